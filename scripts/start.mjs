@@ -1,0 +1,51 @@
+// Local development server: applies D1 migrations to the local database, then runs
+// `wrangler dev` on http://localhost:8787 with persisted local state.
+// Extra arguments are passed to `wrangler dev`, e.g.
+//   npm start -- --port 9000 --var API_TOKENS:acme:secret
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const wranglerBin = fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
+const extraArgs = process.argv.slice(2);
+// No telemetry, and no download of the `Request.cf` placeholder data (override via the environment).
+const env = { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...process.env };
+
+function hasFlag(name) {
+  return extraArgs.some((arg) => arg === name || arg.startsWith(`${name}=`));
+}
+
+function run(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [wranglerBin, ...args], { cwd: root, env, stdio: "inherit" });
+    const forward = (signal) => child.kill(signal);
+    process.on("SIGINT", forward);
+    process.on("SIGTERM", forward);
+    child.on("error", reject);
+    child.on("exit", (code, signal) => {
+      process.off("SIGINT", forward);
+      process.off("SIGTERM", forward);
+      resolve(code ?? (signal ? 1 : 0));
+    });
+  });
+}
+
+const persistArgs = hasFlag("--persist-to") ? [] : ["--persist-to", ".wrangler/state"];
+
+const migrateCode = await run(["d1", "migrations", "apply", "DB", "--local", ...persistArgs]);
+if (migrateCode !== 0) {
+  process.exit(migrateCode);
+}
+
+const devArgs = [
+  "dev",
+  ...persistArgs,
+  ...(hasFlag("--port") ? [] : ["--port", "8787"]),
+  // Local development only: never put these in wrangler.toml.
+  "--var",
+  "TASK_TOKEN_SECRET:dev-only-task-token-secret",
+  "--var",
+  "ALLOW_PRIVATE_TARGETS:true",
+  ...extraArgs,
+];
+process.exit(await run(devArgs));

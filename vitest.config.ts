@@ -1,0 +1,30 @@
+import { fileURLToPath } from "node:url";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig(async () => {
+  // Read D1 migrations in Node.js; a setup file applies them inside the Workers runtime.
+  const migrations = await readD1Migrations(fileURLToPath(new URL("./migrations", import.meta.url)));
+
+  return {
+    plugins: [
+      cloudflareTest({
+        main: "./src/index.ts",
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          compatibilityDate: "2026-11-01",
+          bindings: {
+            TASK_TOKEN_SECRET: "test-task-token-secret",
+            ALLOW_PRIVATE_TARGETS: "true",
+            // Test-only binding consumed by test/setup/apply-migrations.ts.
+            TEST_MIGRATIONS: migrations,
+          },
+        },
+      }),
+    ],
+    test: {
+      include: ["test/**/*.test.ts"],
+      setupFiles: ["./test/setup/apply-migrations.ts"],
+    },
+  };
+});
