@@ -1,0 +1,156 @@
+import type { z } from "zod";
+import { resolveRetryPolicy, resolveTimeouts, type RetryPolicy, type Timeouts } from "./retry-policy";
+import type { Action, DefinitionInput, OnFailure } from "./schemas";
+import { checkTemplatePath, templatePaths } from "./templates";
+
+/** A step with every default applied and its dependencies made explicit: what the scheduler runs. */
+export interface StepPlan {
+  id: string;
+  dependsOn: string[];
+  action: Action;
+  compensate?: Action;
+  retry: RetryPolicy;
+  timeouts: Timeouts;
+}
+
+export interface WorkflowPlan {
+  name: string;
+  onFailure: OnFailure;
+  timeoutMs?: number;
+  steps: StepPlan[];
+}
+
+export interface DefinitionIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+/** An absent `dependsOn` means "after the previous step", so a plain list runs in order. */
+export function dependenciesOf(definition: DefinitionInput, index: number): string[] {
+  const step = definition.steps[index];
+  if (step?.dependsOn) return step.dependsOn;
+  const previous = definition.steps[index - 1];
+  return previous ? [previous.id] : [];
+}
+
+export function planWorkflow(definition: DefinitionInput): WorkflowPlan {
+  return {
+    name: definition.name,
+    onFailure: definition.onFailure ?? "compensate",
+    ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
+    steps: definition.steps.map((step, index) => ({
+      id: step.id,
+      dependsOn: dependenciesOf(definition, index),
+      action: step.action,
+      ...(step.compensate ? { compensate: step.compensate } : {}),
+      retry: resolveRetryPolicy(definition.defaults?.retry, step.retry),
+      timeouts: resolveTimeouts(definition.defaults?.timeouts, step.timeouts),
+    })),
+  };
+}
+
+/**
+ * What a schema cannot say about a definition: duplicate ids, unknown or cyclic dependencies, and templates
+ * that read a step which cannot have finished first. Each issue names the step's path.
+ */
+export function checkDefinition(definition: DefinitionInput): DefinitionIssue[] {
+  const issues: DefinitionIssue[] = [];
+  const indexById = new Map<string, number>();
+  definition.steps.forEach((step, index) => {
+    if (indexById.has(step.id)) {
+      issues.push({ path: ["steps", index, "id"], message: `duplicate step id "${step.id}"` });
+    } else {
+      indexById.set(step.id, index);
+    }
+  });
+  definition.steps.forEach((step, index) => {
+    step.dependsOn?.forEach((dependency, position) => {
+      if (!indexById.has(dependency)) {
+        issues.push({
+          path: ["steps", index, "dependsOn", position],
+          message: `step "${step.id}" depends on unknown step "${dependency}"`,
+        });
+      } else if (dependency === step.id) {
+        issues.push({ path: ["steps", index, "dependsOn", position], message: `step "${step.id}" depends on itself` });
+      }
+    });
+  });
+  if (issues.length > 0) return issues;
+
+  const cycle = findCycle(definition);
+  if (cycle) {
+    const index = indexById.get(cycle[0] ?? "") ?? 0;
+    issues.push({ path: ["steps", index, "dependsOn"], message: `dependency cycle: ${cycle.join(" -> ")}` });
+    return issues;
+  }
+  return checkTemplates(definition);
+}
+
+function checkTemplates(definition: DefinitionInput): DefinitionIssue[] {
+  const issues: DefinitionIssue[] = [];
+  const ancestors = ancestorsByStep(definition);
+  definition.steps.forEach((step, index) => {
+    const upstream = ancestors.get(step.id) ?? new Set<string>();
+    const fields: [keyof typeof step, Set<string>][] = [
+      ["action", upstream],
+      // A compensation runs after its own step succeeded, so it may read that step's output too.
+      ["compensate", new Set([...upstream, step.id])],
+    ];
+    for (const [field, visible] of fields) {
+      for (const path of templatePaths(step[field])) {
+        const problem = checkTemplatePath(path, visible);
+        if (problem) issues.push({ path: ["steps", index, field], message: `step "${step.id}": ${problem}` });
+      }
+    }
+  });
+  return issues;
+}
+
+function findCycle(definition: DefinitionInput): string[] | undefined {
+  const dependencies = new Map(definition.steps.map((step, index) => [step.id, dependenciesOf(definition, index)]));
+  const state = new Map<string, "visiting" | "done">();
+  const trail: string[] = [];
+  const visit = (id: string): string[] | undefined => {
+    if (state.get(id) === "done") return undefined;
+    if (state.get(id) === "visiting") return [...trail.slice(trail.indexOf(id)), id];
+    state.set(id, "visiting");
+    trail.push(id);
+    for (const dependency of dependencies.get(id) ?? []) {
+      const cycle = visit(dependency);
+      if (cycle) return cycle;
+    }
+    trail.pop();
+    state.set(id, "done");
+    return undefined;
+  };
+  for (const step of definition.steps) {
+    const cycle = visit(step.id);
+    if (cycle) return cycle;
+  }
+  return undefined;
+}
+
+function ancestorsByStep(definition: DefinitionInput): Map<string, Set<string>> {
+  const dependencies = new Map(definition.steps.map((step, index) => [step.id, dependenciesOf(definition, index)]));
+  const memo = new Map<string, Set<string>>();
+  const ancestors = (id: string): Set<string> => {
+    const known = memo.get(id);
+    if (known) return known;
+    const result = new Set<string>();
+    memo.set(id, result);
+    for (const dependency of dependencies.get(id) ?? []) {
+      result.add(dependency);
+      for (const further of ancestors(dependency)) result.add(further);
+    }
+    return result;
+  };
+  for (const step of definition.steps) ancestors(step.id);
+  return memo;
+}
+
+/** Adds the definition's graph issues to a zod parse, so one 400 lists schema and graph problems alike. */
+export function refineDefinition(definition: DefinitionInput, ctx: z.RefinementCtx): void {
+  for (const issue of checkDefinition(definition)) {
+    ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
+  }
+}

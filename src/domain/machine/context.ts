@@ -1,0 +1,55 @@
+import type { StepPlan } from "../definition";
+import type { AttemptKind, StepState, WorkflowState } from "../state";
+
+/** Effects are performed by the shell only after the new state is durable. */
+export type Effect = { type: "EnqueueAttempt"; stepId: string; attempt: number; kind: AttemptKind };
+
+/** One entry for the append-only history; the shell stamps `seq` and `at`. */
+export interface HistoryEntry {
+  type: string;
+  stepId?: string;
+  attempt?: number;
+  data?: Record<string, unknown>;
+}
+
+/**
+ * The working copy of one transition: the pure functions mutate `state` (a private clone of the input) and
+ * append to `effects` and `history`, which the shell persists together.
+ */
+export class TransitionContext {
+  readonly effects: Effect[] = [];
+  readonly history: HistoryEntry[] = [];
+  changed = false;
+
+  constructor(
+    readonly state: WorkflowState,
+    readonly now: number,
+    readonly random: () => number,
+  ) {}
+
+  record(type: string, fields: Omit<HistoryEntry, "type"> = {}): void {
+    this.history.push({ type, ...fields });
+    this.changed = true;
+  }
+
+  step(stepId: string): StepState | undefined {
+    return this.state.steps.find((step) => step.id === stepId);
+  }
+
+  plan(stepId: string): StepPlan {
+    const plan = this.state.plan.steps.find((step) => step.id === stepId);
+    if (!plan) throw new Error(`no plan for step ${stepId}`);
+    return plan;
+  }
+
+  /** Starts a new attempt; the attempt number is the step's fencing token. */
+  scheduleAttempt(step: StepState, kind: AttemptKind): void {
+    step.attempt += 1;
+    step.budgetUsed += 1;
+    delete step.nextRetryAt;
+    step.attempts.push({ n: step.attempt, kind, status: "scheduled", scheduledAt: this.now });
+    step.status = kind === "action" ? "scheduled" : "compensating";
+    this.record("step_scheduled", { stepId: step.id, attempt: step.attempt, data: { kind } });
+    this.effects.push({ type: "EnqueueAttempt", stepId: step.id, attempt: step.attempt, kind });
+  }
+}

@@ -1,0 +1,77 @@
+import type { Timeouts } from "../retry-policy";
+import { activeAttempt, isTerminal, type Attempt, type WorkflowState } from "../state";
+import type { TransitionContext } from "./context";
+import { beginCompensation, failAttempt, failWorkflow } from "./progress";
+import { afterStepChange } from "./reports";
+
+type TimeoutKind = "schedule_to_start" | "start_to_close" | "heartbeat";
+
+/** When an active attempt stops being allowed to run, and which of its timeouts sets that. */
+function attemptDeadline(attempt: Attempt, timeouts: Timeouts): { at: number; kind: TimeoutKind } {
+  if (attempt.status === "scheduled") {
+    return { at: attempt.scheduledAt + timeouts.scheduleToStartMs, kind: "schedule_to_start" };
+  }
+  const startedAt = attempt.startedAt ?? attempt.scheduledAt;
+  const close = startedAt + timeouts.startToCloseMs;
+  const heartbeat = (attempt.lastHeartbeatAt ?? startedAt) + timeouts.heartbeatMs;
+  return heartbeat < close ? { at: heartbeat, kind: "heartbeat" } : { at: close, kind: "start_to_close" };
+}
+
+/** The earliest moment the supervisor must act, or undefined when nothing is pending (terminal, or waiting on people). */
+export function nextDeadlineAt(state: WorkflowState): number | undefined {
+  if (isTerminal(state.status)) return undefined;
+  const candidates: number[] = [];
+  if (state.deadlineAt !== undefined && !state.compensation) candidates.push(state.deadlineAt);
+  for (const step of state.steps) {
+    const attempt = activeAttempt(step);
+    if (attempt) {
+      const plan = state.plan.steps.find((s) => s.id === step.id);
+      if (plan) candidates.push(attemptDeadline(attempt, plan.timeouts).at);
+    } else if (step.nextRetryAt !== undefined) {
+      candidates.push(step.nextRetryAt);
+    }
+  }
+  return candidates.length === 0 ? undefined : Math.min(...candidates);
+}
+
+/**
+ * The supervisor's tick: time out overdue attempts, then start retries whose backoff has passed, then the
+ * whole-workflow deadline. Safe to run at any time and any number of times: it only acts on what is due.
+ */
+export function superviseDeadlines(ctx: TransitionContext): void {
+  const { state, now } = ctx;
+  if (isTerminal(state.status)) return;
+  if (state.deadlineAt !== undefined && now >= state.deadlineAt && !state.compensation) {
+    timeOutWorkflow(ctx);
+    if (isTerminal(state.status)) return;
+  }
+  for (const step of state.steps) {
+    const attempt = activeAttempt(step);
+    if (!attempt) continue;
+    const deadline = attemptDeadline(attempt, ctx.plan(step.id).timeouts);
+    if (deadline.at > now) continue;
+    const overdueMs = now - deadline.at;
+    const type = deadline.kind === "heartbeat" ? "step_heartbeat_missed" : "step_timed_out";
+    ctx.record(type, { stepId: step.id, attempt: attempt.n, data: { timeout: deadline.kind, deadlineAt: deadline.at, overdueMs } });
+    const message =
+      deadline.kind === "heartbeat" ? "no heartbeat within heartbeatMs" : `attempt exceeded ${deadline.kind === "start_to_close" ? "startToCloseMs" : "scheduleToStartMs"}`;
+    failAttempt(ctx, step, attempt, { message, retryable: true, timeout: deadline.kind }, { timedOut: true });
+  }
+  for (const step of state.steps) {
+    if (step.nextRetryAt === undefined || step.nextRetryAt > now || activeAttempt(step)) continue;
+    if (step.status === "retrying" && !state.compensation) ctx.scheduleAttempt(step, "action");
+    else if (step.status === "compensating" && state.compensation?.queue[0] === step.id) {
+      ctx.scheduleAttempt(step, "compensation");
+    }
+  }
+  afterStepChange(ctx);
+}
+
+/** A workflow deadline is final: `escalate` cannot apply, so it compensates or fails. */
+function timeOutWorkflow(ctx: TransitionContext): void {
+  const { state } = ctx;
+  state.error = { message: `workflow exceeded timeoutMs (${state.plan.timeoutMs ?? 0} ms)`, timeout: "workflow_timeout" };
+  ctx.record("workflow_timed_out", { data: { deadlineAt: state.deadlineAt } });
+  if (state.plan.onFailure === "compensate") beginCompensation(ctx, "compensated");
+  else failWorkflow(ctx);
+}

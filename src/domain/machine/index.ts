@@ -1,0 +1,120 @@
+import type { WorkflowPlan } from "../definition";
+import type { StepError, WorkflowState } from "../state";
+import { TransitionContext, type Effect, type HistoryEntry } from "./context";
+import { superviseDeadlines } from "./deadlines";
+import { cancelWorkflow, compensateWorkflow, retryStep, skipStep } from "./operator";
+import { dispatchReadySteps } from "./progress";
+import { claimAttempt, recordAccepted, recordFailure, recordHeartbeat, recordSuccess } from "./reports";
+
+export type { Effect, HistoryEntry } from "./context";
+export type { ClaimedTask, ReportRejection } from "./reports";
+export type { OperatorResult } from "./operator";
+export { nextDeadlineAt } from "./deadlines";
+
+/** Everything that can happen to a workflow after it started, in the past tense. */
+export type WorkflowEvent =
+  | { type: "AttemptClaimed"; stepId: string; attempt: number }
+  | { type: "HeartbeatReceived"; stepId: string; attempt: number; progress?: { value?: unknown } }
+  | { type: "AttemptSucceeded"; stepId: string; attempt: number; output: unknown }
+  | { type: "AttemptAccepted"; stepId: string; attempt: number }
+  | { type: "AttemptFailed"; stepId: string; attempt: number; error: StepError; retryAfterMs?: number }
+  | { type: "DeadlinesReached" }
+  | { type: "CancelRequested" }
+  | { type: "StepRetryRequested"; stepId: string }
+  | { type: "StepSkipRequested"; stepId: string; output?: unknown }
+  | { type: "CompensationRequested" };
+
+type ReplyOf<E extends WorkflowEvent["type"]> = E extends "AttemptClaimed"
+  ? ReturnType<typeof claimAttempt>
+  : E extends "HeartbeatReceived"
+    ? ReturnType<typeof recordHeartbeat>
+    : E extends "AttemptSucceeded" | "AttemptAccepted" | "AttemptFailed"
+      ? ReturnType<typeof recordSuccess>
+      : E extends "DeadlinesReached"
+        ? { ok: true }
+        : ReturnType<typeof cancelWorkflow>;
+
+export interface TransitionResult<R = unknown> {
+  state: WorkflowState;
+  /** False when the event changed nothing (a duplicate, a rejected report): nothing needs persisting. */
+  changed: boolean;
+  effects: Effect[];
+  history: HistoryEntry[];
+  reply: R;
+}
+
+/**
+ * The workflow state machine: pure, no I/O. The input state is never mutated; time and randomness come in
+ * as arguments so every transition can be replayed in a test.
+ */
+export function transition<E extends WorkflowEvent>(
+  state: WorkflowState,
+  event: E,
+  now: number,
+  random: () => number = Math.random,
+): TransitionResult<ReplyOf<E["type"]>> {
+  const ctx = new TransitionContext(structuredClone(state), now, random);
+  const reply = apply(ctx, event);
+  if (ctx.changed) {
+    ctx.state.version += 1;
+    ctx.state.updatedAt = now;
+  }
+  return { state: ctx.state, changed: ctx.changed, effects: ctx.effects, history: ctx.history, reply: reply as ReplyOf<E["type"]> };
+}
+
+function apply(ctx: TransitionContext, event: WorkflowEvent): unknown {
+  switch (event.type) {
+    case "AttemptClaimed":
+      return claimAttempt(ctx, event.stepId, event.attempt);
+    case "HeartbeatReceived":
+      return recordHeartbeat(ctx, event.stepId, event.attempt, event.progress);
+    case "AttemptSucceeded":
+      return recordSuccess(ctx, event.stepId, event.attempt, event.output);
+    case "AttemptAccepted":
+      return recordAccepted(ctx, event.stepId, event.attempt);
+    case "AttemptFailed":
+      return recordFailure(ctx, event.stepId, event.attempt, event.error, event.retryAfterMs);
+    case "DeadlinesReached":
+      superviseDeadlines(ctx);
+      return { ok: true };
+    case "CancelRequested":
+      return cancelWorkflow(ctx);
+    case "StepRetryRequested":
+      return retryStep(ctx, event.stepId);
+    case "StepSkipRequested":
+      return skipStep(ctx, event.stepId, event.output);
+    case "CompensationRequested":
+      return compensateWorkflow(ctx);
+  }
+}
+
+export interface StartArgs {
+  tenant: string;
+  id: string;
+  plan: WorkflowPlan;
+  input: unknown;
+  now: number;
+}
+
+/** A new workflow: every step pending, then the steps with no dependencies dispatched together. */
+export function startWorkflow(args: StartArgs, random: () => number = Math.random): TransitionResult<{ ok: true }> {
+  const { tenant, id, plan, input, now } = args;
+  const state: WorkflowState = {
+    tenant,
+    id,
+    name: plan.name,
+    plan,
+    input: input ?? null,
+    status: "running",
+    createdAt: now,
+    updatedAt: now,
+    ...(plan.timeoutMs === undefined ? {} : { deadlineAt: now + plan.timeoutMs }),
+    version: 1,
+    completionOrder: [],
+    steps: plan.steps.map((step) => ({ id: step.id, status: "pending", attempt: 0, budgetUsed: 0, attempts: [] })),
+  };
+  const ctx = new TransitionContext(state, now, random);
+  ctx.record("workflow_started", { data: { name: plan.name } });
+  dispatchReadySteps(ctx);
+  return { state: ctx.state, changed: true, effects: ctx.effects, history: ctx.history, reply: { ok: true } };
+}

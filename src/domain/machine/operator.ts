@@ -1,0 +1,91 @@
+import { isTerminal, type StepState } from "../state";
+import type { TransitionContext } from "./context";
+import { advanceCompensation, beginCompensation, dispatchReadySteps, settleAttentionStatus } from "./progress";
+
+export type OperatorResult = { ok: true } | { ok: false; code: "conflict" | "not_found"; message: string };
+
+function conflict(message: string): OperatorResult {
+  return { ok: false, code: "conflict", message };
+}
+
+/** Cancel fences running attempts, compensates what succeeded, then ends `cancelled`. Repeating it is harmless. */
+export function cancelWorkflow(ctx: TransitionContext): OperatorResult {
+  const { state } = ctx;
+  if (isTerminal(state.status)) return conflict(`workflow has already ended (${state.status})`);
+  if (state.compensation?.endStatus === "cancelled") return { ok: true };
+  if (state.compensation) return conflict("workflow is already compensating after a failure");
+  ctx.record("operator_action", { data: { action: "cancel" } });
+  beginCompensation(ctx, "cancelled");
+  return { ok: true };
+}
+
+/** The step operators may act on: a failed step, or during compensation the one whose compensation failed. */
+function failedStep(ctx: TransitionContext, stepId: string): { step: StepState } | OperatorResult {
+  const { state } = ctx;
+  if (state.status !== "needs_attention") {
+    return conflict(`operator actions need a workflow in needs_attention (it is ${state.status})`);
+  }
+  const step = ctx.step(stepId);
+  if (!step) return { ok: false, code: "not_found", message: `workflow has no step "${stepId}"` };
+  if (step.status !== "failed") return conflict(`step "${stepId}" has not failed (it is ${step.status})`);
+  if (state.compensation && state.compensation.queue[0] !== stepId) {
+    return conflict(`step "${stepId}" is not the compensation waiting on an operator`);
+  }
+  return { step };
+}
+
+/** A fresh attempt budget for a failed step (or its failed compensation). */
+export function retryStep(ctx: TransitionContext, stepId: string): OperatorResult {
+  const found = failedStep(ctx, stepId);
+  if (!("step" in found)) return found;
+  const { step } = found;
+  ctx.record("operator_action", { stepId, data: { action: "retry_step" } });
+  step.budgetUsed = 0;
+  delete step.error;
+  if (ctx.state.compensation) {
+    ctx.state.status = "compensating";
+    ctx.scheduleAttempt(step, "compensation");
+    return { ok: true };
+  }
+  ctx.scheduleAttempt(step, "action");
+  settleAttentionStatus(ctx);
+  return { ok: true };
+}
+
+/** Treats a failed step as succeeded with the given output (or its compensation as done). */
+export function skipStep(ctx: TransitionContext, stepId: string, output: unknown): OperatorResult {
+  const found = failedStep(ctx, stepId);
+  if (!("step" in found)) return found;
+  const { step } = found;
+  ctx.record("operator_action", { stepId, data: { action: "skip_step" } });
+  step.status = "skipped";
+  delete step.error;
+  if (ctx.state.compensation) {
+    ctx.state.status = "compensating";
+    advanceCompensation(ctx);
+    return { ok: true };
+  }
+  step.output = output ?? null;
+  settleAttentionStatus(ctx);
+  dispatchReadySteps(ctx);
+  return { ok: true };
+}
+
+/** Gives up on a workflow that waits on an operator: unwind it (or carry on unwinding it). */
+export function compensateWorkflow(ctx: TransitionContext): OperatorResult {
+  const { state } = ctx;
+  if (state.status !== "needs_attention") {
+    return conflict(`operator actions need a workflow in needs_attention (it is ${state.status})`);
+  }
+  ctx.record("operator_action", { data: { action: "compensate" } });
+  const head = state.compensation && ctx.step(state.compensation.queue[0] ?? "");
+  if (head) {
+    state.status = "compensating";
+    head.budgetUsed = 0;
+    ctx.scheduleAttempt(head, "compensation");
+    return { ok: true };
+  }
+  state.error ??= { message: "compensated by an operator" };
+  beginCompensation(ctx, "compensated");
+  return { ok: true };
+}

@@ -1,0 +1,95 @@
+import { z } from "zod";
+import { refineDefinition } from "./definition";
+
+/** Workflow ids, step ids and definition names share one format so they are safe in keys and URLs. */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+export const IdSchema = z
+  .string()
+  .regex(ID_PATTERN, "must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$");
+
+/**
+ * Retry policy of a step (and of its compensation).
+ * Defaults: maxAttempts 3, initialIntervalMs 1000, backoffCoefficient 2, maxIntervalMs 60000, jitter 0.2.
+ */
+export const RetryPolicySchema = z.strictObject({
+  /** Attempts in all, the first included. Default 3. */
+  maxAttempts: z.int().min(1).max(100).optional(),
+  /** Delay before the first retry. Default 1000 ms. */
+  initialIntervalMs: z.int().min(0).max(86_400_000).optional(),
+  /** Each further retry waits this much longer than the one before. Default 2. */
+  backoffCoefficient: z.number().min(1).max(100).optional(),
+  /** Upper bound of any one delay, `Retry-After` included. Default 60000 ms. */
+  maxIntervalMs: z.int().min(0).max(86_400_000).optional(),
+  /** Fraction of the delay added or removed at random, so retries of many workflows spread out. Default 0.2. */
+  jitter: z.number().min(0).max(1).optional(),
+});
+
+/**
+ * Deadlines of one attempt.
+ * Defaults: scheduleToStartMs 60000, startToCloseMs 300000, heartbeatMs 30000.
+ */
+export const TimeoutsSchema = z.strictObject({
+  /** Longest an attempt may sit in the queue before an agent claims it. Default 60000 ms. */
+  scheduleToStartMs: z.int().min(1).max(604_800_000).optional(),
+  /** Longest one attempt may take from claim to report. Default 300000 ms. */
+  startToCloseMs: z.int().min(1).max(604_800_000).optional(),
+  /** Longest silence between heartbeats while an attempt runs or waits. Default 30000 ms. */
+  heartbeatMs: z.int().min(1).max(604_800_000).optional(),
+});
+
+const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+
+export const HttpActionSchema = z.strictObject({
+  type: z.literal("http"),
+  url: z.string().min(1).max(2048),
+  method: z.enum(HTTP_METHODS).optional(),
+  headers: z.record(z.string().min(1).max(256), z.string().max(8192)).optional(),
+  body: z.unknown().optional(),
+});
+
+export const ActionSchema = HttpActionSchema;
+
+export const StepSchema = z.strictObject({
+  id: IdSchema,
+  dependsOn: z.array(IdSchema).max(200).optional(),
+  action: ActionSchema,
+  retry: RetryPolicySchema.optional(),
+  timeouts: TimeoutsSchema.optional(),
+  compensate: ActionSchema.optional(),
+});
+
+export const ON_FAILURE = ["compensate", "escalate", "fail"] as const;
+
+export const DefinitionSchema = z
+  .strictObject({
+  name: IdSchema,
+  onFailure: z.enum(ON_FAILURE).optional(),
+  timeoutMs: z.int().min(1).max(31_536_000_000).optional(),
+  defaults: z
+    .strictObject({ retry: RetryPolicySchema.optional(), timeouts: TimeoutsSchema.optional() })
+    .optional(),
+  steps: z.array(StepSchema).min(1).max(200),
+  })
+  .superRefine((definition, ctx) => refineDefinition(definition, ctx));
+
+export const StartWorkflowSchema = z.strictObject({
+  id: IdSchema.optional(),
+  definition: DefinitionSchema,
+  input: z.unknown().optional(),
+});
+
+export const SkipStepSchema = z.strictObject({ output: z.unknown().optional() });
+export const TaskHeartbeatSchema = z.strictObject({ progress: z.unknown().optional() });
+export const TaskCompleteSchema = z.strictObject({ output: z.unknown().optional() });
+export const TaskFailSchema = z.strictObject({
+  error: z.strictObject({ message: z.string().min(1).max(4096), retryable: z.boolean().optional() }),
+});
+
+export type RetryPolicyInput = z.infer<typeof RetryPolicySchema>;
+export type TimeoutsInput = z.infer<typeof TimeoutsSchema>;
+export type Action = z.infer<typeof ActionSchema>;
+export type StepInput = z.infer<typeof StepSchema>;
+export type DefinitionInput = z.infer<typeof DefinitionSchema>;
+export type StartWorkflowInput = z.infer<typeof StartWorkflowSchema>;
+export type OnFailure = (typeof ON_FAILURE)[number];

@@ -1,0 +1,33 @@
+/**
+ * Which URLs an `http` action may call. A workflow definition is user input, so without this an agent
+ * could be pointed at the deployment's own network (SSRF). Private targets are allowed only where the
+ * deployment says so (local development, tests).
+ */
+export interface TargetPolicy {
+  allowPrivate: boolean;
+}
+
+const PRIVATE_SUFFIXES = [".localhost", ".internal", ".local", ".lan", ".home.arpa"];
+
+/** Why the URL may not be called, or undefined when it may. */
+export function checkTarget(rawUrl: string, policy: TargetPolicy): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    return `"${rawUrl}" is not an absolute URL`;
+  }
+  if (url.protocol !== "https:" && !(policy.allowPrivate && url.protocol === "http:")) {
+    return `only https URLs may be called (got ${url.protocol})`;
+  }
+  if (url.username || url.password) return "URLs with credentials (userinfo) are refused";
+  if (policy.allowPrivate) return undefined;
+  const host = url.hostname.toLowerCase();
+  if (host.startsWith("[") || /^[\d.]+$/.test(host) || /^0x/i.test(host)) {
+    return `IP literal hosts are refused (${host})`;
+  }
+  if (host === "localhost" || PRIVATE_SUFFIXES.some((suffix) => host.endsWith(suffix)) || !host.includes(".")) {
+    return `private host names are refused (${host})`;
+  }
+  return undefined;
+}

@@ -1,0 +1,63 @@
+/**
+ * Task tokens: a capability for exactly one attempt of one step, handed to the remote service so it can
+ * heartbeat and report without an API token. `payload.signature`, both base64url; the signature is
+ * HMAC-SHA-256 over the payload with a secret only the deployment knows.
+ */
+export interface TaskTokenClaims {
+  tenant: string;
+  workflowId: string;
+  stepId: string;
+  attempt: number;
+}
+
+const encoder = new TextEncoder();
+
+async function hmacKey(secret: string): Promise<CryptoKey> {
+  return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+    "verify",
+  ]);
+}
+
+export async function signTaskToken(claims: TaskTokenClaims, secret: string): Promise<string> {
+  const payload = toBase64Url(encoder.encode(JSON.stringify([claims.tenant, claims.workflowId, claims.stepId, claims.attempt])));
+  const signature = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(payload));
+  return `${payload}.${toBase64Url(new Uint8Array(signature))}`;
+}
+
+/** The claims of a genuine token, or undefined for anything forged, altered or malformed. */
+export async function verifyTaskToken(token: string, secret: string): Promise<TaskTokenClaims | undefined> {
+  const [payload, signature, extra] = token.split(".");
+  if (!payload || !signature || extra !== undefined) return undefined;
+  const signatureBytes = fromBase64Url(signature);
+  if (!signatureBytes) return undefined;
+  // crypto.subtle.verify compares in constant time.
+  const valid = await crypto.subtle.verify("HMAC", await hmacKey(secret), signatureBytes, encoder.encode(payload));
+  if (!valid) return undefined;
+  const bytes = fromBase64Url(payload);
+  if (!bytes) return undefined;
+  try {
+    const [tenant, workflowId, stepId, attempt] = JSON.parse(new TextDecoder().decode(bytes)) as unknown[];
+    if (typeof tenant !== "string" || typeof workflowId !== "string" || typeof stepId !== "string") return undefined;
+    if (typeof attempt !== "number" || !Number.isInteger(attempt)) return undefined;
+    return { tenant, workflowId, stepId, attempt };
+  } catch {
+    return undefined;
+  }
+}
+
+function toBase64Url(bytes: Uint8Array): string {
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | undefined {
+  if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined;
+  try {
+    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+    return Uint8Array.from(binary, (char) => char.charCodeAt(0));
+  } catch {
+    return undefined;
+  }
+}
