@@ -1,0 +1,110 @@
+import { classifyHttpStatus } from "../domain/remote-outcome";
+import type { ClaimedTask } from "../domain/machine";
+import type { AttemptReport } from "../domain/task-message";
+import { checkTarget, type TargetPolicy } from "../domain/targets";
+
+/** A step's output is stored and templated into later steps, so a remote cannot hand back more than this. */
+export const MAX_RESPONSE_BYTES = 128 * 1024;
+const MAX_REDIRECTS = 5;
+const BODYLESS_METHODS = new Set(["GET", "DELETE"]);
+
+/** Performs one attempt of an `http` action and says how it went; never throws for a remote's behaviour. */
+export async function performHttpAction(
+  task: ClaimedTask,
+  token: string,
+  policy: TargetPolicy,
+  signal: AbortSignal,
+): Promise<AttemptReport> {
+  const { action } = task;
+  const method = action.method ?? "POST";
+  const headers = new Headers(action.headers);
+  headers.set("Idempotency-Key", task.idempotencyKey);
+  headers.set("Shepherd-Workflow-Id", task.workflowId);
+  headers.set("Shepherd-Step-Id", task.stepId);
+  headers.set("Shepherd-Attempt", String(task.attempt));
+  headers.set("Shepherd-Task-Token", token);
+  const hasBody = !BODYLESS_METHODS.has(method) && action.body !== undefined;
+  if (hasBody) headers.set("Content-Type", "application/json");
+  const init: RequestInit = { method, headers, signal, redirect: "manual", ...(hasBody ? { body: JSON.stringify(action.body) } : {}) };
+
+  let url = action.url;
+  try {
+    for (let hop = 0; ; hop++) {
+      const refusal = checkTarget(url, policy);
+      if (refusal) return failed(`target refused: ${refusal}`, false);
+      const response = await fetch(url, init);
+      const location = response.headers.get("Location");
+      if (response.status >= 300 && response.status < 400 && location) {
+        await response.body?.cancel();
+        if (hop >= MAX_REDIRECTS) return failed(`more than ${MAX_REDIRECTS} redirects`, false);
+        url = new URL(location, url).toString();
+        continue;
+      }
+      return await readOutcome(response);
+    }
+  } catch (error) {
+    if (signal.aborted) return failed(`request aborted: ${String(signal.reason ?? "deadline passed")}`, true);
+    return failed(`network error: ${error instanceof Error ? error.message : String(error)}`, true);
+  }
+}
+
+async function readOutcome(response: Response): Promise<AttemptReport> {
+  const outcome = classifyHttpStatus(response.status, response.headers.get("Retry-After"), Date.now());
+  const text = await readCapped(response);
+  if (text === undefined) return failed(`response body exceeds ${MAX_RESPONSE_BYTES} bytes`, true, response.status);
+  switch (outcome.kind) {
+    case "succeeded":
+      return { type: "succeeded", output: parseOutput(text) };
+    case "accepted":
+      return { type: "accepted" };
+    case "transient": {
+      const report = failed(`remote answered ${response.status}${summary(text)}`, true, response.status);
+      return outcome.retryAfterMs === undefined ? report : { ...report, retryAfterMs: outcome.retryAfterMs };
+    }
+    case "permanent":
+      return failed(`remote answered ${response.status}${summary(text)}`, false, response.status);
+  }
+}
+
+function failed(message: string, retryable: boolean, status?: number): AttemptReport & { type: "failed" } {
+  return { type: "failed", error: { message, retryable, ...(status === undefined ? {} : { status }) } };
+}
+
+function summary(text: string): string {
+  const trimmed = text.trim();
+  return trimmed ? `: ${trimmed.slice(0, 200)}` : "";
+}
+
+function parseOutput(text: string): unknown {
+  if (text.trim() === "") return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { text };
+  }
+}
+
+/** Reads at most MAX_RESPONSE_BYTES; undefined when the body is larger, however long it would go on. */
+async function readCapped(response: Response): Promise<string | undefined> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_RESPONSE_BYTES) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}

@@ -1,0 +1,42 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "./context";
+import { DEFAULT_TENANT } from "./context";
+import { ApiError, errorBody, onApiError } from "./errors";
+import { taskRoutes } from "./tasks";
+import { workflowRoutes } from "./workflows";
+
+/** The front door: JSON routes validated by the same zod schemas that generate `GET /openapi.json`. */
+export function createApp() {
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result, c) => {
+      if (!result.success) {
+        const issues = result.error.issues.map(({ path, message, code }) => ({ path, message, code }));
+        const first = issues[0];
+        const where = first && first.path.length > 0 ? `${first.path.join(".")}: ` : "";
+        return c.json(errorBody("validation_failed", `Invalid request: ${where}${first?.message ?? "invalid"}.`, issues), 400);
+      }
+    },
+  });
+
+  app.use("/v1/*", async (c, next) => {
+    const type = c.req.header("Content-Type");
+    if (c.req.method === "POST" && type !== undefined && !/^application\/json\b/i.test(type)) {
+      throw new ApiError(415, "unsupported_media_type", "Send the request body as application/json.");
+    }
+    c.set("tenant", DEFAULT_TENANT);
+    await next();
+  });
+
+  app.route("/", workflowRoutes);
+  app.route("/", taskRoutes);
+
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: { title: "Shepherd", version: "1.0.0", description: "Workflows that finish or unwind cleanly." },
+  });
+  app.get("/healthz", (c) => c.json({ ok: true }));
+  app.get("/", (c) => c.json({ service: "shepherd", api: "/v1", openapi: "/openapi.json" }));
+  app.notFound((c) => c.json(errorBody("not_found", `No route for ${c.req.method} ${c.req.path}.`), 404));
+  app.onError(onApiError);
+  return app;
+}

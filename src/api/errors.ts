@@ -1,0 +1,71 @@
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+export const ErrorSchema = z
+  .object({
+    error: z.object({
+      code: z.string().openapi({ example: "validation_failed" }),
+      message: z.string(),
+      details: z.array(z.unknown()).optional(),
+    }),
+  })
+  .openapi("Error");
+
+/** The contract's error codes by status; `apiError` throws, `onApiError` shapes every error in one place. */
+export class ApiError extends HTTPException {
+  constructor(
+    status: ContentfulStatusCode,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown[],
+  ) {
+    super(status, { message });
+  }
+}
+
+export function errorBody(code: string, message: string, details?: unknown[]) {
+  return { error: { code, message, ...(details ? { details } : {}) } };
+}
+
+const CODE_BY_STATUS: Record<number, string> = {
+  400: "bad_request",
+  401: "unauthorized",
+  404: "not_found",
+  405: "method_not_allowed",
+  409: "conflict",
+  410: "gone",
+  413: "payload_too_large",
+  415: "unsupported_media_type",
+  429: "rate_limited",
+};
+
+export function onApiError(error: Error, c: Context): Response {
+  if (error instanceof ApiError) {
+    return c.json(errorBody(error.code, error.message, error.details), error.status);
+  }
+  if (error instanceof HTTPException) {
+    // Hono's JSON validator throws a bare 400 for a body that does not parse.
+    if (error.status === 400 && /json/i.test(error.message)) {
+      return c.json(errorBody("invalid_json", "The request body is not valid JSON."), 400);
+    }
+    return c.json(errorBody(CODE_BY_STATUS[error.status] ?? "error", error.message), error.status);
+  }
+  console.error(JSON.stringify({ message: "unhandled error", path: c.req.path, error: String(error), stack: error.stack }));
+  return c.json(errorBody("internal", "Something went wrong on our side; the request may be retried."), 500);
+}
+
+/** Maps a Durable Object's discriminated rejection onto the contract's status codes. */
+export function rejectionToError(rejection: { code: string; message: string }): ApiError {
+  switch (rejection.code) {
+    case "not_found":
+      return new ApiError(404, "not_found", rejection.message);
+    case "stale_attempt":
+      return new ApiError(409, "stale_attempt", rejection.message);
+    case "gone":
+      return new ApiError(410, "gone", rejection.message);
+    default:
+      return new ApiError(409, "conflict", rejection.message);
+  }
+}

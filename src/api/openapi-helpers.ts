@@ -1,0 +1,25 @@
+import type { z } from "@hono/zod-openapi";
+import { ErrorSchema } from "./errors";
+
+export function jsonContent<T extends z.ZodType>(schema: T, description: string) {
+  return { content: { "application/json": { schema } }, description };
+}
+
+export function jsonBody<T extends z.ZodType>(schema: T) {
+  return { body: { content: { "application/json": { schema } }, required: true } };
+}
+
+const ERROR_DESCRIPTIONS = {
+  400: "Invalid JSON or a request that fails validation",
+  401: "Missing or invalid token",
+  404: "No such workflow or step",
+  409: "Conflicts with the workflow's state, or the attempt is stale",
+  410: "The step has ended",
+  415: "The body is not application/json",
+} as const;
+
+export function errorResponses<S extends keyof typeof ERROR_DESCRIPTIONS>(...statuses: S[]) {
+  return Object.fromEntries(statuses.map((status) => [status, jsonContent(ErrorSchema, ERROR_DESCRIPTIONS[status])])) as {
+    [K in S]: ReturnType<typeof jsonContent<typeof ErrorSchema>>;
+  };
+}

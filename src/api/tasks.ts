@@ -1,0 +1,74 @@
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { TaskCompleteSchema, TaskFailSchema, TaskHeartbeatSchema } from "../domain/schemas";
+import { verifyTaskToken, type TaskTokenClaims } from "../domain/task-token";
+import { schedulerFor } from "../scheduler/stub";
+import type { AppEnv } from "./context";
+import { ApiError, rejectionToError } from "./errors";
+import { errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
+import { TaskParamsSchema } from "./schemas";
+
+const taskErrors = errorResponses(400, 401, 404, 409, 410, 415);
+
+const heartbeatRoute = createRoute({
+  method: "post",
+  path: "/v1/tasks/{token}/heartbeat",
+  summary: "Heartbeat for the attempt the task token names",
+  request: { params: TaskParamsSchema, ...jsonBody(TaskHeartbeatSchema) },
+  responses: { 200: jsonContent(z.object({ cancelRequested: z.boolean() }), "Recorded"), ...taskErrors },
+});
+
+const completeRoute = createRoute({
+  method: "post",
+  path: "/v1/tasks/{token}/complete",
+  summary: "Complete the attempt the task token names",
+  request: { params: TaskParamsSchema, ...jsonBody(TaskCompleteSchema) },
+  responses: { 200: jsonContent(z.object({ ok: z.literal(true) }), "Recorded"), ...taskErrors },
+});
+
+const failRoute = createRoute({
+  method: "post",
+  path: "/v1/tasks/{token}/fail",
+  summary: "Fail the attempt the task token names",
+  request: { params: TaskParamsSchema, ...jsonBody(TaskFailSchema) },
+  responses: { 200: jsonContent(z.object({ ok: z.literal(true) }), "Recorded"), ...taskErrors },
+});
+
+/** The token alone authorises these routes: it is a signed capability for one attempt. */
+async function claimsOf(token: string, env: Env): Promise<TaskTokenClaims> {
+  if (!env.TASK_TOKEN_SECRET) {
+    throw new ApiError(401, "unauthorized", "Task tokens are not configured: set the TASK_TOKEN_SECRET secret.");
+  }
+  const claims = await verifyTaskToken(token, env.TASK_TOKEN_SECRET);
+  if (!claims) throw new ApiError(401, "unauthorized", "The task token is invalid.");
+  return claims;
+}
+
+function schedulerOf(env: Env, claims: TaskTokenClaims) {
+  return schedulerFor(env, claims.tenant, claims.workflowId);
+}
+
+export const taskRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(heartbeatRoute, async (c) => {
+    const claims = await claimsOf(c.req.valid("param").token, c.env);
+    const body = c.req.valid("json");
+    const reply = await schedulerOf(c.env, claims).heartbeat(claims.stepId, claims.attempt, "progress" in body ? { value: body.progress } : {});
+    if (!reply.ok) throw rejectionToError(reply);
+    return c.json({ cancelRequested: "cancelRequested" in reply ? reply.cancelRequested : false }, 200);
+  })
+  .openapi(completeRoute, async (c) => {
+    const claims = await claimsOf(c.req.valid("param").token, c.env);
+    const { output } = c.req.valid("json");
+    const reply = await schedulerOf(c.env, claims).report(claims.stepId, claims.attempt, { type: "succeeded", output: output ?? null });
+    if (!reply.ok) throw rejectionToError(reply);
+    return c.json({ ok: true as const }, 200);
+  })
+  .openapi(failRoute, async (c) => {
+    const claims = await claimsOf(c.req.valid("param").token, c.env);
+    const { error } = c.req.valid("json");
+    const reply = await schedulerOf(c.env, claims).report(claims.stepId, claims.attempt, {
+      type: "failed",
+      error: { message: error.message, retryable: error.retryable ?? true },
+    });
+    if (!reply.ok) throw rejectionToError(reply);
+    return c.json({ ok: true as const }, 200);
+  });

@@ -1,0 +1,41 @@
+/**
+ * The object's own SQLite schema, as an ordered list. Applied in the constructor and recorded in
+ * `schema_migrations`, so an object created by an older deployment catches up on its next start.
+ * Never edit an applied entry: append a new one.
+ */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE workflow (
+     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+     tenant TEXT NOT NULL,
+     id TEXT NOT NULL,
+     status TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     request_hash TEXT NOT NULL,
+     next_deadline_at INTEGER,
+     state_json TEXT NOT NULL
+   );
+   CREATE TABLE steps (
+     step_id TEXT PRIMARY KEY,
+     position INTEGER NOT NULL,
+     state_json TEXT NOT NULL
+   );
+   CREATE TABLE events (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     at INTEGER NOT NULL,
+     type TEXT NOT NULL,
+     step_id TEXT,
+     attempt INTEGER,
+     data_json TEXT
+   );`,
+];
+
+export function applySchemaMigrations(sql: SqlStorage): void {
+  sql.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)");
+  const applied = sql.exec<{ version: number }>("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations").one().version;
+  MIGRATIONS.forEach((statement, index) => {
+    const version = index + 1;
+    if (version <= applied) return;
+    sql.exec(statement);
+    sql.exec("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", version, Date.now());
+  });
+}

@@ -1,0 +1,110 @@
+import type { HistoryEntry } from "../domain/machine";
+import type { StepState, WorkflowState } from "../domain/state";
+import { applySchemaMigrations } from "./schema";
+
+export interface HistoryEvent {
+  seq: number;
+  at: number;
+  type: string;
+  stepId?: string;
+  attempt?: number;
+  data?: Record<string, unknown>;
+}
+
+type WorkflowRow = { request_hash: string; state_json: string };
+type StepRow = { step_id: string; state_json: string };
+type EventRow = { seq: number; at: number; type: string; step_id: string | null; attempt: number | null; data_json: string | null };
+
+/**
+ * The only module that speaks SQL. A workflow is one row for its own fields plus one row per step, so a
+ * transition rewrites only the steps it touched; history is append-only.
+ */
+export class WorkflowStore {
+  /** Serialized steps as last read or written, to find what a transition changed. Never authoritative. */
+  private persistedSteps = new Map<string, string>();
+  private cached?: { state: WorkflowState; requestHash: string };
+
+  constructor(private readonly storage: DurableObjectStorage) {
+    applySchemaMigrations(storage.sql);
+  }
+
+  load(): { state: WorkflowState; requestHash: string } | undefined {
+    if (this.cached) return this.cached;
+    const row = this.storage.sql.exec<WorkflowRow>("SELECT request_hash, state_json FROM workflow").toArray()[0];
+    if (!row) return undefined;
+    const steps = this.storage.sql
+      .exec<StepRow>("SELECT step_id, state_json FROM steps ORDER BY position")
+      .toArray()
+      .map((stepRow) => {
+        this.persistedSteps.set(stepRow.step_id, stepRow.state_json);
+        return JSON.parse(stepRow.state_json) as StepState;
+      });
+    const state = { ...(JSON.parse(row.state_json) as Omit<WorkflowState, "steps">), steps };
+    this.cached = { state, requestHash: row.request_hash };
+    return this.cached;
+  }
+
+  /** Writes a transition's new state and history in one transaction: all of it lands, or none. */
+  persist(state: WorkflowState, history: HistoryEntry[], nextDeadlineAt: number | undefined, now: number, requestHash?: string): void {
+    const sql = this.storage.sql;
+    const hash = requestHash ?? this.cached?.requestHash ?? "";
+    const written = new Map<string, string>();
+    try {
+      this.storage.transactionSync(() => {
+        const { steps, ...fields } = state;
+        sql.exec(
+          `INSERT INTO workflow (singleton, tenant, id, status, version, request_hash, next_deadline_at, state_json)
+           VALUES (1, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (singleton) DO UPDATE SET status = excluded.status, version = excluded.version,
+             next_deadline_at = excluded.next_deadline_at, state_json = excluded.state_json`,
+          state.tenant, state.id, state.status, state.version, hash, nextDeadlineAt ?? null, JSON.stringify(fields),
+        );
+        steps.forEach((step, position) => {
+          const json = JSON.stringify(step);
+          if (this.persistedSteps.get(step.id) === json) return;
+          sql.exec(
+            "INSERT INTO steps (step_id, position, state_json) VALUES (?, ?, ?) ON CONFLICT (step_id) DO UPDATE SET state_json = excluded.state_json",
+            step.id, position, json,
+          );
+          written.set(step.id, json);
+        });
+        this.appendHistory(history, now);
+      });
+    } catch (error) {
+      this.forget();
+      throw error;
+    }
+    for (const [id, json] of written) this.persistedSteps.set(id, json);
+    this.cached = { state, requestHash: hash };
+  }
+
+  /** Appends history without a state change, e.g. a rejected stale report. */
+  appendHistory(history: HistoryEntry[], now: number): void {
+    for (const entry of history) {
+      this.storage.sql.exec(
+        "INSERT INTO events (at, type, step_id, attempt, data_json) VALUES (?, ?, ?, ?, ?)",
+        now, entry.type, entry.stepId ?? null, entry.attempt ?? null, entry.data ? JSON.stringify(entry.data) : null,
+      );
+    }
+  }
+
+  history(afterSeq = 0, limit = 1000): HistoryEvent[] {
+    return this.storage.sql
+      .exec<EventRow>("SELECT seq, at, type, step_id, attempt, data_json FROM events WHERE seq > ? ORDER BY seq LIMIT ?", afterSeq, limit)
+      .toArray()
+      .map((row) => ({
+        seq: row.seq,
+        at: row.at,
+        type: row.type,
+        ...(row.step_id === null ? {} : { stepId: row.step_id }),
+        ...(row.attempt === null ? {} : { attempt: row.attempt }),
+        ...(row.data_json === null ? {} : { data: JSON.parse(row.data_json) as Record<string, unknown> }),
+      }));
+  }
+
+  /** Drops what is held in memory, so the next load reads storage again. */
+  forget(): void {
+    this.cached = undefined;
+    this.persistedSteps.clear();
+  }
+}

@@ -1,0 +1,151 @@
+import { DurableObject } from "cloudflare:workers";
+import type { WorkflowPlan } from "../domain/definition";
+import { nextDeadlineAt, startWorkflow, transition, type Effect, type TransitionResult, type WorkflowEvent } from "../domain/machine";
+import { signTaskToken } from "../domain/task-token";
+import type { AttemptReport, TaskMessage } from "../domain/task-message";
+import { toWorkflowView, type WorkflowView } from "../domain/view";
+import { WorkflowStore, type HistoryEvent } from "./store";
+
+export interface StartRequest {
+  tenant: string;
+  id: string;
+  plan: WorkflowPlan;
+  input: unknown;
+  /** Hash of the start request's body: the same id with another body is a conflict, not a replay. */
+  requestHash: string;
+}
+
+export type StartResult =
+  | { ok: true; created: boolean; workflow: WorkflowView }
+  | { ok: false; code: "conflict"; message: string };
+
+const NOT_FOUND = { ok: false, code: "not_found", message: "workflow not found" } as const;
+
+/**
+ * The scheduler and supervisor of one workflow. Every method has the same four beats: load, apply the pure
+ * transition, persist it in one synchronous burst, then perform its effects (alarm, queue sends).
+ */
+export class WorkflowScheduler extends DurableObject<Env> {
+  private readonly store: WorkflowStore;
+  /** The alarm time this instance last set; only saves redundant writes, storage stays the truth. */
+  private armedAt: number | null | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new WorkflowStore(ctx.storage);
+  }
+
+  async start(request: StartRequest): Promise<StartResult> {
+    const existing = this.store.load();
+    if (existing) {
+      if (existing.requestHash === request.requestHash) {
+        return { ok: true, created: false, workflow: toWorkflowView(existing.state) };
+      }
+      return { ok: false, code: "conflict", message: `workflow "${request.id}" already exists with a different definition or input` };
+    }
+    const now = Date.now();
+    const result = startWorkflow({ tenant: request.tenant, id: request.id, plan: request.plan, input: request.input, now });
+    await this.commit(result, now, request.requestHash);
+    return { ok: true, created: true, workflow: toWorkflowView(result.state) };
+  }
+
+  describe(): WorkflowView | undefined {
+    const loaded = this.store.load();
+    return loaded && toWorkflowView(loaded.state);
+  }
+
+  history(afterSeq?: number, limit?: number): HistoryEvent[] {
+    return this.store.history(afterSeq, limit);
+  }
+
+  claim(stepId: string, attempt: number) {
+    return this.apply({ type: "AttemptClaimed", stepId, attempt });
+  }
+
+  heartbeat(stepId: string, attempt: number, progress?: { value?: unknown }) {
+    return this.apply({ type: "HeartbeatReceived", stepId, attempt, ...(progress ? { progress } : {}) });
+  }
+
+  report(stepId: string, attempt: number, report: AttemptReport) {
+    switch (report.type) {
+      case "succeeded":
+        return this.apply({ type: "AttemptSucceeded", stepId, attempt, output: report.output });
+      case "accepted":
+        return this.apply({ type: "AttemptAccepted", stepId, attempt });
+      case "failed":
+        return this.apply({ type: "AttemptFailed", stepId, attempt, error: report.error, ...(report.retryAfterMs === undefined ? {} : { retryAfterMs: report.retryAfterMs }) });
+    }
+  }
+
+  cancel() {
+    return this.apply({ type: "CancelRequested" });
+  }
+
+  retryStep(stepId: string) {
+    return this.apply({ type: "StepRetryRequested", stepId });
+  }
+
+  skipStep(stepId: string, output?: unknown) {
+    return this.apply({ type: "StepSkipRequested", stepId, output });
+  }
+
+  compensate() {
+    return this.apply({ type: "CompensationRequested" });
+  }
+
+  /** The supervisor. Acts only on what is due, so a repeated or early alarm is harmless. */
+  override async alarm(): Promise<void> {
+    // The alarm that woke us is spent: the next commit must set one again.
+    this.armedAt = undefined;
+    const loaded = this.store.load();
+    if (!loaded) return;
+    const now = Date.now();
+    await this.commit(transition(loaded.state, { type: "DeadlinesReached" }, now), now);
+  }
+
+  private async apply<E extends WorkflowEvent>(event: E) {
+    const loaded = this.store.load();
+    if (!loaded) return NOT_FOUND;
+    const now = Date.now();
+    const result = transition(loaded.state, event, now);
+    await this.commit(result, now);
+    return result.reply;
+  }
+
+  private async commit(result: TransitionResult, now: number, requestHash?: string): Promise<void> {
+    const deadline = nextDeadlineAt(result.state);
+    if (result.changed) this.store.persist(result.state, result.history, deadline, now, requestHash);
+    else this.store.appendHistory(result.history, now);
+    await this.armAlarm(deadline);
+    await this.enqueue(result.state.tenant, result.state.id, result.effects);
+  }
+
+  /** One alarm, always at the earliest deadline; none when nothing is pending. */
+  private async armAlarm(deadline: number | undefined): Promise<void> {
+    const target = deadline ?? null;
+    if (this.armedAt === target) return;
+    if (target === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(target);
+    this.armedAt = target;
+  }
+
+  /**
+   * Runs after the state is durable. A failed send loses nothing: the attempt stays scheduled and its
+   * schedule-to-start deadline makes the supervisor retry it.
+   */
+  private async enqueue(tenant: string, workflowId: string, effects: Effect[]): Promise<void> {
+    if (effects.length === 0) return;
+    const messages = await Promise.all(
+      effects.map(async (effect): Promise<{ body: TaskMessage }> => {
+        const claims = { tenant, workflowId, stepId: effect.stepId, attempt: effect.attempt };
+        const token = await signTaskToken(claims, this.env.TASK_TOKEN_SECRET);
+        return { body: { ...claims, kind: effect.kind, token } };
+      }),
+    );
+    try {
+      await this.env.TASKS.sendBatch(messages);
+    } catch (error) {
+      console.error(JSON.stringify({ message: "enqueue failed; the schedule-to-start deadline will retry", workflowId, error: String(error) }));
+    }
+  }
+}

@@ -1,0 +1,34 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { api, historyOf, start, waitForStatus } from "../helpers/api";
+import { httpStep, json, mockRemote, REMOTE } from "../helpers/remote";
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("a workflow posted to the API", () => {
+  it("runs three sequential steps to completion, feeding outputs forward", async () => {
+    const remote = mockRemote((call) => json({ id: `${new URL(call.url).pathname.slice(1)}-result`, got: call.body }));
+    const definition = {
+      name: "order",
+      steps: [
+        httpStep("reserve"),
+        { id: "charge", action: { type: "http", url: `${REMOTE}/charge`, body: { amount: "{{ input.amount }}", reservation: "{{ steps.reserve.output.id }}", order: "{{ workflow.id }}" } } },
+        httpStep("ship"),
+      ],
+    };
+    const { id } = await start(definition, { input: { amount: 42 } });
+    const workflow = await waitForStatus(id, "completed");
+
+    expect(workflow.steps.map((s: { status: string }) => s.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
+    expect(workflow.output.charge.got).toEqual({ amount: 42, reservation: "reserve-result", order: id });
+    expect(remote.calls.map((call) => new URL(call.url).pathname)).toEqual(["/reserve", "/charge", "/ship"]);
+    const charge = remote.callsTo("/charge")[0];
+    expect(charge?.headers["idempotency-key"]).toBe(`${id}:charge`);
+    expect(charge?.headers["shepherd-workflow-id"]).toBe(id);
+    expect(charge?.headers["shepherd-step-id"]).toBe("charge");
+    expect(charge?.headers["shepherd-attempt"]).toBe("1");
+    expect(charge?.headers["shepherd-task-token"]).toMatch(/^[\w-]+\.[\w-]+$/);
+    const types = (await historyOf(id)).map((event) => event.type);
+    expect(types[0]).toBe("workflow_started");
+    expect(types.at(-1)).toBe("workflow_completed");
+  });
+});

@@ -1,0 +1,69 @@
+import { exports } from "cloudflare:workers";
+import { expect, vi } from "vitest";
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+}
+
+/** Calls the Worker's own fetch handler, as a client would. */
+export async function api<T = any>(method: string, path: string, body?: unknown, init: RequestInit = {}): Promise<ApiResponse<T>> {
+  const response = await exports.default.fetch(`http://shepherd.test${path}`, {
+    method,
+    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body), headers: { "Content-Type": "application/json" } }),
+    ...init,
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+let counter = 0;
+/** Storage is shared by the tests of a file, so each test uses its own workflow id. */
+export function uniqueId(prefix = "wf"): string {
+  counter += 1;
+  return `${prefix}-${Date.now().toString(36)}-${counter}`;
+}
+
+export async function start(definition: unknown, options: { id?: string; input?: unknown } = {}) {
+  const id = options.id ?? uniqueId();
+  const response = await api("POST", "/v1/workflows", { id, definition, ...("input" in options ? { input: options.input } : {}) });
+  expect(response.status, JSON.stringify(response.body)).toBe(201);
+  return { id, workflow: response.body };
+}
+
+export async function getWorkflow(id: string) {
+  const response = await api("GET", `/v1/workflows/${id}`);
+  expect(response.status).toBe(200);
+  return response.body;
+}
+
+export async function historyOf(id: string): Promise<{ seq: number; at: number; type: string; stepId?: string; attempt?: number; data?: any }[]> {
+  const response = await api("GET", `/v1/workflows/${id}/history`);
+  expect(response.status).toBe(200);
+  return response.body.events;
+}
+
+/** Waits (through the real queue, agents and alarms) until the workflow reaches the status. */
+export async function waitForStatus(id: string, status: string, timeout = 10_000) {
+  return vi.waitFor(
+    async () => {
+      const workflow = await getWorkflow(id);
+      expect(workflow.status).toBe(status);
+      return workflow;
+    },
+    { timeout, interval: 20 },
+  );
+}
+
+/** Waits until a step reaches the status. */
+export async function waitForStep(id: string, stepId: string, status: string, timeout = 10_000) {
+  return vi.waitFor(
+    async () => {
+      const workflow = await getWorkflow(id);
+      const step = workflow.steps.find((s: { id: string }) => s.id === stepId);
+      expect(step?.status).toBe(status);
+      return workflow;
+    },
+    { timeout, interval: 20 },
+  );
+}
