@@ -6,6 +6,11 @@ import { performHttpAction } from "./http-action";
 /** Heartbeats go out this many times per heartbeat interval, so one lost heartbeat is not a missed deadline. */
 const HEARTBEATS_PER_INTERVAL = 3;
 const REPORT_TRIES = 3;
+/**
+ * The object's alarm owns every deadline. The agent gives up on its request only a little after the
+ * start-to-close deadline, as a backstop that frees the consumer when the supervisor has already acted.
+ */
+const ABORT_GRACE_MS = 1_000;
 
 /**
  * The agent: claims each attempt from its workflow's object, performs it, heartbeats while it waits and
@@ -35,7 +40,7 @@ async function runTask(message: TaskMessage, env: Env): Promise<void> {
   const task = claim.task as ClaimedTask;
 
   const controller = new AbortController();
-  const deadline = setTimeout(() => controller.abort("startToCloseMs passed"), Math.max(0, task.deadlineAt - Date.now()));
+  const deadline = setTimeout(() => controller.abort("startToCloseMs passed"), Math.max(0, task.deadlineAt + ABORT_GRACE_MS - Date.now()));
   const heartbeats = setInterval(() => {
     scheduler
       .heartbeat(task.stepId, task.attempt)
