@@ -19,6 +19,10 @@ export type StartResult =
   | { ok: true; created: boolean; workflow: WorkflowView }
   | { ok: false; code: "conflict"; message: string };
 
+/** Cloudflare retries a throwing alarm up to six times (from 2 s, doubling); from this retry on we re-arm ourselves. */
+const LAST_PLATFORM_ALARM_RETRY = 5;
+const ALARM_SELF_RETRY_MS = 30_000;
+
 const NOT_FOUND = { ok: false, code: "not_found", message: "workflow not found" } as const;
 
 /**
@@ -94,13 +98,20 @@ export class WorkflowScheduler extends DurableObject<Env> {
   }
 
   /** The supervisor. Acts only on what is due, so a repeated or early alarm is harmless. */
-  override async alarm(): Promise<void> {
+  override async alarm(info?: AlarmInvocationInfo): Promise<void> {
     // The alarm that woke us is spent: the next commit must set one again.
     this.armedAt = undefined;
-    const loaded = this.store.load();
-    if (!loaded) return;
-    const now = Date.now();
-    await this.commit(transition(loaded.state, { type: "DeadlinesReached" }, now), now);
+    try {
+      const loaded = this.store.load();
+      if (!loaded) return;
+      const now = Date.now();
+      await this.commit(transition(loaded.state, { type: "DeadlinesReached" }, now), now);
+    } catch (error) {
+      // The platform retries a throwing alarm a few times and then stops; supervision must not stop with it.
+      if ((info?.retryCount ?? 0) < LAST_PLATFORM_ALARM_RETRY) throw error;
+      console.error(JSON.stringify({ message: "alarm failed on its last platform retry; re-arming", error: String(error) }));
+      await this.ctx.storage.setAlarm(Date.now() + ALARM_SELF_RETRY_MS);
+    }
   }
 
   private async apply<E extends WorkflowEvent>(event: E) {

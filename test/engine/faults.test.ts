@@ -1,0 +1,90 @@
+import { runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
+import { api, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
+import { hang, json, mockRemote, REMOTE } from "../helpers/remote";
+import { holdBackSends, schedulerStub } from "../helpers/scheduler";
+import { FAST } from "./fixtures";
+
+afterEach(() => vi.restoreAllMocks());
+
+type Internals = { store: { persist: (...args: unknown[]) => void; load: () => unknown }; env: Env };
+const internals = (instance: WorkflowScheduler) => instance as unknown as Internals;
+
+const oneStep = (timeouts: Partial<typeof FAST.timeouts>) => ({
+  name: "faults",
+  defaults: { ...FAST, timeouts: { ...FAST.timeouts, ...timeouts } },
+  steps: [{ id: "charge", action: { type: "http", url: `${REMOTE}/charge` } }],
+});
+
+describe("faults inside the scheduler", () => {
+  it("loses nothing when the alarm throws: the platform retries it and the step is retried once", async () => {
+    const remote = mockRemote(() => json({ ok: true }));
+    const id = uniqueId();
+    await holdBackSends(id);
+    await start(oneStep({ heartbeatMs: 200 }), { id });
+    await schedulerStub(id).claim("charge", 1);
+    const persist = await runInDurableObject(schedulerStub(id), (instance) =>
+      vi.spyOn(internals(instance).store, "persist").mockImplementationOnce(() => {
+        throw new Error("injected storage failure");
+      }),
+    );
+
+    const workflow = await waitForStatus(id, "completed", 15_000);
+    // The first alarm threw before anything was written; the platform's retry did the work.
+    expect(persist.mock.calls.length).toBeGreaterThanOrEqual(2);
+    expect(workflow.steps[0].attempts.map((a: { status: string }) => a.status)).toEqual(["timed_out", "succeeded"]);
+    const missed = (await historyOf(id)).filter((event) => event.type === "step_heartbeat_missed");
+    expect(missed).toHaveLength(1);
+    expect(remote.requestsFor(`${id}:charge`)).toBe(1);
+  }, 20_000);
+
+  it("re-arms itself when the alarm fails on the platform's last retry", async () => {
+    const id = uniqueId();
+    await holdBackSends(id);
+    await start(oneStep({ heartbeatMs: 60_000 }), { id });
+    const rearmedAt = await runInDurableObject(schedulerStub(id), async (instance, state) => {
+      const load = vi.spyOn(internals(instance).store, "load").mockImplementation(() => {
+        throw new Error("injected storage failure");
+      });
+      await state.storage.deleteAlarm();
+      await expect(instance.alarm({ retryCount: 2, isRetry: true, scheduledTime: Date.now() })).rejects.toThrow("injected");
+      await instance.alarm({ retryCount: 5, isRetry: true, scheduledTime: Date.now() });
+      load.mockRestore();
+      return state.storage.getAlarm();
+    });
+    expect(rearmedAt).toBeGreaterThan(Date.now());
+    await schedulerStub(id).cancel();
+  });
+
+  it("recovers from a failed enqueue: the committed attempt times out before start and is dispatched again", async () => {
+    const remote = mockRemote(() => json({ ok: true }));
+    const id = uniqueId();
+    await runInDurableObject(schedulerStub(id), (instance) => {
+      vi.spyOn(internals(instance).env.TASKS, "sendBatch").mockRejectedValueOnce(new Error("Too Many Requests"));
+    });
+    const started = await api("POST", "/v1/workflows", { id, definition: oneStep({ scheduleToStartMs: 200 }) });
+    expect(started.status).toBe(201);
+    const workflow = await waitForStatus(id, "completed");
+    expect(workflow.steps[0].attempts[0]).toMatchObject({ status: "timed_out", error: { timeout: "schedule_to_start" } });
+    expect(remote.requestsFor(`${id}:charge`)).toBe(1);
+  });
+
+  it("ends a workflow past its timeoutMs, compensating the step that was in flight", async () => {
+    const remote = mockRemote((call) => (new URL(call.url).pathname === "/ship" ? hang(call) : json({ ok: true })));
+    const { id } = await start({
+      name: "deadline",
+      timeoutMs: 300,
+      defaults: FAST,
+      steps: [
+        { id: "charge", action: { type: "http", url: `${REMOTE}/charge` }, compensate: { type: "http", url: `${REMOTE}/refund` } },
+        { id: "ship", action: { type: "http", url: `${REMOTE}/ship` }, compensate: { type: "http", url: `${REMOTE}/unship` } },
+      ],
+    });
+    await waitForStep(id, "ship", "running");
+    const workflow = await waitForStatus(id, "compensated");
+    expect(workflow.error.timeout).toBe("workflow_timeout");
+    // The interrupted step may have taken effect, so it is compensated first, then the completed one.
+    expect(remote.calls.map((call) => new URL(call.url).pathname).slice(2)).toEqual(["/unship", "/refund"]);
+  });
+});
