@@ -36,7 +36,22 @@ export function createApp() {
   });
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.get("/", (c) => c.json({ service: "shepherd", api: "/v1", openapi: "/openapi.json" }));
-  app.notFound((c) => c.json(errorBody("not_found", `No route for ${c.req.method} ${c.req.path}.`), 404));
+  app.notFound((c) => {
+    const allowed = methodsFor(app.routes, c.req.path);
+    if (allowed.length > 0) {
+      c.header("Allow", allowed.join(", "));
+      return c.json(errorBody("method_not_allowed", `${c.req.method} is not allowed here; use ${allowed.join(" or ")}.`), 405);
+    }
+    return c.json(errorBody("not_found", `No route for ${c.req.method} ${c.req.path}.`), 404);
+  });
   app.onError(onApiError);
   return app;
+}
+
+/** The methods that do have a route at this path, for a 405 that says what would work. */
+function methodsFor(routes: { path: string; method: string }[], path: string): string[] {
+  const methods = routes
+    .filter((route) => route.method !== "ALL" && new RegExp(`^${route.path.replace(/:[^/]+/g, "[^/]+")}$`).test(path))
+    .map((route) => route.method);
+  return [...new Set(methods)];
 }

@@ -1,24 +1,10 @@
 import type { z } from "zod";
-import { resolveRetryPolicy, resolveTimeouts, type RetryPolicy, type Timeouts } from "./retry-policy";
-import type { Action, DefinitionInput, OnFailure } from "./schemas";
+import type { WorkflowPlan } from "./plan";
+import { resolveRetryPolicy, resolveTimeouts } from "./retry-policy";
+import type { DefinitionInput } from "./schemas";
 import { checkTemplatePath, templatePaths } from "./templates";
 
-/** A step with every default applied and its dependencies made explicit: what the scheduler runs. */
-export interface StepPlan {
-  id: string;
-  dependsOn: string[];
-  action: Action;
-  compensate?: Action;
-  retry: RetryPolicy;
-  timeouts: Timeouts;
-}
-
-export interface WorkflowPlan {
-  name: string;
-  onFailure: OnFailure;
-  timeoutMs?: number;
-  steps: StepPlan[];
-}
+export type { StepPlan, WorkflowPlan } from "./plan";
 
 export interface DefinitionIssue {
   path: (string | number)[];

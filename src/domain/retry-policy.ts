@@ -1,18 +1,23 @@
+import { z } from "zod";
 import type { RetryPolicyInput, TimeoutsInput } from "./schemas";
 
-export interface RetryPolicy {
-  maxAttempts: number;
-  initialIntervalMs: number;
-  backoffCoefficient: number;
-  maxIntervalMs: number;
-  jitter: number;
-}
+/** A policy with every default applied, as the scheduler stores it. */
+export const ResolvedRetryPolicySchema = z.object({
+  maxAttempts: z.number(),
+  initialIntervalMs: z.number(),
+  backoffCoefficient: z.number(),
+  maxIntervalMs: z.number(),
+  jitter: z.number(),
+});
 
-export interface Timeouts {
-  scheduleToStartMs: number;
-  startToCloseMs: number;
-  heartbeatMs: number;
-}
+export const ResolvedTimeoutsSchema = z.object({
+  scheduleToStartMs: z.number(),
+  startToCloseMs: z.number(),
+  heartbeatMs: z.number(),
+});
+
+export type RetryPolicy = z.infer<typeof ResolvedRetryPolicySchema>;
+export type Timeouts = z.infer<typeof ResolvedTimeoutsSchema>;
 
 /** The contract's defaults; a step's own values win over the definition's `defaults`, which win over these. */
 export const DEFAULT_RETRY: RetryPolicy = {

@@ -1,96 +1,98 @@
-import type { WorkflowPlan } from "./definition";
+import { z } from "zod";
+import { WorkflowPlanSchema } from "./plan";
 
-export type WorkflowStatus =
-  | "running"
-  | "compensating"
-  | "needs_attention"
-  | "completed"
-  | "failed"
-  | "compensated"
-  | "cancelled";
-
-export type StepStatus =
-  | "pending"
-  | "scheduled"
-  | "running"
-  | "waiting"
-  | "retrying"
-  | "succeeded"
-  | "failed"
-  | "skipped"
-  | "compensating"
-  | "compensated"
-  | "cancelled";
-
+export const WORKFLOW_STATUSES = ["running", "compensating", "needs_attention", "completed", "failed", "compensated", "cancelled"] as const;
+export const STEP_STATUSES = [
+  "pending",
+  "scheduled",
+  "running",
+  "waiting",
+  "retrying",
+  "succeeded",
+  "failed",
+  "skipped",
+  "compensating",
+  "compensated",
+  "cancelled",
+] as const;
 /** An attempt either performs the step's action or, once the workflow unwinds, its compensation. */
-export type AttemptKind = "action" | "compensation";
+export const ATTEMPT_KINDS = ["action", "compensation"] as const;
+export const ATTEMPT_STATUSES = ["scheduled", "running", "waiting", "succeeded", "failed", "timed_out", "cancelled"] as const;
 
-export type AttemptStatus = "scheduled" | "running" | "waiting" | "succeeded" | "failed" | "timed_out" | "cancelled";
-
-export interface StepError {
-  message: string;
-  retryable?: boolean;
+export const StepErrorSchema = z.object({
+  message: z.string(),
+  retryable: z.boolean().optional(),
   /** The remote's HTTP status, when there was one. */
-  status?: number;
+  status: z.number().optional(),
   /** Why a deadline passed: schedule_to_start, start_to_close, heartbeat or workflow_timeout. */
-  timeout?: string;
-}
+  timeout: z.string().optional(),
+});
 
-export interface Attempt {
-  n: number;
-  kind: AttemptKind;
-  status: AttemptStatus;
-  scheduledAt: number;
-  startedAt?: number;
-  endedAt?: number;
-  lastHeartbeatAt?: number;
-  error?: StepError;
-}
+export const AttemptSchema = z.object({
+  n: z.number(),
+  kind: z.enum(ATTEMPT_KINDS),
+  status: z.enum(ATTEMPT_STATUSES),
+  scheduledAt: z.number(),
+  startedAt: z.number().optional(),
+  endedAt: z.number().optional(),
+  lastHeartbeatAt: z.number().optional(),
+  error: StepErrorSchema.optional(),
+});
 
-export interface StepState {
-  id: string;
-  status: StepStatus;
+export const StepStateSchema = z.object({
+  id: z.string(),
+  status: z.enum(STEP_STATUSES),
   /** Number of the step's latest attempt; numbers run on through compensation so each attempt is unique. */
-  attempt: number;
+  attempt: z.number(),
   /** Attempts spent against the retry policy: reset when compensation begins and by an operator's retry. */
-  budgetUsed: number;
-  output?: unknown;
-  error?: StepError;
-  nextRetryAt?: number;
-  lastHeartbeatAt?: number;
+  budgetUsed: z.number(),
+  output: z.unknown().optional(),
+  error: StepErrorSchema.optional(),
+  nextRetryAt: z.number().optional(),
+  lastHeartbeatAt: z.number().optional(),
   /** The last heartbeat's details, kept across attempts so a retry can resume where the last one stopped. */
-  progress?: unknown;
-  attempts: Attempt[];
-}
+  progress: z.unknown().optional(),
+  attempts: z.array(AttemptSchema),
+});
 
-export interface CompensationState {
+export const CompensationStateSchema = z.object({
   /** Steps still to compensate, in order; the head is the one being compensated. */
-  queue: string[];
+  queue: z.array(z.string()),
   /** Where the workflow ends once the queue is empty. */
-  endStatus: "compensated" | "cancelled";
-}
+  endStatus: z.enum(["compensated", "cancelled"]),
+});
 
-export interface WorkflowState {
-  tenant: string;
-  id: string;
-  name: string;
-  plan: WorkflowPlan;
-  input: unknown;
-  status: WorkflowStatus;
-  output?: Record<string, unknown>;
-  error?: StepError;
-  createdAt: number;
-  updatedAt: number;
-  endedAt?: number;
+/** The workflow's own fields; its steps are stored one row each. */
+export const WorkflowFieldsSchema = z.object({
+  tenant: z.string(),
+  id: z.string(),
+  name: z.string(),
+  plan: WorkflowPlanSchema,
+  input: z.unknown(),
+  status: z.enum(WORKFLOW_STATUSES),
+  output: z.record(z.string(), z.unknown()).optional(),
+  error: StepErrorSchema.optional(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  endedAt: z.number().optional(),
   /** The whole-workflow deadline (`timeoutMs` after creation). */
-  deadlineAt?: number;
+  deadlineAt: z.number().optional(),
   /** Rises by one with every transition that changes the state. */
-  version: number;
+  version: z.number(),
   /** Ids of succeeded steps in the order they succeeded: compensation walks it backwards. */
-  completionOrder: string[];
-  compensation?: CompensationState;
-  steps: StepState[];
-}
+  completionOrder: z.array(z.string()),
+  compensation: CompensationStateSchema.optional(),
+});
+
+export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
+export type StepStatus = (typeof STEP_STATUSES)[number];
+export type AttemptKind = (typeof ATTEMPT_KINDS)[number];
+export type AttemptStatus = (typeof ATTEMPT_STATUSES)[number];
+export type StepError = z.infer<typeof StepErrorSchema>;
+export type Attempt = z.infer<typeof AttemptSchema>;
+export type StepState = z.infer<typeof StepStateSchema>;
+export type CompensationState = z.infer<typeof CompensationStateSchema>;
+export type WorkflowState = z.infer<typeof WorkflowFieldsSchema> & { steps: StepState[] };
 
 export const TERMINAL_WORKFLOW_STATUSES: readonly WorkflowStatus[] = ["completed", "failed", "compensated", "cancelled"];
 

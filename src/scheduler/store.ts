@@ -1,5 +1,5 @@
 import type { HistoryEntry } from "../domain/machine";
-import type { StepState, WorkflowState } from "../domain/state";
+import { StepStateSchema, WorkflowFieldsSchema, type WorkflowState } from "../domain/state";
 import { applySchemaMigrations } from "./schema";
 
 export interface HistoryEvent {
@@ -36,10 +36,13 @@ export class WorkflowStore {
       .exec<StepRow>("SELECT step_id, state_json FROM steps ORDER BY position")
       .toArray()
       .map((stepRow) => {
-        this.persistedSteps.set(stepRow.step_id, stepRow.state_json);
-        return JSON.parse(stepRow.state_json) as StepState;
+        const step = StepStateSchema.parse(JSON.parse(stepRow.state_json));
+        // Compare later writes against the parsed form, whose key order is the schema's.
+        this.persistedSteps.set(stepRow.step_id, JSON.stringify(step));
+        return step;
       });
-    const state = { ...(JSON.parse(row.state_json) as Omit<WorkflowState, "steps">), steps };
+    // Rows are checked on the way in: a row an older or buggy version wrote fails here, not deep in a transition.
+    const state: WorkflowState = { ...WorkflowFieldsSchema.parse(JSON.parse(row.state_json)), steps };
     this.cached = { state, requestHash: row.request_hash };
     return this.cached;
   }

@@ -1,3 +1,4 @@
+import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { api, historyOf, start, waitForStatus } from "../helpers/api";
 import { httpStep, json, mockRemote, REMOTE } from "../helpers/remote";
@@ -30,5 +31,14 @@ describe("a workflow posted to the API", () => {
     const types = (await historyOf(id)).map((event) => event.type);
     expect(types[0]).toBe("workflow_started");
     expect(types.at(-1)).toBe("workflow_completed");
+  });
+});
+
+describe("methods the API does not serve", () => {
+  it("answers 405 with an Allow header for a known path and the wrong method", async () => {
+    const response = await exports.default.fetch("http://shepherd.test/v1/workflows/some-id", { method: "DELETE" });
+    expect(response.status).toBe(405);
+    expect(response.headers.get("Allow")).toBe("GET");
+    expect(await response.json()).toMatchObject({ error: { code: "method_not_allowed" } });
   });
 });
