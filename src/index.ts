@@ -7,7 +7,7 @@ const app = createApp();
 
 export default {
   fetch: app.fetch,
-  async queue(batch, env) {
+  async queue(batch, env, _ctx) {
     if (batch.queue.endsWith("-dlq")) {
       // Dead letters: the attempt's deadlines still stand, so the supervisor retries or fails the step.
       for (const message of batch.messages) {

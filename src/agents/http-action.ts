@@ -1,10 +1,11 @@
+import { jsonLimitProblem, LIMITS } from "../domain/limits";
 import { classifyHttpStatus } from "../domain/remote-outcome";
 import type { ClaimedTask } from "../domain/machine";
 import type { AttemptReport } from "../domain/task-message";
 import { checkTarget, type TargetPolicy } from "../domain/targets";
 
 /** A step's output is stored and templated into later steps, so a remote cannot hand back more than this. */
-export const MAX_RESPONSE_BYTES = 128 * 1024;
+export const MAX_RESPONSE_BYTES = LIMITS.payloadBytes;
 const MAX_REDIRECTS = 5;
 const BODYLESS_METHODS = new Set(["GET", "DELETE"]);
 
@@ -53,8 +54,11 @@ async function readOutcome(response: Response): Promise<AttemptReport> {
   const text = await readCapped(response);
   if (text === undefined) return failed(`response body exceeds ${MAX_RESPONSE_BYTES} bytes`, true, response.status);
   switch (outcome.kind) {
-    case "succeeded":
-      return { type: "succeeded", output: parseOutput(text) };
+    case "succeeded": {
+      const output = parseOutput(text);
+      const problem = jsonLimitProblem(output, LIMITS.payloadBytes);
+      return problem ? failed(`response body cannot be stored: ${problem}`, true, response.status) : { type: "succeeded", output };
+    }
     case "accepted":
       return { type: "accepted" };
     case "transient": {

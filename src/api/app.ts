@@ -1,4 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { bodyLimit } from "hono/body-limit";
+import { LIMITS } from "../domain/limits";
 import type { AppEnv } from "./context";
 import { DEFAULT_TENANT } from "./context";
 import { ApiError, errorBody, onApiError } from "./errors";
@@ -18,6 +20,15 @@ export function createApp() {
     },
   });
 
+  app.use(
+    "/v1/*",
+    bodyLimit({
+      maxSize: LIMITS.requestBodyBytes,
+      onError: () => {
+        throw new ApiError(413, "payload_too_large", `The request body is over the limit of ${LIMITS.requestBodyBytes} bytes.`);
+      },
+    }),
+  );
   app.use("/v1/*", async (c, next) => {
     const type = c.req.header("Content-Type");
     if (c.req.method === "POST" && type !== undefined && !/^application\/json\b/i.test(type)) {

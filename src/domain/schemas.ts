@@ -1,5 +1,12 @@
 import { z } from "zod";
 import { refineDefinition } from "./definition";
+import { jsonLimitProblem, LIMITS } from "./limits";
+
+/** Any JSON we store and pass on (input, outputs, progress): bounded in size and depth. */
+export const PayloadSchema = z.unknown().superRefine((value, ctx) => {
+  const problem = jsonLimitProblem(value, LIMITS.payloadBytes);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
 
 /** Workflow ids, step ids and definition names share one format so they are safe in keys and URLs. */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
@@ -45,7 +52,7 @@ export const HttpActionSchema = z.strictObject({
   url: z.string().min(1).max(2048),
   method: z.enum(HTTP_METHODS).optional(),
   headers: z.record(z.string().min(1).max(256), z.string().max(8192)).optional(),
-  body: z.unknown().optional(),
+  body: PayloadSchema.optional(),
 });
 
 export const ActionSchema = HttpActionSchema;
@@ -69,19 +76,19 @@ export const DefinitionSchema = z
   defaults: z
     .strictObject({ retry: RetryPolicySchema.optional(), timeouts: TimeoutsSchema.optional() })
     .optional(),
-  steps: z.array(StepSchema).min(1).max(200),
+  steps: z.array(StepSchema).min(1).max(LIMITS.stepsPerDefinition),
   })
   .superRefine((definition, ctx) => refineDefinition(definition, ctx));
 
 export const StartWorkflowSchema = z.strictObject({
   id: IdSchema.optional(),
   definition: DefinitionSchema,
-  input: z.unknown().optional(),
+  input: PayloadSchema.optional(),
 });
 
-export const SkipStepSchema = z.strictObject({ output: z.unknown().optional() });
-export const TaskHeartbeatSchema = z.strictObject({ progress: z.unknown().optional() });
-export const TaskCompleteSchema = z.strictObject({ output: z.unknown().optional() });
+export const SkipStepSchema = z.strictObject({ output: PayloadSchema.optional() });
+export const TaskHeartbeatSchema = z.strictObject({ progress: PayloadSchema.optional() });
+export const TaskCompleteSchema = z.strictObject({ output: PayloadSchema.optional() });
 export const TaskFailSchema = z.strictObject({
   error: z.strictObject({ message: z.string().min(1).max(4096), retryable: z.boolean().optional() }),
 });

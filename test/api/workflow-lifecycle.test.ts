@@ -1,6 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api, historyOf, start, waitForStatus } from "../helpers/api";
+import { historyOf, start, waitForStatus } from "../helpers/api";
 import { httpStep, json, mockRemote, REMOTE } from "../helpers/remote";
 
 afterEach(() => vi.restoreAllMocks());

@@ -17,8 +17,9 @@ export async function holdBackSends(id: string, count = 1) {
     const queue = (instance as unknown as { env: Env }).env.TASKS;
     const spy = vi.spyOn(queue, "sendBatch");
     for (let i = 0; i < count; i++) {
-      spy.mockImplementationOnce(async (messages) => {
+      spy.mockImplementationOnce(async (messages: Iterable<MessageSendRequest<unknown>>) => {
         for (const message of messages) held.push(message.body as TaskMessage);
+        return undefined as unknown as QueueSendBatchResponse;
       });
     }
   });

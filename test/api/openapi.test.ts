@@ -1,0 +1,268 @@
+import { exports } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+
+/** The parts of JSON Schema and OpenAPI 3.1 these tests read. */
+interface Schema {
+  $ref?: string;
+  type?: string;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  required?: string[];
+  enum?: unknown[];
+  const?: unknown;
+  pattern?: string;
+  additionalProperties?: unknown;
+  minItems?: number;
+  maxItems?: number;
+  minimum?: number;
+  maximum?: number;
+}
+
+interface Content {
+  content?: Record<string, { schema?: Schema }>;
+}
+
+interface Operation {
+  parameters?: { name: string; in: string; required?: boolean; schema: Schema }[];
+  requestBody?: Content & { required?: boolean };
+  responses: Record<string, Content>;
+}
+
+interface OpenApiDocument {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components?: { schemas?: Record<string, Schema> };
+}
+
+const ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$";
+
+/** Every route of the v1 contract, as OpenAPI writes its path. */
+const CONTRACT_ROUTES: [method: string, path: string][] = [
+  ["post", "/v1/workflows"],
+  ["get", "/v1/workflows/{id}"],
+  ["get", "/v1/workflows/{id}/history"],
+  ["post", "/v1/workflows/{id}/cancel"],
+  ["post", "/v1/workflows/{id}/compensate"],
+  ["post", "/v1/workflows/{id}/steps/{stepId}/retry"],
+  ["post", "/v1/workflows/{id}/steps/{stepId}/skip"],
+  ["post", "/v1/tasks/{token}/heartbeat"],
+  ["post", "/v1/tasks/{token}/complete"],
+  ["post", "/v1/tasks/{token}/fail"],
+];
+
+let doc: OpenApiDocument;
+let contentType: string | null;
+let status: number;
+
+beforeAll(async () => {
+  const response = await exports.default.fetch("http://shepherd.test/openapi.json");
+  status = response.status;
+  contentType = response.headers.get("Content-Type");
+  doc = (await response.json()) as OpenApiDocument;
+});
+
+/** Follows a `$ref` into the document's components. */
+function resolve(schema: Schema | undefined): Schema {
+  expect(schema).toBeDefined();
+  const ref = schema?.$ref;
+  if (ref === undefined) return schema as Schema;
+  const name = ref.replace("#/components/schemas/", "");
+  const target = doc.components?.schemas?.[name];
+  expect(target, `unresolved ${ref}`).toBeDefined();
+  return resolve(target);
+}
+
+function operation(method: string, path: string): Operation {
+  const found = doc.paths[path]?.[method];
+  expect(found, `${method.toUpperCase()} ${path} is not documented`).toBeDefined();
+  return found as Operation;
+}
+
+function jsonSchemaOf(content: Content | undefined, what: string): Schema {
+  const json = content?.content?.["application/json"];
+  expect(json, `${what} documents no JSON body`).toBeDefined();
+  return resolve(json?.schema);
+}
+
+function requestBodySchema(method: string, path: string): Schema {
+  return jsonSchemaOf(operation(method, path).requestBody, `${method.toUpperCase()} ${path}`);
+}
+
+function responseSchema(method: string, path: string, status: string): Schema {
+  return jsonSchemaOf(operation(method, path).responses[status], `${method.toUpperCase()} ${path} ${status}`);
+}
+
+function property(schema: Schema, ...names: string[]): Schema {
+  return names.reduce((current, name) => {
+    const next = resolve(current).properties?.[name];
+    expect(next, `no property ${name}`).toBeDefined();
+    return resolve(next);
+  }, schema);
+}
+
+describe("GET /openapi.json", () => {
+  it("serves an OpenAPI 3.1 document as JSON", () => {
+    expect(status).toBe(200);
+    expect(contentType).toMatch(/^application\/json/);
+    expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
+  });
+
+  it.each(CONTRACT_ROUTES)("documents %s %s", (method, path) => {
+    const documented = operation(method, path);
+
+    expect(Object.keys(documented.responses ?? {}).length).toBeGreaterThan(0);
+  });
+
+  it.each(CONTRACT_ROUTES.filter(([, path]) => path.includes("{")))("declares the path parameters of %s %s", (method, path) => {
+    const names = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+    const parameters = operation(method, path).parameters ?? [];
+
+    for (const name of names) {
+      expect(parameters).toContainEqual(expect.objectContaining({ name, in: "path", required: true }));
+    }
+  });
+
+  it("gives workflow and step ids in paths the contract's id pattern", () => {
+    const parameters = operation("post", "/v1/workflows/{id}/steps/{stepId}/retry").parameters ?? [];
+
+    expect(parameters.find((parameter) => parameter.name === "id")?.schema.pattern).toBe(ID_PATTERN);
+    expect(parameters.find((parameter) => parameter.name === "stepId")?.schema.pattern).toBe(ID_PATTERN);
+  });
+});
+
+describe("the start request in the OpenAPI document", () => {
+  it("requires a definition and allows an optional id in the contract's format", () => {
+    const body = requestBodySchema("post", "/v1/workflows");
+
+    expect(body.required).toEqual(["definition"]);
+    expect(property(body, "id").pattern).toBe(ID_PATTERN);
+    expect(body.properties).toHaveProperty("input");
+    expect(body.additionalProperties).toBe(false);
+  });
+
+  it("requires a definition's name and 1 to 200 steps", () => {
+    const definition = property(requestBodySchema("post", "/v1/workflows"), "definition");
+    const steps = property(definition, "steps");
+
+    expect(definition.required).toEqual(expect.arrayContaining(["name", "steps"]));
+    expect(steps).toMatchObject({ type: "array", minItems: 1, maxItems: 200 });
+  });
+
+  it("requires each step's id and action, and refuses unknown step fields", () => {
+    const step = resolve(property(requestBodySchema("post", "/v1/workflows"), "definition", "steps").items);
+
+    expect(step.required).toEqual(expect.arrayContaining(["id", "action"]));
+    expect(step.required).not.toContain("dependsOn");
+    expect(property(step, "id").pattern).toBe(ID_PATTERN);
+    expect(Object.keys(step.properties ?? {})).toEqual(expect.arrayContaining(["id", "dependsOn", "action", "retry", "timeouts", "compensate"]));
+    expect(step.additionalProperties).toBe(false);
+  });
+
+  it("describes an http action with its type, url and method", () => {
+    const step = resolve(property(requestBodySchema("post", "/v1/workflows"), "definition", "steps").items);
+    const action = property(step, "action");
+
+    expect(action.required).toEqual(expect.arrayContaining(["type", "url"]));
+    expect(property(action, "type").enum ?? [property(action, "type").const]).toEqual(["http"]);
+    expect(property(action, "method").enum).toEqual(expect.arrayContaining(["GET", "POST"]));
+  });
+
+  it("carries the retry policy's bounds", () => {
+    const step = resolve(property(requestBodySchema("post", "/v1/workflows"), "definition", "steps").items);
+
+    expect(property(step, "retry", "maxAttempts")).toMatchObject({ type: "integer", minimum: 1 });
+    expect(property(step, "retry", "jitter")).toMatchObject({ minimum: 0, maximum: 1 });
+    expect(property(step, "timeouts", "heartbeatMs")).toMatchObject({ type: "integer", minimum: 1 });
+  });
+
+  it("lists onFailure's three choices", () => {
+    const definition = property(requestBodySchema("post", "/v1/workflows"), "definition");
+
+    expect(property(definition, "onFailure").enum).toEqual(expect.arrayContaining(["compensate", "escalate", "fail"]));
+  });
+});
+
+describe("the other request bodies in the OpenAPI document", () => {
+  it("documents skip's optional output", () => {
+    const body = requestBodySchema("post", "/v1/workflows/{id}/steps/{stepId}/skip");
+
+    expect(body.properties).toHaveProperty("output");
+    expect(body.required ?? []).not.toContain("output");
+  });
+
+  it("documents a heartbeat's optional progress", () => {
+    const body = requestBodySchema("post", "/v1/tasks/{token}/heartbeat");
+
+    expect(body.properties).toHaveProperty("progress");
+    expect(body.required ?? []).toEqual([]);
+  });
+
+  it("documents a completion's optional output", () => {
+    const body = requestBodySchema("post", "/v1/tasks/{token}/complete");
+
+    expect(body.properties).toHaveProperty("output");
+    expect(body.required ?? []).toEqual([]);
+  });
+
+  it("requires a failure's error with a message and an optional retryable flag", () => {
+    const body = requestBodySchema("post", "/v1/tasks/{token}/fail");
+    const error = property(body, "error");
+
+    expect(body.required).toEqual(["error"]);
+    expect(error.required).toEqual(["message"]);
+    expect(property(error, "retryable").type).toBe("boolean");
+  });
+});
+
+describe("the responses in the OpenAPI document", () => {
+  it("documents 201 for a new workflow, 200 for a repeated start and 409 for a conflicting one", () => {
+    const responses = operation("post", "/v1/workflows").responses;
+
+    expect(Object.keys(responses)).toEqual(expect.arrayContaining(["200", "201", "400", "409", "415"]));
+  });
+
+  it("describes a workflow with the fields the contract lists", () => {
+    const workflow = responseSchema("get", "/v1/workflows/{id}", "200");
+    const step = resolve(property(workflow, "steps").items);
+
+    expect(workflow.required).toEqual(expect.arrayContaining(["id", "name", "status", "createdAt", "updatedAt", "steps"]));
+    expect(property(workflow, "status").enum).toEqual(
+      expect.arrayContaining(["running", "compensating", "needs_attention", "completed", "failed", "compensated", "cancelled"]),
+    );
+    expect(Object.keys(step.properties ?? {})).toEqual(
+      expect.arrayContaining(["id", "status", "attempt", "output", "error", "nextRetryAt", "lastHeartbeatAt", "progress", "attempts"]),
+    );
+  });
+
+  it("describes the history as ordered events", () => {
+    const history = responseSchema("get", "/v1/workflows/{id}/history", "200");
+    const event = resolve(property(history, "events").items);
+
+    expect(event.required).toEqual(expect.arrayContaining(["seq", "at", "type"]));
+    expect(Object.keys(event.properties ?? {})).toEqual(expect.arrayContaining(["stepId", "attempt", "data"]));
+  });
+
+  it("describes 202 for the operator actions", () => {
+    for (const path of ["/v1/workflows/{id}/cancel", "/v1/workflows/{id}/compensate", "/v1/workflows/{id}/steps/{stepId}/retry", "/v1/workflows/{id}/steps/{stepId}/skip"]) {
+      expect(Object.keys(operation("post", path).responses), path).toContain("202");
+    }
+  });
+
+  it("describes heartbeat's reply with cancelRequested", () => {
+    const reply = responseSchema("post", "/v1/tasks/{token}/heartbeat", "200");
+
+    expect(property(reply, "cancelRequested").type).toBe("boolean");
+  });
+
+  it("gives every error response the contract's error shape", () => {
+    for (const [method, path] of CONTRACT_ROUTES) {
+      for (const code of Object.keys(operation(method, path).responses)) {
+        if (Number(code) < 400) continue;
+        const shape = responseSchema(method, path, code);
+        const error = property(shape, "error");
+        expect(error.required, `${method} ${path} ${code}`).toEqual(expect.arrayContaining(["code", "message"]));
+        expect(error.properties, `${method} ${path} ${code}`).toHaveProperty("details");
+      }
+    }
+  });
+});
