@@ -26,8 +26,15 @@ export async function consumeTaskBatch(batch: MessageBatch<unknown>, env: Env): 
         message.ack();
         return;
       }
-      await runTask(parsed.data, env);
-      message.ack();
+      try {
+        await runTask(parsed.data, env);
+        message.ack();
+      } catch (error) {
+        // The object could not be reached (reset, overloaded): deliver again later; after max_retries the
+        // message goes to the dead-letter queue and the attempt's deadlines still bring it back.
+        console.error(JSON.stringify({ message: "task failed; retrying delivery", id: message.id, error: String(error) }));
+        message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
+      }
     }),
   );
 }

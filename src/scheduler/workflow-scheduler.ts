@@ -135,9 +135,15 @@ export class WorkflowScheduler extends DurableObject<Env> {
   private async armAlarm(deadline: number | undefined): Promise<void> {
     const target = deadline ?? null;
     if (this.armedAt === target) return;
-    if (target === null) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(target);
+    // Noted before the await, so a transition that runs meanwhile compares against what is being set.
     this.armedAt = target;
+    try {
+      if (target === null) await this.ctx.storage.deleteAlarm();
+      else await this.ctx.storage.setAlarm(target);
+    } catch (error) {
+      this.armedAt = undefined;
+      throw error;
+    }
   }
 
   /**

@@ -71,3 +71,29 @@ describe("durability", () => {
     expect(remote.requestsFor(`${id}:slow`)).toBe(1);
   });
 });
+
+describe("an agent that cannot reach the scheduler", () => {
+  it("asks for the message to be delivered again instead of failing the whole batch", async () => {
+    const id = uniqueId();
+    const held = await holdBackSends(id);
+    await start({ name: "unreachable", defaults: FAST, steps: [{ id: "a", action: { type: "http", url: `${REMOTE}/a` } }] }, { id });
+    // Every stub the agent gets fails its claim, as an object does while a deploy resets it.
+    const namespace = env.WORKFLOW_SCHEDULER;
+    const getByName = namespace.getByName.bind(namespace);
+    vi.spyOn(namespace, "getByName").mockImplementation((name: string) => {
+      const stub = getByName(name);
+      return new Proxy(stub, {
+        get: (target, property) =>
+          property === "claim" ? () => Promise.reject(new Error("Durable Object reset because its code was updated.")) : Reflect.get(target, property),
+      });
+    });
+    const batch = createMessageBatch("shepherd-tasks", [{ id: "m-throw", timestamp: new Date(), attempts: 1, body: held[0]! }]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env, ctx);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.explicitAcks).toEqual([]);
+    expect(result.retryMessages.map((message) => message.msgId)).toEqual(["m-throw"]);
+    vi.restoreAllMocks();
+    await schedulerStub(id).cancel();
+  });
+});
