@@ -1,22 +1,201 @@
-// Placeholder example remote: answers every POST with {"ok":true} on http://127.0.0.1:8788.
+// The remote services of an order workflow, for the README's quickstart (`npm run example-remote`).
+// Dependency-free: a Node http server on 127.0.0.1:8788 (override with PORT) that logs every request.
+//
+//   POST /reserve  200 {reservationId}        POST /refund   200 {refunded: true}
+//   POST /charge   200 {chargeId}             POST /release  200 {released: true}
+//   POST /ship     200 {trackingId}           POST /flaky    503 twice per Idempotency-Key, then 200
+//   POST /decline  422 {error}                POST /async    202, then reports through its task token
+//   GET  /effects  effects applied, per Idempotency-Key
+//
+// /charge is idempotent like a real payment API: the same key returns the same charge and is applied once.
+// The other endpoints apply every successful request, so an effect count above 1 reveals a duplicate.
+// /async calls back only SHEPHERD_URL (default http://localhost:8787), which must be on this machine.
+/* global fetch, AbortSignal */
+import { Buffer } from "node:buffer";
 import { createServer } from "node:http";
+import { setTimeout } from "node:timers";
 
-const host = "127.0.0.1";
-const port = 8788;
+const HOST = "127.0.0.1";
+const PORT = Number(process.env.PORT ?? 8788);
+const SHEPHERD_URL = new URL(process.env.SHEPHERD_URL ?? "http://localhost:8787");
+const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+const MAX_BODY_BYTES = 1024 * 1024;
+/** Async jobs in flight at once; more are refused with 429 so callbacks stay bounded. */
+const MAX_PENDING_CALLBACKS = 100;
+const CALLBACK_DELAY_MS = 1000;
+const CALLBACK_TIMEOUT_MS = 5000;
 
-const server = createServer((req, res) => {
-  if (req.method !== "POST") {
-    res.writeHead(405, { "content-type": "application/json", allow: "POST" });
-    res.end(JSON.stringify({ ok: false, error: "method_not_allowed" }));
+if (!Number.isInteger(PORT) || PORT < 1 || PORT > 65535) {
+  console.error(`PORT must be a port number (got ${process.env.PORT})`);
+  process.exit(1);
+}
+if (!LOCAL_HOSTS.has(SHEPHERD_URL.hostname) || !["http:", "https:"].includes(SHEPHERD_URL.protocol)) {
+  console.error(`SHEPHERD_URL must be an http URL on localhost (got ${SHEPHERD_URL})`);
+  process.exit(1);
+}
+
+/** Effects applied per Idempotency-Key, served by GET /effects. */
+const effects = new Map();
+/** Requests seen per Idempotency-Key and path, for /flaky. */
+const requests = new Map();
+/** The charge made for each Idempotency-Key, so a repeated request gets the same one back. */
+const charges = new Map();
+/** Per-prefix counters for the ids the endpoints hand out (res_0001, ch_0001, ...). */
+const sequences = new Map();
+let pendingCallbacks = 0;
+
+function applyEffect(key = "(no key)") {
+  effects.set(key, (effects.get(key) ?? 0) + 1);
+}
+
+function nextId(prefix) {
+  const n = (sequences.get(prefix) ?? 0) + 1;
+  sequences.set(prefix, n);
+  return `${prefix}_${String(n).padStart(4, "0")}`;
+}
+
+const handlers = {
+  "POST /reserve": ({ key }) => {
+    applyEffect(key);
+    return [200, { reservationId: nextId("res") }];
+  },
+  "POST /charge": ({ key, body }) => {
+    const existing = key === undefined ? undefined : charges.get(key);
+    if (existing) return [200, existing];
+    applyEffect(key);
+    const charge = { chargeId: nextId("ch"), amount: body?.amount ?? null };
+    if (key !== undefined) charges.set(key, charge);
+    return [200, charge];
+  },
+  "POST /ship": ({ key }) => {
+    applyEffect(key);
+    return [200, { trackingId: nextId("trk") }];
+  },
+  "POST /refund": ({ key }) => {
+    applyEffect(key);
+    return [200, { refunded: true }];
+  },
+  "POST /release": ({ key }) => {
+    applyEffect(key);
+    return [200, { released: true }];
+  },
+  "POST /flaky": ({ key, seen }) => {
+    if (seen <= 2) return [503, { error: `temporarily unavailable (request ${seen} for this key)` }];
+    applyEffect(key);
+    return [200, { ok: true, requests: seen }];
+  },
+  "POST /decline": () => [422, { error: "declined" }],
+  "POST /async": ({ key, token }) => {
+    if (!token) return [400, { error: "missing Shepherd-Task-Token header" }];
+    if (pendingCallbacks >= MAX_PENDING_CALLBACKS) return [429, { error: "too many jobs in flight" }];
+    const jobId = nextId("job");
+    pendingCallbacks += 1;
+    setTimeout(() => {
+      reportJob(token, key, jobId).finally(() => {
+        pendingCallbacks -= 1;
+      });
+    }, CALLBACK_DELAY_MS);
+    return [202, { accepted: true, jobId }];
+  },
+  "GET /effects": () => [200, Object.fromEntries(effects)],
+};
+
+/** Plays a slow job: one heartbeat with progress, then completion, both through the task token. */
+async function reportJob(token, key, jobId) {
+  const heartbeat = await callShepherd(token, "heartbeat", { progress: { jobId, percent: 50 } });
+  if (heartbeat?.cancelRequested) {
+    console.log(`  job ${jobId}: Shepherd asked to cancel; not completing`);
     return;
   }
-  req.resume();
-  req.on("end", () => {
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ ok: true }));
+  const completed = await callShepherd(token, "complete", { output: { jobId, labelUrl: `https://labels.example/${jobId}.pdf` } });
+  if (completed) applyEffect(key);
+}
+
+async function callShepherd(token, action, body) {
+  const url = new URL(`/v1/tasks/${encodeURIComponent(token)}/${action}`, SHEPHERD_URL);
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(CALLBACK_TIMEOUT_MS),
+    });
+    const text = await response.text();
+    console.log(`  -> POST ${url.origin}/v1/tasks/<token>/${action} ${response.status} ${text}`);
+    return response.ok ? JSON.parse(text) : undefined;
+  } catch (error) {
+    console.log(`  -> POST ${url.origin}/v1/tasks/<token>/${action} failed: ${error.message}`);
+    return undefined;
+  }
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let size = 0;
+    req.on("data", (chunk) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error("body too large"));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
   });
+}
+
+function parseJson(text) {
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function send(res, status, body) {
+  res.writeHead(status, { "Content-Type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+const server = createServer(async (req, res) => {
+  const path = new URL(req.url ?? "/", `http://${HOST}`).pathname;
+  const key = req.headers["idempotency-key"];
+  const attempt = req.headers["shepherd-attempt"];
+  let text;
+  try {
+    text = await readBody(req);
+  } catch {
+    send(res, 413, { error: "body too large" });
+    return;
+  }
+  const seenKey = `${path} ${key ?? ""}`;
+  const seen = (requests.get(seenKey) ?? 0) + 1;
+  requests.set(seenKey, seen);
+
+  const handler = handlers[`${req.method} ${path}`];
+  const [status, body] = handler
+    ? handler({ key, body: parseJson(text), seen, token: req.headers["shepherd-task-token"] })
+    : Object.keys(handlers).some((route) => route.endsWith(` ${path}`))
+      ? [405, { error: `method ${req.method} not allowed on ${path}` }]
+      : [404, { error: `no endpoint ${path}` }];
+  console.log(
+    `${req.method} ${path} Idempotency-Key=${key ?? "-"} Shepherd-Attempt=${attempt ?? "-"} ${text.trim().slice(0, 200) || "-"} -> ${status} ${JSON.stringify(body)}`,
+  );
+  send(res, status, body);
 });
 
-server.listen(port, host, () => {
-  console.log(`example remote listening on http://${host}:${port}`);
+server.listen(PORT, HOST, () => {
+  console.log(`example remote listening on http://${HOST}:${PORT} (callbacks to ${SHEPHERD_URL.origin})`);
 });
+
+function shutdown() {
+  server.close();
+  server.closeAllConnections?.();
+  process.exit(0);
+}
+process.on("SIGINT", shutdown);
+process.on("SIGTERM", shutdown);

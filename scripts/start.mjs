@@ -30,9 +30,18 @@ function run(args) {
   });
 }
 
-const persistArgs = hasFlag("--persist-to") ? [] : ["--persist-to", ".wrangler/state"];
+function flagValue(name) {
+  const index = extraArgs.findIndex((arg) => arg === name || arg.startsWith(`${name}=`));
+  if (index === -1) return undefined;
+  const arg = extraArgs[index];
+  return arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : extraArgs[index + 1];
+}
 
-const migrateCode = await run(["d1", "migrations", "apply", "DB", "--local", ...persistArgs]);
+// The migrations go wherever wrangler dev will keep its state, the caller's --persist-to included.
+const persistTo = flagValue("--persist-to") ?? ".wrangler/state";
+const persistArgs = hasFlag("--persist-to") ? [] : ["--persist-to", persistTo];
+
+const migrateCode = await run(["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo]);
 if (migrateCode !== 0) {
   process.exit(migrateCode);
 }
