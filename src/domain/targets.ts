@@ -22,7 +22,8 @@ export function checkTarget(rawUrl: string, policy: TargetPolicy): string | unde
   }
   if (url.username || url.password) return "URLs with credentials (userinfo) are refused";
   if (policy.allowPrivate) return undefined;
-  const host = url.hostname.toLowerCase();
+  // "localhost." and "metadata.internal." are the same hosts written fully qualified.
+  const host = url.hostname.toLowerCase().replace(/\.+$/, "");
   if (host.startsWith("[") || /^[\d.]+$/.test(host) || /^0x/i.test(host)) {
     return `IP literal hosts are refused (${host})`;
   }

@@ -27,9 +27,15 @@ export class TransitionContext {
     readonly random: () => number,
   ) {}
 
+  /** Appends to the history as part of a state change. */
   record(type: string, fields: Omit<HistoryEntry, "type"> = {}): void {
     this.history.push({ type, ...fields });
     this.changed = true;
+  }
+
+  /** Appends to the history without changing the state, e.g. a refused report. */
+  note(type: string, fields: Omit<HistoryEntry, "type"> = {}): void {
+    this.history.push({ type, ...fields });
   }
 
   step(stepId: string): StepState | undefined {

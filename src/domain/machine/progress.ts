@@ -1,5 +1,5 @@
 import { retryDelayMs } from "../retry-policy";
-import { activeAttempt, type Attempt, type StepError, type StepState } from "../state";
+import { activeAttempt, latestAttempt, type Attempt, type StepError, type StepState } from "../state";
 import type { TransitionContext } from "./context";
 
 const SATISFIED = new Set(["succeeded", "skipped"]);
@@ -99,8 +99,8 @@ export function failWorkflow(ctx: TransitionContext): void {
 
 /**
  * Stops every step that has not finished: running attempts are fenced (a late report from them is refused)
- * and queued or pending work is cancelled. Returns the steps whose attempt had already started, newest
- * first: their remote effect may have happened, so compensation must cover them too.
+ * and queued, pending or backing-off work is cancelled. Returns the steps with an attempt that had already
+ * started, newest first: their remote effect may have happened, so compensation must cover them too.
  */
 function fenceUnfinishedSteps(ctx: TransitionContext): string[] {
   const started: { id: string; startedAt: number }[] = [];
@@ -109,8 +109,9 @@ function fenceUnfinishedSteps(ctx: TransitionContext): string[] {
     if (attempt) {
       attempt.status = "cancelled";
       attempt.endedAt = ctx.now;
-      if (attempt.startedAt !== undefined) started.push({ id: step.id, startedAt: attempt.startedAt });
     }
+    const startedAt = (attempt ?? (step.status === "retrying" ? latestAttempt(step) : undefined))?.startedAt;
+    if (startedAt !== undefined) started.push({ id: step.id, startedAt });
     if (attempt || step.status === "pending" || step.status === "retrying") {
       step.status = "cancelled";
       delete step.nextRetryAt;

@@ -1,5 +1,5 @@
 import type { Action } from "../schemas";
-import { activeAttempt, isTerminal, latestAttempt, type Attempt, type StepError, type StepState } from "../state";
+import { activeAttempt, isTerminal, type Attempt, type StepError, type StepState } from "../state";
 import { renderTemplates, TemplateError, type TemplateContext } from "../templates";
 import type { TransitionContext } from "./context";
 import { advanceCompensation, dispatchReadySteps, failAttempt } from "./progress";
@@ -24,8 +24,8 @@ export interface ClaimedTask {
 const ENDED_STEP_STATUSES = new Set(["succeeded", "failed", "skipped", "compensated", "cancelled"]);
 
 /**
- * Fencing: only the step's latest attempt, while still active, may change anything. A report from an older
- * attempt is refused and recorded; one for a step that has ended is `gone`.
+ * Fencing: only the step's active attempt may change anything. A report for a step that has ended is `gone`;
+ * one from any other attempt is stale: refused, and noted in the history without changing the state.
  */
 export function locateAttempt(
   ctx: TransitionContext,
@@ -35,13 +35,12 @@ export function locateAttempt(
 ): { ok: true; step: StepState; attempt: Attempt } | ReportRejection {
   const step = ctx.step(stepId);
   if (!step) return { ok: false, code: "not_found", message: `workflow has no step "${stepId}"` };
-  const latest = latestAttempt(step);
   const active = activeAttempt(step);
   if (active && active.n === n) return { ok: true, step, attempt: active };
-  if (latest?.n === n && (ENDED_STEP_STATUSES.has(step.status) || isTerminal(ctx.state.status))) {
+  if (ENDED_STEP_STATUSES.has(step.status) || isTerminal(ctx.state.status)) {
     return { ok: false, code: "gone", message: `step "${stepId}" has ended (${step.status})` };
   }
-  ctx.record("stale_report_rejected", { stepId, attempt: n, data: { report, currentAttempt: step.attempt } });
+  ctx.note("stale_report_rejected", { stepId, attempt: n, data: { report, currentAttempt: step.attempt } });
   return {
     ok: false,
     code: "stale_attempt",
@@ -108,17 +107,14 @@ export function recordHeartbeat(
   n: number,
   progress: { value?: unknown } = {},
 ): { ok: true; cancelRequested: boolean } | ReportRejection {
-  const step = ctx.step(stepId);
-  const latest = step && latestAttempt(step);
-  // An attempt fenced by a cancel is told so, letting the remote stop its work early.
-  if (latest?.n === n && latest.status === "cancelled") return { ok: true, cancelRequested: true };
+  // An attempt fenced by a cancel or an unwinding workflow is told so, letting the remote stop early.
+  const fenced = ctx.step(stepId)?.attempts.find((attempt) => attempt.n === n);
+  if (fenced?.status === "cancelled") return { ok: true, cancelRequested: true };
   const located = locateAttempt(ctx, stepId, n, "heartbeat");
   if (!located.ok) return located;
   const { attempt } = located;
-  if (attempt.status === "scheduled") {
-    attempt.status = "running";
-    attempt.startedAt = ctx.now;
-  }
+  // Nothing runs before a claim, so there is no deadline to extend yet; the claim must stay possible.
+  if (attempt.status === "scheduled") return { ok: true, cancelRequested: false };
   attempt.lastHeartbeatAt = ctx.now;
   located.step.lastHeartbeatAt = ctx.now;
   if ("value" in progress) located.step.progress = progress.value;
@@ -156,6 +152,7 @@ export function recordAccepted(ctx: TransitionContext, stepId: string, n: number
   const located = locateAttempt(ctx, stepId, n, "accepted");
   if (!located.ok) return located;
   const { step, attempt } = located;
+  if (attempt.status === "waiting") return { ok: true };
   attempt.status = "waiting";
   attempt.lastHeartbeatAt = ctx.now;
   step.lastHeartbeatAt = ctx.now;
