@@ -3,20 +3,16 @@ import { bodyLimit } from "hono/body-limit";
 import { LIMITS } from "../domain/limits";
 import type { AppEnv } from "./context";
 import { DEFAULT_TENANT } from "./context";
-import { ApiError, errorBody, onApiError } from "./errors";
+import { ApiError, errorBody, onApiError, validationFailed } from "./errors";
+import { operatorRoutes } from "./operator-actions";
 import { taskRoutes } from "./tasks";
 import { workflowRoutes } from "./workflows";
 
 /** The front door: JSON routes validated by the same zod schemas that generate `GET /openapi.json`. */
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>({
-    defaultHook: (result, c) => {
-      if (!result.success) {
-        const issues = result.error.issues.map(({ path, message, code }) => ({ path, message, code }));
-        const first = issues[0];
-        const where = first && first.path.length > 0 ? `${first.path.join(".")}: ` : "";
-        return c.json(errorBody("validation_failed", `Invalid request: ${where}${first?.message ?? "invalid"}.`, issues), 400);
-      }
+    defaultHook: (result) => {
+      if (!result.success) throw validationFailed(result.error.issues);
     },
   });
 
@@ -39,6 +35,7 @@ export function createApp() {
   });
 
   app.route("/", workflowRoutes);
+  app.route("/", operatorRoutes);
   app.route("/", taskRoutes);
 
   app.doc31("/openapi.json", {

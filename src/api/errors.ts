@@ -25,6 +25,20 @@ export class ApiError extends HTTPException {
   }
 }
 
+export interface ValidationIssue {
+  path: PropertyKey[];
+  message: string;
+  code: string;
+}
+
+/** One 400 for every validation problem, its message naming the first issue's path. */
+export function validationFailed(issues: ValidationIssue[]): ApiError {
+  const details = issues.map(({ path, message, code }) => ({ path: path.map((key) => (typeof key === "symbol" ? String(key) : key)), message, code }));
+  const first = details[0];
+  const where = first && first.path.length > 0 ? `${first.path.join(".")}: ` : "";
+  return new ApiError(400, "validation_failed", `Invalid request: ${where}${first?.message ?? "invalid"}.`, details);
+}
+
 export function errorBody(code: string, message: string, details?: unknown[]) {
   return { error: { code, message, ...(details ? { details } : {}) } };
 }

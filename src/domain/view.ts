@@ -1,38 +1,26 @@
-import type { AttemptKind, AttemptStatus, StepError, StepStatus, WorkflowState, WorkflowStatus } from "./state";
+import { z } from "zod";
+import { AttemptSchema, StepStateSchema, WorkflowFieldsSchema, type WorkflowState } from "./state";
 
 /** The public shape of `GET /v1/workflows/{id}`: the state minus the scheduler's bookkeeping. */
-export interface WorkflowView {
-  id: string;
-  name: string;
-  status: WorkflowStatus;
-  input: unknown;
-  output?: Record<string, unknown>;
-  error?: StepError;
-  createdAt: number;
-  updatedAt: number;
-  endedAt?: number;
-  steps: StepView[];
-}
+export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
+  id: true,
+  name: true,
+  status: true,
+  input: true,
+  output: true,
+  error: true,
+  createdAt: true,
+  updatedAt: true,
+  endedAt: true,
+}).extend({
+  steps: z.array(
+    StepStateSchema.omit({ budgetUsed: true, attempts: true }).extend({
+      attempts: z.array(AttemptSchema.omit({ lastHeartbeatAt: true })),
+    }),
+  ),
+});
 
-export interface StepView {
-  id: string;
-  status: StepStatus;
-  attempt: number;
-  output?: unknown;
-  error?: StepError;
-  nextRetryAt?: number;
-  lastHeartbeatAt?: number;
-  progress?: unknown;
-  attempts: {
-    n: number;
-    kind: AttemptKind;
-    status: AttemptStatus;
-    scheduledAt: number;
-    startedAt?: number;
-    endedAt?: number;
-    error?: StepError;
-  }[];
-}
+export type WorkflowView = z.infer<typeof WorkflowViewSchema>;
 
 export function toWorkflowView(state: WorkflowState): WorkflowView {
   return {

@@ -231,6 +231,15 @@ describe("POST /v1/workflows with an invalid definition", () => {
     expectValidationIssue(response, path, message);
     await expectNoWorkflow(id);
   });
+
+  it("names the refused URL's path in the error message itself, not only in the details", async () => {
+    const response = await api("POST", "/v1/workflows", {
+      id: uniqueId("invalid"),
+      definition: definitionWith([{ id: "a", action: { type: "http", url: "https://user:pw@x.example/" } }]),
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.error.message).toContain("definition.steps.0.action.url");
+  });
 });
 
 describe("POST /v1/workflows with an invalid body", () => {
