@@ -16,6 +16,7 @@ const ERROR_DESCRIPTIONS = {
   409: "Conflicts with the workflow's state, or the attempt is stale",
   410: "The step has ended",
   415: "The body is not application/json",
+  503: "The deployment is missing required configuration",
 } as const;
 
 export function errorResponses<S extends keyof typeof ERROR_DESCRIPTIONS>(...statuses: S[]) {

@@ -17,6 +17,7 @@ export const HistorySchema = z
         data: z.unknown().optional(),
       }),
     ),
+    nextAfter: z.number().optional(),
   })
   .openapi("History");
 

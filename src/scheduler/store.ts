@@ -91,7 +91,7 @@ export class WorkflowStore {
     }
   }
 
-  history(afterSeq = 0, limit = 1000): HistoryEvent[] {
+  history(afterSeq: number, limit: number): HistoryEvent[] {
     return this.storage.sql
       .exec<EventRow>("SELECT seq, at, type, step_id, attempt, data_json FROM events WHERE seq > ? ORDER BY seq LIMIT ?", afterSeq, limit)
       .toArray()

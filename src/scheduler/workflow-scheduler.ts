@@ -58,7 +58,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return loaded && toWorkflowView(loaded.state);
   }
 
-  history(afterSeq?: number, limit?: number): HistoryEvent[] {
+  history(afterSeq: number, limit: number): HistoryEvent[] {
     return this.store.history(afterSeq, limit);
   }
 
@@ -152,14 +152,14 @@ export class WorkflowScheduler extends DurableObject<Env> {
    */
   private async enqueue(tenant: string, workflowId: string, effects: Effect[]): Promise<void> {
     if (effects.length === 0) return;
-    const messages = await Promise.all(
-      effects.map(async (effect): Promise<{ body: TaskMessage }> => {
-        const claims = { tenant, workflowId, stepId: effect.stepId, attempt: effect.attempt };
-        const token = await signTaskToken(claims, this.env.TASK_TOKEN_SECRET);
-        return { body: { ...claims, kind: effect.kind, token } };
-      }),
-    );
     try {
+      const messages = await Promise.all(
+        effects.map(async (effect): Promise<{ body: TaskMessage }> => {
+          const claims = { tenant, workflowId, stepId: effect.stepId, attempt: effect.attempt };
+          const token = await signTaskToken(claims, this.env.TASK_TOKEN_SECRET);
+          return { body: { ...claims, kind: effect.kind, token } };
+        }),
+      );
       await this.env.TASKS.sendBatch(messages);
     } catch (error) {
       console.error(JSON.stringify({ message: "enqueue failed; the schedule-to-start deadline will retry", workflowId, error: String(error) }));

@@ -1,6 +1,6 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { historyOf, start, waitForStatus } from "../helpers/api";
+import { api, historyOf, start, waitForStatus } from "../helpers/api";
 import { httpStep, json, mockRemote, REMOTE } from "../helpers/remote";
 
 afterEach(() => vi.restoreAllMocks());
@@ -40,5 +40,17 @@ describe("methods the API does not serve", () => {
     expect(response.status).toBe(405);
     expect(response.headers.get("Allow")).toBe("GET");
     expect(await response.json()).toMatchObject({ error: { code: "method_not_allowed" } });
+  });
+});
+
+describe("a deployment without its task-token secret", () => {
+  it("refuses to start workflows with 503 and stores nothing", async () => {
+    vi.spyOn(env, "TASK_TOKEN_SECRET", "get").mockReturnValue("");
+    const response = await api("POST", "/v1/workflows", { id: "no-secret", definition: { name: "x", steps: [httpStep("a")] } });
+    expect(response.status).toBe(503);
+    expect(response.body.error.code).toBe("not_configured");
+    expect(response.body.error.message).toContain("wrangler secret put TASK_TOKEN_SECRET");
+    vi.restoreAllMocks();
+    expect((await api("GET", "/v1/workflows/no-secret")).status).toBe(404);
   });
 });
