@@ -39,3 +39,7 @@ export function applySchemaMigrations(sql: SqlStorage): void {
     sql.exec("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", version, Date.now());
   });
 }
+
+export function schemaExists(sql: SqlStorage): boolean {
+  return sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").toArray().length > 0;
+}

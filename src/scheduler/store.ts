@@ -1,6 +1,6 @@
 import type { HistoryEntry } from "../domain/machine";
 import { StepStateSchema, WorkflowFieldsSchema, type WorkflowState } from "../domain/state";
-import { applySchemaMigrations } from "./schema";
+import { applySchemaMigrations, schemaExists } from "./schema";
 
 export interface HistoryEvent {
   seq: number;
@@ -24,12 +24,18 @@ export class WorkflowStore {
   private persistedSteps = new Map<string, string>();
   private cached?: { state: WorkflowState; requestHash: string };
 
+  /** Whether this object has a schema yet; objects only asked about a workflow that does not exist never get one. */
+  private hasSchema: boolean;
+
   constructor(private readonly storage: DurableObjectStorage) {
-    applySchemaMigrations(storage.sql);
+    // Synchronous SQL: no request can interleave, so this needs no blockConcurrencyWhile.
+    this.hasSchema = schemaExists(storage.sql);
+    if (this.hasSchema) applySchemaMigrations(storage.sql);
   }
 
   load(): { state: WorkflowState; requestHash: string } | undefined {
     if (this.cached) return this.cached;
+    if (!this.hasSchema) return undefined;
     const row = this.storage.sql.exec<WorkflowRow>("SELECT request_hash, state_json FROM workflow").toArray()[0];
     if (!row) return undefined;
     const steps = this.storage.sql
@@ -54,6 +60,8 @@ export class WorkflowStore {
     const written = new Map<string, string>();
     try {
       this.storage.transactionSync(() => {
+        if (!this.hasSchema) applySchemaMigrations(sql);
+        this.hasSchema = true;
         const { steps, ...fields } = state;
         sql.exec(
           `INSERT INTO workflow (singleton, tenant, id, status, version, request_hash, next_deadline_at, state_json)
@@ -71,10 +79,11 @@ export class WorkflowStore {
           );
           written.set(step.id, json);
         });
-        this.appendHistory(history, now);
+        this.insertHistory(history, now);
       });
     } catch (error) {
       this.forget();
+      this.hasSchema = schemaExists(sql);
       throw error;
     }
     for (const [id, json] of written) this.persistedSteps.set(id, json);
@@ -83,6 +92,10 @@ export class WorkflowStore {
 
   /** Appends history without a state change, e.g. a rejected stale report. */
   appendHistory(history: HistoryEntry[], now: number): void {
+    if (this.hasSchema) this.insertHistory(history, now);
+  }
+
+  private insertHistory(history: HistoryEntry[], now: number): void {
     for (const entry of history) {
       this.storage.sql.exec(
         "INSERT INTO events (at, type, step_id, attempt, data_json) VALUES (?, ?, ?, ?, ?)",
@@ -92,6 +105,7 @@ export class WorkflowStore {
   }
 
   history(afterSeq: number, limit: number): HistoryEvent[] {
+    if (!this.hasSchema) return [];
     return this.storage.sql
       .exec<EventRow>("SELECT seq, at, type, step_id, attempt, data_json FROM events WHERE seq > ? ORDER BY seq LIMIT ?", afterSeq, limit)
       .toArray()
