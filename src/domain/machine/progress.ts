@@ -1,5 +1,5 @@
 import { retryDelayMs } from "../retry-policy";
-import { activeAttempt, latestAttempt, type Attempt, type StepError, type StepState } from "../state";
+import { activeAttempt, type Attempt, type StepError, type StepState } from "../state";
 import type { TransitionContext } from "./context";
 
 const SATISFIED = new Set(["succeeded", "skipped"]);
@@ -110,8 +110,11 @@ function fenceUnfinishedSteps(ctx: TransitionContext): string[] {
       attempt.status = "cancelled";
       attempt.endedAt = ctx.now;
     }
-    const startedAt = (attempt ?? (step.status === "retrying" ? latestAttempt(step) : undefined))?.startedAt;
-    if (startedAt !== undefined) started.push({ id: step.id, startedAt });
+    if (attempt || step.status === "retrying") {
+      // Any earlier action attempt that started (a silent agent, a timed-out call) may have taken effect.
+      const starts = step.attempts.filter((a) => a.kind === "action" && a.startedAt !== undefined).map((a) => a.startedAt ?? 0);
+      if (starts.length > 0) started.push({ id: step.id, startedAt: Math.max(...starts) });
+    }
     if (attempt || step.status === "pending" || step.status === "retrying") {
       step.status = "cancelled";
       delete step.nextRetryAt;
