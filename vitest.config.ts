@@ -16,6 +16,8 @@ export default defineConfig(async () => {
           bindings: {
             TASK_TOKEN_SECRET: "test-task-token-secret",
             ALLOW_PRIVATE_TARGETS: "true",
+            // Tenants of the tests; test/helpers/api.ts holds the same tokens.
+            API_TOKENS: "default:test-token-default,alpha:test-token-alpha,beta:test-token-beta",
             // Test-only binding consumed by test/setup/apply-migrations.ts.
             TEST_MIGRATIONS: migrations,
           },

@@ -1,6 +1,6 @@
 // Local development server: applies D1 migrations to the local database, then runs
 // `wrangler dev` on http://localhost:8787 with persisted local state.
-// Extra arguments are passed to `wrangler dev`, e.g.
+// The dev API token is `dev-token` (tenant `dev`). Extra arguments are passed to `wrangler dev`, e.g.
 //   npm start -- --port 9000 --var API_TOKENS:acme:secret
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -55,6 +55,8 @@ const devArgs = [
   "TASK_TOKEN_SECRET:dev-only-task-token-secret",
   "--var",
   "ALLOW_PRIVATE_TARGETS:true",
+  "--var",
+  "API_TOKENS:dev:dev-token",
   ...extraArgs,
 ];
 process.exit(await run(devArgs));

@@ -9,8 +9,12 @@ interface ShepherdEnv {
   TASK_TOKEN_SECRET: string;
   /** "true" allows task targets on private/loopback addresses (local dev and tests only). */
   ALLOW_PRIVATE_TARGETS?: string;
-  /** API tokens, e.g. "tenant:token" pairs. */
+  /** Comma-separated "tenant:token" pairs; without it every /v1 route except /v1/tasks answers 401. */
   API_TOKENS?: string;
+  /** Optional per-tenant host allowlist for http actions: JSON text or a [vars] table (see README). */
+  ALLOWED_TARGETS?: string | Record<string, string[]>;
+  /** Milliseconds past its indexed deadline before the cron sweep wakes a workflow (default 60000). */
+  SWEEP_GRACE_MS?: string;
 }
 
 interface Env extends ShepherdEnv {}

@@ -1,5 +1,7 @@
+import { recordDeadLetters } from "./agents/dead-letters";
 import { consumeTaskBatch } from "./agents/task-consumer";
 import { createApp } from "./api/app";
+import { sweepOverdueWorkflows } from "./supervisor/sweep";
 
 export { WorkflowScheduler } from "./scheduler/workflow-scheduler";
 
@@ -8,14 +10,10 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   async queue(batch, env, _ctx) {
-    if (batch.queue.endsWith("-dlq")) {
-      // Dead letters: the attempt's deadlines still stand, so the supervisor retries or fails the step.
-      for (const message of batch.messages) {
-        console.error(JSON.stringify({ message: "task dead-lettered", body: message.body }));
-        message.ack();
-      }
-      return;
-    }
-    await consumeTaskBatch(batch, env);
+    if (batch.queue.endsWith("-dlq")) await recordDeadLetters(batch, env);
+    else await consumeTaskBatch(batch, env);
+  },
+  async scheduled(controller, env, _ctx) {
+    await sweepOverdueWorkflows(env, controller.scheduledTime);
   },
 } satisfies ExportedHandler<Env>;

@@ -1,3 +1,4 @@
+import { targetPolicyFor } from "../config";
 import { TaskMessageSchema, type AttemptReport, type TaskMessage } from "../domain/task-message";
 import type { ClaimedTask } from "../domain/machine";
 import { schedulerFor } from "../scheduler/stub";
@@ -58,7 +59,7 @@ async function runTask(message: TaskMessage, env: Env): Promise<void> {
   }, Math.max(1, Math.floor(task.heartbeatMs / HEARTBEATS_PER_INTERVAL)));
   let report: AttemptReport;
   try {
-    report = await performHttpAction(task, message.token, { allowPrivate: env.ALLOW_PRIVATE_TARGETS === "true" }, controller.signal);
+    report = await performHttpAction(task, message.token, targetPolicyFor(env, message.tenant), controller.signal);
   } finally {
     clearInterval(heartbeats);
     clearTimeout(deadline);

@@ -1,8 +1,8 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { LIMITS } from "../domain/limits";
+import { requireApiToken } from "./auth";
 import type { AppEnv } from "./context";
-import { DEFAULT_TENANT } from "./context";
 import { ApiError, errorBody, onApiError, validationFailed } from "./errors";
 import { operatorRoutes } from "./operator-actions";
 import { taskRoutes } from "./tasks";
@@ -16,6 +16,8 @@ export function createApp() {
     },
   });
 
+  // Task routes are authorised by their signed task token instead (see tasks.ts).
+  app.use("/v1/*", (c, next) => (c.req.path.startsWith("/v1/tasks/") ? next() : requireApiToken(c, next)));
   app.use(
     "/v1/*",
     bodyLimit({
@@ -30,7 +32,6 @@ export function createApp() {
     if (c.req.method === "POST" && type !== undefined && !/^application\/json\b/i.test(type)) {
       throw new ApiError(415, "unsupported_media_type", "Send the request body as application/json.");
     }
-    c.set("tenant", DEFAULT_TENANT);
     await next();
   });
 
@@ -38,6 +39,11 @@ export function createApp() {
   app.route("/", operatorRoutes);
   app.route("/", taskRoutes);
 
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API token from the API_TOKENS setting (tenant:token pairs); it decides the tenant.",
+  });
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: { title: "Shepherd", version: "1.0.0", description: "Workflows that finish or unwind cleanly." },

@@ -1,5 +1,2 @@
-/** What routes read from the request context. */
+/** What routes read from the request context: the tenant is the one the caller's API token belongs to. */
 export type AppEnv = { Bindings: Env; Variables: { tenant: string } };
-
-/** Until API tokens arrive every caller acts for this tenant. */
-export const DEFAULT_TENANT = "default";

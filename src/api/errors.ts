@@ -20,6 +20,7 @@ export class ApiError extends HTTPException {
     readonly code: string,
     message: string,
     readonly details?: unknown[],
+    readonly headers?: Record<string, string>,
   ) {
     super(status, { message });
   }
@@ -57,7 +58,7 @@ const CODE_BY_STATUS: Record<number, string> = {
 
 export function onApiError(error: Error, c: Context): Response {
   if (error instanceof ApiError) {
-    return c.json(errorBody(error.code, error.message, error.details), error.status);
+    return c.json(errorBody(error.code, error.message, error.details), error.status, error.headers);
   }
   if (error instanceof HTTPException) {
     // Hono's JSON validator throws a bare 400 for a body that does not parse.

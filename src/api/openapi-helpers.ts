@@ -12,11 +12,12 @@ export function jsonBody<T extends z.ZodType>(schema: T) {
 const ERROR_DESCRIPTIONS = {
   400: "Invalid JSON or a request that fails validation",
   401: "Missing or invalid token",
+  413: "The request body is over 1 MiB",
   404: "No such workflow or step",
   409: "Conflicts with the workflow's state, or the attempt is stale",
   410: "The step has ended",
   415: "The body is not application/json",
-  503: "The deployment is missing required configuration",
+  503: "The deployment is missing or has malformed required configuration",
 } as const;
 
 export function errorResponses<S extends keyof typeof ERROR_DESCRIPTIONS>(...statuses: S[]) {
@@ -24,3 +25,6 @@ export function errorResponses<S extends keyof typeof ERROR_DESCRIPTIONS>(...sta
     [K in S]: ReturnType<typeof jsonContent<typeof ErrorSchema>>;
   };
 }
+
+/** The security requirement of every `/v1` route except the task routes (see app.ts for the scheme). */
+export const BEARER_AUTH = [{ bearerAuth: [] }];

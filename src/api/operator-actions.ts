@@ -5,15 +5,16 @@ import { schedulerFor, type SchedulerClient } from "../scheduler/stub";
 import type { AppEnv } from "./context";
 import { describeOrThrow } from "./describe";
 import { rejectionToError } from "./errors";
-import { errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
+import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
 import { StepParamsSchema, WorkflowParamsSchema, WorkflowViewSchema } from "./schemas";
 
-const accepted = { 202: jsonContent(WorkflowViewSchema, "Accepted: the workflow after the action"), ...errorResponses(400, 404, 409) };
+const accepted = { 202: jsonContent(WorkflowViewSchema, "Accepted: the workflow after the action"), ...errorResponses(400, 401, 404, 409, 413, 503) };
 
 const cancelRoute = createRoute({
   method: "post",
   path: "/v1/workflows/{id}/cancel",
   summary: "Cancel: fence running attempts, compensate succeeded steps, end cancelled",
+  security: BEARER_AUTH,
   request: { params: WorkflowParamsSchema },
   responses: accepted,
 });
@@ -22,6 +23,7 @@ const compensateRoute = createRoute({
   method: "post",
   path: "/v1/workflows/{id}/compensate",
   summary: "Give up on a workflow in needs_attention: compensate, then end compensated",
+  security: BEARER_AUTH,
   request: { params: WorkflowParamsSchema },
   responses: accepted,
 });
@@ -30,6 +32,7 @@ const retryStepRoute = createRoute({
   method: "post",
   path: "/v1/workflows/{id}/steps/{stepId}/retry",
   summary: "Retry a failed step with a fresh attempt budget (workflow in needs_attention)",
+  security: BEARER_AUTH,
   request: { params: StepParamsSchema },
   responses: accepted,
 });
@@ -38,6 +41,7 @@ const skipStepRoute = createRoute({
   method: "post",
   path: "/v1/workflows/{id}/steps/{stepId}/skip",
   summary: "Treat a failed step as succeeded with the given output (workflow in needs_attention)",
+  security: BEARER_AUTH,
   request: { params: StepParamsSchema, ...jsonBody(SkipStepSchema) },
   responses: { ...accepted, ...errorResponses(415) },
 });

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { IdSchema } from "../domain/schemas";
+import { WORKFLOW_STATUSES } from "../domain/state";
 import { WorkflowViewSchema as DomainWorkflowViewSchema } from "../domain/view";
 
 /** Response shapes, declared for the OpenAPI document (requests reuse the domain's schemas). */
@@ -20,6 +21,21 @@ export const HistorySchema = z
     nextAfter: z.number().optional(),
   })
   .openapi("History");
+
+export const WorkflowListSchema = z
+  .object({
+    workflows: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        status: z.enum(WORKFLOW_STATUSES),
+        createdAt: z.number(),
+        updatedAt: z.number().openapi({ description: "When the workflow last changed status" }),
+      }),
+    ),
+    nextCursor: z.string().optional(),
+  })
+  .openapi("WorkflowList");
 
 export const WorkflowParamsSchema = z.object({ id: IdSchema.openapi({ param: { name: "id", in: "path" } }) });
 export const StepParamsSchema = z.object({

@@ -1,14 +1,18 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { canonicalJson } from "../domain/canonical-json";
 import { planWorkflow } from "../domain/definition";
-import { StartWorkflowSchema, type StartWorkflowInput } from "../domain/schemas";
-import { checkTarget } from "../domain/targets";
+import { IdSchema, StartWorkflowSchema, type StartWorkflowInput } from "../domain/schemas";
+import { WORKFLOW_STATUSES } from "../domain/state";
+import { ConfigError, targetPolicyFor } from "../config";
+import { checkTarget, type TargetPolicy } from "../domain/targets";
 import { schedulerFor } from "../scheduler/stub";
+import { decodeCursor, encodeCursor } from "../workflow-index/cursor";
+import { listWorkflows } from "../workflow-index/d1-index";
 import type { AppEnv } from "./context";
 import { ApiError, validationFailed, type ValidationIssue } from "./errors";
 import { describeOrThrow } from "./describe";
-import { errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
-import { HistorySchema, WorkflowParamsSchema, WorkflowViewSchema } from "./schemas";
+import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
+import { HistorySchema, WorkflowListSchema, WorkflowParamsSchema, WorkflowViewSchema } from "./schemas";
 
 /** Like a Step Functions execution history, long histories come in pages. */
 const HISTORY_PAGE_MAX = 1000;
@@ -17,11 +21,12 @@ const startRoute = createRoute({
   method: "post",
   path: "/v1/workflows",
   summary: "Start a workflow (idempotent by id)",
+  security: BEARER_AUTH,
   request: jsonBody(StartWorkflowSchema),
   responses: {
     201: jsonContent(WorkflowViewSchema, "Started"),
     200: jsonContent(WorkflowViewSchema, "Already started with this same body"),
-    ...errorResponses(400, 409, 415, 503),
+    ...errorResponses(400, 401, 409, 413, 415, 503),
   },
 });
 
@@ -29,8 +34,9 @@ const getRoute = createRoute({
   method: "get",
   path: "/v1/workflows/{id}",
   summary: "Read a workflow with its steps and attempts",
+  security: BEARER_AUTH,
   request: { params: WorkflowParamsSchema },
-  responses: { 200: jsonContent(WorkflowViewSchema, "The workflow"), ...errorResponses(400, 404) },
+  responses: { 200: jsonContent(WorkflowViewSchema, "The workflow"), ...errorResponses(400, 401, 404, 503) },
 });
 
 const HistoryQuerySchema = z.object({
@@ -42,22 +48,51 @@ const historyRoute = createRoute({
   method: "get",
   path: "/v1/workflows/{id}/history",
   summary: "The workflow's append-only event history, in order; pages of up to 1000 events",
+  security: BEARER_AUTH,
   request: { params: WorkflowParamsSchema, query: HistoryQuerySchema },
-  responses: { 200: jsonContent(HistorySchema, "Events in order; nextAfter is set when more follow"), ...errorResponses(400, 404) },
+  responses: { 200: jsonContent(HistorySchema, "Events in order; nextAfter is set when more follow"), ...errorResponses(400, 401, 404, 503) },
+});
+
+const LIST_PAGE_MAX = 100;
+const LIST_PAGE_DEFAULT = 50;
+
+const ListQuerySchema = z.strictObject({
+  status: z.enum(WORKFLOW_STATUSES).optional().openapi({ description: "Only workflows with this status" }),
+  name: IdSchema.optional().openapi({ description: "Only workflows of this definition name" }),
+  limit: z.coerce.number().int().min(1).max(LIST_PAGE_MAX).optional().openapi({ description: `Workflows per page, at most ${LIST_PAGE_MAX} (default ${LIST_PAGE_DEFAULT})` }),
+  cursor: z.string().min(1).max(1024).optional().openapi({ description: "A previous page's nextCursor" }),
+});
+
+const listRoute = createRoute({
+  method: "get",
+  path: "/v1/workflows",
+  summary: "List the caller's workflows, newest first (from the index, which follows each workflow closely)",
+  security: BEARER_AUTH,
+  request: { query: ListQuerySchema },
+  responses: { 200: jsonContent(WorkflowListSchema, "One page; nextCursor is set when more follow"), ...errorResponses(400, 401, 503) },
 });
 
 /** Target URLs without templates can be checked before anything runs; templated ones are checked by the agent. */
-function targetIssues(body: StartWorkflowInput, allowPrivate: boolean) {
+function targetIssues(body: StartWorkflowInput, policy: TargetPolicy) {
   const issues: ValidationIssue[] = [];
   body.definition.steps.forEach((step, index) => {
     for (const field of ["action", "compensate"] as const) {
       const url = step[field]?.url;
       if (!url || url.includes("{{")) continue;
-      const problem = checkTarget(url, { allowPrivate });
+      const problem = checkTarget(url, policy);
       if (problem) issues.push({ code: "custom", path: ["definition", "steps", index, field, "url"], message: problem });
     }
   });
   return issues;
+}
+
+function targetPolicy(env: Env, tenant: string): TargetPolicy {
+  try {
+    return targetPolicyFor(env, tenant);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new ApiError(503, "not_configured", `${error.message}; fix the ALLOWED_TARGETS setting.`);
+    throw error;
+  }
 }
 
 async function sha256Hex(text: string): Promise<string> {
@@ -72,10 +107,10 @@ export const workflowRoutes = new OpenAPIHono<AppEnv>()
       throw new ApiError(503, "not_configured", "TASK_TOKEN_SECRET is not set: run `wrangler secret put TASK_TOKEN_SECRET`.");
     }
     const body = c.req.valid("json");
-    const issues = targetIssues(body, c.env.ALLOW_PRIVATE_TARGETS === "true");
+    const tenant = c.get("tenant");
+    const issues = targetIssues(body, targetPolicy(c.env, tenant));
     if (issues.length > 0) throw validationFailed(issues);
     const id = body.id ?? `wf_${crypto.randomUUID()}`;
-    const tenant = c.get("tenant");
     const result = await schedulerFor(c.env, tenant, id).start({
       tenant,
       id,
@@ -85,6 +120,15 @@ export const workflowRoutes = new OpenAPIHono<AppEnv>()
     });
     if (!result.ok) throw new ApiError(409, "conflict", result.message);
     return c.json(result.workflow, result.created ? 201 : 200);
+  })
+  .openapi(listRoute, async (c) => {
+    const { status, name, limit = LIST_PAGE_DEFAULT, cursor } = c.req.valid("query");
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    if (cursor !== undefined && !after) {
+      throw validationFailed([{ code: "custom", path: ["cursor"], message: "is not a cursor this API returned" }]);
+    }
+    const page = await listWorkflows(c.env.DB, c.get("tenant"), { status, name, limit, after });
+    return c.json({ workflows: page.workflows, ...(page.next ? { nextCursor: encodeCursor(page.next) } : {}) }, 200);
   })
   .openapi(getRoute, async (c) => c.json(await describeOrThrow(c.env, c.get("tenant"), c.req.valid("param").id), 200))
   .openapi(historyRoute, async (c) => {

@@ -1,3 +1,5 @@
+import { hostMatches } from "./allowed-targets";
+
 /**
  * Which URLs an `http` action may call. A workflow definition is user input, so without this an agent
  * could be pointed at the deployment's own network (SSRF). Private targets are allowed only where the
@@ -5,6 +7,8 @@
  */
 export interface TargetPolicy {
   allowPrivate: boolean;
+  /** The tenant's `ALLOWED_TARGETS` host patterns; undefined when the tenant is not limited. */
+  allowedHosts?: readonly string[] | undefined;
 }
 
 const PRIVATE_SUFFIXES = [".localhost", ".internal", ".local", ".lan", ".home.arpa"];
@@ -21,6 +25,9 @@ export function checkTarget(rawUrl: string, policy: TargetPolicy): string | unde
     return `only https URLs may be called (got ${url.protocol})`;
   }
   if (url.username || url.password) return "URLs with credentials (userinfo) are refused";
+  if (policy.allowedHosts && !hostMatches(url.hostname, policy.allowedHosts)) {
+    return `host ${url.hostname} is not in this tenant's ALLOWED_TARGETS`;
+  }
   if (policy.allowPrivate) return undefined;
   // "localhost." and "metadata.internal." are the same hosts written fully qualified.
   const host = url.hostname.toLowerCase().replace(/\.+$/, "");

@@ -3,6 +3,8 @@
  * heartbeat and report without an API token. `payload.signature`, both base64url; the signature is
  * HMAC-SHA-256 over the payload with a secret only the deployment knows.
  */
+import { fromBase64Url, toBase64Url } from "./base64url";
+
 export interface TaskTokenClaims {
   tenant: string;
   workflowId: string;
@@ -41,22 +43,6 @@ export async function verifyTaskToken(token: string, secret: string): Promise<Ta
     if (typeof tenant !== "string" || typeof workflowId !== "string" || typeof stepId !== "string") return undefined;
     if (typeof attempt !== "number" || !Number.isInteger(attempt)) return undefined;
     return { tenant, workflowId, stepId, attempt };
-  } catch {
-    return undefined;
-  }
-}
-
-function toBase64Url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | undefined {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined;
-  try {
-    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-    return Uint8Array.from(binary, (char) => char.charCodeAt(0));
   } catch {
     return undefined;
   }

@@ -27,6 +27,14 @@ const MIGRATIONS: readonly string[] = [
      attempt INTEGER,
      data_json TEXT
    );`,
+  // Writes for D1 that must not be lost: stored in the same transaction as the state they describe.
+  `CREATE TABLE outbox (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     kind TEXT NOT NULL,
+     payload_json TEXT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_attempt_at INTEGER NOT NULL
+   );`,
 ];
 
 export function applySchemaMigrations(sql: SqlStorage): void {

@@ -1,3 +1,4 @@
+import type { IndexEntry } from "../domain/index-entry";
 import type { HistoryEntry } from "../domain/machine";
 import { StepStateSchema, WorkflowFieldsSchema, type WorkflowState } from "../domain/state";
 import { applySchemaMigrations, schemaExists } from "./schema";
@@ -11,6 +12,15 @@ export interface HistoryEvent {
   data?: Record<string, unknown>;
 }
 
+/** An index write waiting to reach D1. Only the newest entry matters, so there is at most one. */
+export interface PendingIndexEntry {
+  seq: number;
+  entry: IndexEntry;
+  attempts: number;
+  nextAttemptAt: number;
+}
+
+type OutboxRow = { seq: number; payload_json: string; attempts: number; next_attempt_at: number };
 type WorkflowRow = { request_hash: string; state_json: string };
 type StepRow = { step_id: string; state_json: string };
 type EventRow = { seq: number; at: number; type: string; step_id: string | null; attempt: number | null; data_json: string | null };
@@ -23,6 +33,8 @@ export class WorkflowStore {
   /** Serialized steps as last read or written, to find what a transition changed. Never authoritative. */
   private persistedSteps = new Map<string, string>();
   private cached?: { state: WorkflowState; requestHash: string };
+  /** The outbox's index entry as last read or written; `null` once known to be empty. */
+  private pendingIndexEntry: PendingIndexEntry | null | undefined;
 
   /** Whether this object has a schema yet; objects only asked about a workflow that does not exist never get one. */
   private hasSchema: boolean;
@@ -54,10 +66,18 @@ export class WorkflowStore {
   }
 
   /** Writes a transition's new state and history in one transaction: all of it lands, or none. */
-  persist(state: WorkflowState, history: HistoryEntry[], nextDeadlineAt: number | undefined, now: number, requestHash?: string): void {
+  persist(
+    state: WorkflowState,
+    history: HistoryEntry[],
+    nextDeadlineAt: number | undefined,
+    now: number,
+    requestHash?: string,
+    indexEntry?: IndexEntry,
+  ): void {
     const sql = this.storage.sql;
     const hash = requestHash ?? this.cached?.requestHash ?? "";
     const written = new Map<string, string>();
+    let pending: PendingIndexEntry | undefined;
     try {
       this.storage.transactionSync(() => {
         if (!this.hasSchema) applySchemaMigrations(sql);
@@ -80,6 +100,7 @@ export class WorkflowStore {
           written.set(step.id, json);
         });
         this.insertHistory(history, now);
+        if (indexEntry) pending = this.insertIndexEntry(indexEntry, now);
       });
     } catch (error) {
       this.forget();
@@ -88,6 +109,50 @@ export class WorkflowStore {
     }
     for (const [id, json] of written) this.persistedSteps.set(id, json);
     this.cached = { state, requestHash: hash };
+    if (pending) this.pendingIndexEntry = pending;
+  }
+
+  /** Puts an index entry in the outbox on its own, e.g. to refresh the indexed deadline. */
+  queueIndexEntry(entry: IndexEntry, now: number): void {
+    if (!this.hasSchema) return;
+    this.pendingIndexEntry = this.storage.transactionSync(() => this.insertIndexEntry(entry, now));
+  }
+
+  /** Replaces any older entry: the index only needs the newest. Due at once. */
+  private insertIndexEntry(entry: IndexEntry, now: number): PendingIndexEntry {
+    this.storage.sql.exec("DELETE FROM outbox WHERE kind = 'index'");
+    const seq = this.storage.sql
+      .exec<{ seq: number }>("INSERT INTO outbox (kind, payload_json, next_attempt_at) VALUES ('index', ?, ?) RETURNING seq", JSON.stringify(entry), now)
+      .one().seq;
+    return { seq, entry, attempts: 0, nextAttemptAt: now };
+  }
+
+  pendingIndex(): PendingIndexEntry | undefined {
+    if (this.pendingIndexEntry === undefined) {
+      const row = this.hasSchema
+        ? this.storage.sql
+            .exec<OutboxRow>("SELECT seq, payload_json, attempts, next_attempt_at FROM outbox WHERE kind = 'index' ORDER BY seq DESC LIMIT 1")
+            .toArray()[0]
+        : undefined;
+      this.pendingIndexEntry = row
+        ? { seq: row.seq, entry: JSON.parse(row.payload_json) as IndexEntry, attempts: row.attempts, nextAttemptAt: row.next_attempt_at }
+        : null;
+    }
+    return this.pendingIndexEntry ?? undefined;
+  }
+
+  /** The entry reached D1. A newer entry queued meanwhile stays. */
+  markIndexed(seq: number): void {
+    this.storage.sql.exec("DELETE FROM outbox WHERE seq = ?", seq);
+    if (this.pendingIndexEntry?.seq === seq) this.pendingIndexEntry = null;
+  }
+
+  /** The write failed: try again at `nextAttemptAt`, unless a newer entry replaced this one meanwhile. */
+  deferIndex(seq: number, nextAttemptAt: number): void {
+    const pending = this.pendingIndexEntry;
+    if (!pending || pending.seq !== seq) return;
+    this.storage.sql.exec("UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE seq = ?", nextAttemptAt, seq);
+    this.pendingIndexEntry = { ...pending, attempts: pending.attempts + 1, nextAttemptAt };
   }
 
   /** Appends history without a state change, e.g. a rejected stale report. */
@@ -122,6 +187,7 @@ export class WorkflowStore {
   /** Drops what is held in memory, so the next load reads storage again. */
   forget(): void {
     this.cached = undefined;
+    this.pendingIndexEntry = undefined;
     this.persistedSteps.clear();
   }
 }

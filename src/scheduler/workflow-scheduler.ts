@@ -1,9 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import type { WorkflowPlan } from "../domain/definition";
+import { indexEntryOf, indexNeedsEntry } from "../domain/index-entry";
 import { nextDeadlineAt, startWorkflow, transition, type Effect, type TransitionResult, type WorkflowEvent } from "../domain/machine";
 import { signTaskToken } from "../domain/task-token";
 import type { AttemptReport, TaskMessage } from "../domain/task-message";
+import type { WorkflowState } from "../domain/state";
 import { toWorkflowView, type WorkflowView } from "../domain/view";
+import { upsertIndexEntry } from "../workflow-index/d1-index";
 import { WorkflowStore, type HistoryEvent } from "./store";
 
 export interface StartRequest {
@@ -22,6 +25,17 @@ export type StartResult =
 /** Cloudflare retries a throwing alarm up to six times (from 2 s, doubling); from this retry on we re-arm ourselves. */
 const LAST_PLATFORM_ALARM_RETRY = 5;
 const ALARM_SELF_RETRY_MS = 30_000;
+
+/** A failed index write is tried again after 1 s, 2 s, 4 s ... at most a minute apart. */
+function indexRetryDelayMs(failures: number): number {
+  return Math.min(60_000, 1_000 * 2 ** failures);
+}
+
+interface CommitOptions {
+  requestHash?: string;
+  /** Write the index entry even though the status did not change (the sweep woke us). */
+  reindex?: boolean;
+}
 
 const NOT_FOUND = { ok: false, code: "not_found", message: "workflow not found" } as const;
 
@@ -49,7 +63,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     }
     const now = Date.now();
     const result = startWorkflow({ tenant: request.tenant, id: request.id, plan: request.plan, input: request.input, now });
-    await this.commit(result, now, request.requestHash);
+    await this.commit(undefined, result, now, { requestHash: request.requestHash });
     return { ok: true, created: true, workflow: toWorkflowView(result.state) };
   }
 
@@ -97,6 +111,25 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return this.apply({ type: "CompensationRequested" });
   }
 
+  /** The queue gave up delivering this attempt's message (the dead-letter queue's consumer tells us). */
+  recordDeadLetter(stepId: string, attempt: number) {
+    return this.apply({ type: "TaskDeadLettered", stepId, attempt });
+  }
+
+  /**
+   * The sweep's safety net: the index says this workflow is overdue, so its alarm may be lost. Acts on what is
+   * due, sets the alarm again from the state and refreshes the index entry.
+   */
+  async wake(): Promise<{ ok: true; status: WorkflowState["status"] } | typeof NOT_FOUND> {
+    const loaded = this.store.load();
+    if (!loaded) return NOT_FOUND;
+    this.armedAt = undefined;
+    const now = Date.now();
+    const result = transition(loaded.state, { type: "DeadlinesReached" }, now);
+    await this.commit(loaded.state, result, now, { reindex: true });
+    return { ok: true, status: result.state.status };
+  }
+
   /** The supervisor. Acts only on what is due, so a repeated or early alarm is harmless. */
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
     // The alarm that woke us is spent: the next commit must set one again.
@@ -105,7 +138,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
       const loaded = this.store.load();
       if (!loaded) return;
       const now = Date.now();
-      await this.commit(transition(loaded.state, { type: "DeadlinesReached" }, now), now);
+      await this.commit(loaded.state, transition(loaded.state, { type: "DeadlinesReached" }, now), now);
     } catch (error) {
       // The platform retries a throwing alarm a few times and then stops; supervision must not stop with it.
       if ((info?.retryCount ?? 0) < LAST_PLATFORM_ALARM_RETRY) throw error;
@@ -119,16 +152,50 @@ export class WorkflowScheduler extends DurableObject<Env> {
     if (!loaded) return NOT_FOUND;
     const now = Date.now();
     const result = transition(loaded.state, event, now);
-    await this.commit(result, now);
+    await this.commit(loaded.state, result, now);
     return result.reply;
   }
 
-  private async commit(result: TransitionResult, now: number, requestHash?: string): Promise<void> {
+  private async commit(previous: WorkflowState | undefined, result: TransitionResult, now: number, options: CommitOptions = {}): Promise<void> {
     const deadline = nextDeadlineAt(result.state);
-    if (result.changed) this.store.persist(result.state, result.history, deadline, now, requestHash);
-    else this.store.appendHistory(result.history, now);
-    await this.armAlarm(deadline);
+    const indexEntry = options.reindex || indexNeedsEntry(previous, result.state) ? indexEntryOf(result.state, deadline) : undefined;
+    if (result.changed) {
+      this.store.persist(result.state, result.history, deadline, now, options.requestHash, indexEntry);
+    } else {
+      this.store.appendHistory(result.history, now);
+      if (indexEntry) this.store.queueIndexEntry(indexEntry, now);
+    }
+    await this.armAlarm(this.alarmTarget(deadline, now));
     await this.enqueue(result.state.tenant, result.state.id, result.effects);
+    await this.flushIndex(deadline);
+  }
+
+  /**
+   * The earliest of the state's deadlines and a deferred index write. An index write due now is left out:
+   * this same commit is about to make it, and arms the alarm for it only if it fails.
+   */
+  private alarmTarget(deadline: number | undefined, now: number): number | undefined {
+    const pending = this.store.pendingIndex();
+    if (!pending || pending.nextAttemptAt <= now) return deadline;
+    return deadline === undefined ? pending.nextAttemptAt : Math.min(deadline, pending.nextAttemptAt);
+  }
+
+  /**
+   * Sends the outbox's index entry to D1. A failure loses nothing: the entry stays in the outbox and the
+   * alarm tries again with backoff, so D1 being down delays the index but never drops a status.
+   */
+  private async flushIndex(deadline: number | undefined): Promise<void> {
+    const pending = this.store.pendingIndex();
+    if (!pending || pending.nextAttemptAt > Date.now()) return;
+    try {
+      await upsertIndexEntry(this.env.DB, pending.entry);
+      this.store.markIndexed(pending.seq);
+    } catch (error) {
+      const retryAt = Date.now() + indexRetryDelayMs(pending.attempts);
+      console.error(JSON.stringify({ message: "index write failed; the alarm will retry", workflowId: pending.entry.id, retryAt, error: String(error) }));
+      this.store.deferIndex(pending.seq, retryAt);
+      await this.armAlarm(this.alarmTarget(deadline, Date.now()));
+    }
   }
 
   /** One alarm, always at the earliest deadline; none when nothing is pending. */

@@ -1,6 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { api, uniqueId, type ApiResponse } from "../helpers/api";
+import { api, bearer, uniqueId, type ApiResponse } from "../helpers/api";
 import { httpStep, json, mockRemote, REMOTE } from "../helpers/remote";
 
 // A request the API wrongly accepts would start a workflow; the fake remote keeps it off the network.
@@ -17,7 +17,7 @@ function definitionWith(steps: unknown[], extra: Record<string, unknown> = {}) {
 
 /** Sends a raw body with a chosen Content-Type, for requests the JSON helper cannot make. */
 async function send(method: string, path: string, body: string, contentType: string): Promise<ApiResponse> {
-  const response = await exports.default.fetch(`http://shepherd.test${path}`, { method, body, headers: { "Content-Type": contentType } });
+  const response = await exports.default.fetch(`http://shepherd.test${path}`, { method, body, headers: { "Content-Type": contentType, ...bearer() } });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }

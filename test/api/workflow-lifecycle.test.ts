@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api, historyOf, start, waitForStatus } from "../helpers/api";
+import { api, bearer, historyOf, start, waitForStatus } from "../helpers/api";
 import { httpStep, json, mockRemote, REMOTE } from "../helpers/remote";
 
 afterEach(() => vi.restoreAllMocks());
@@ -36,7 +36,7 @@ describe("a workflow posted to the API", () => {
 
 describe("methods the API does not serve", () => {
   it("answers 405 with an Allow header for a known path and the wrong method", async () => {
-    const response = await exports.default.fetch("http://shepherd.test/v1/workflows/some-id", { method: "DELETE" });
+    const response = await exports.default.fetch("http://shepherd.test/v1/workflows/some-id", { method: "DELETE", headers: bearer() });
     expect(response.status).toBe(405);
     expect(response.headers.get("Allow")).toBe("GET");
     expect(await response.json()).toMatchObject({ error: { code: "method_not_allowed" } });

@@ -6,12 +6,29 @@ export interface ApiResponse<T = any> {
   body: T;
 }
 
-/** Calls the Worker's own fetch handler, as a client would. */
+/** The API tokens of the test tenants; vitest.config.ts gives the Worker the same `API_TOKENS`. */
+export const TOKENS = {
+  default: "test-token-default",
+  alpha: "test-token-alpha",
+  beta: "test-token-beta",
+} as const;
+
+export type TestTenant = keyof typeof TOKENS;
+
+export function bearer(tenant: TestTenant = "default"): { Authorization: string } {
+  return { Authorization: `Bearer ${TOKENS[tenant]}` };
+}
+
+/** Calls the Worker's own fetch handler, as a client would: as tenant "default" unless the headers say otherwise. */
 export async function api<T = any>(method: string, path: string, body?: unknown, init: RequestInit = {}): Promise<ApiResponse<T>> {
+  const headers = new Headers(init.headers);
+  if (!headers.has("Authorization")) headers.set("Authorization", bearer().Authorization);
+  if (body !== undefined && !headers.has("Content-Type")) headers.set("Content-Type", "application/json");
   const response = await exports.default.fetch(`http://shepherd.test${path}`, {
     method,
-    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body), headers: { "Content-Type": "application/json" } }),
     ...init,
+    headers,
+    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
   });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined };

@@ -4,7 +4,7 @@ import { TransitionContext, type Effect, type HistoryEntry } from "./context";
 import { superviseDeadlines } from "./deadlines";
 import { cancelWorkflow, compensateWorkflow, retryStep, skipStep } from "./operator";
 import { dispatchReadySteps } from "./progress";
-import { claimAttempt, recordAccepted, recordFailure, recordHeartbeat, recordSuccess } from "./reports";
+import { claimAttempt, recordAccepted, recordDeadLetter, recordFailure, recordHeartbeat, recordSuccess } from "./reports";
 
 export type { Effect, HistoryEntry } from "./context";
 export type { ClaimedTask, ReportRejection } from "./reports";
@@ -18,6 +18,7 @@ export type WorkflowEvent =
   | { type: "AttemptSucceeded"; stepId: string; attempt: number; output: unknown }
   | { type: "AttemptAccepted"; stepId: string; attempt: number }
   | { type: "AttemptFailed"; stepId: string; attempt: number; error: StepError; retryAfterMs?: number }
+  | { type: "TaskDeadLettered"; stepId: string; attempt: number }
   | { type: "DeadlinesReached" }
   | { type: "CancelRequested" }
   | { type: "StepRetryRequested"; stepId: string }
@@ -28,7 +29,7 @@ type ReplyOf<E extends WorkflowEvent["type"]> = E extends "AttemptClaimed"
   ? ReturnType<typeof claimAttempt>
   : E extends "HeartbeatReceived"
     ? ReturnType<typeof recordHeartbeat>
-    : E extends "AttemptSucceeded" | "AttemptAccepted" | "AttemptFailed"
+    : E extends "AttemptSucceeded" | "AttemptAccepted" | "AttemptFailed" | "TaskDeadLettered"
       ? ReturnType<typeof recordSuccess>
       : E extends "DeadlinesReached"
         ? { ok: true }
@@ -74,6 +75,8 @@ function apply(ctx: TransitionContext, event: WorkflowEvent): unknown {
       return recordAccepted(ctx, event.stepId, event.attempt);
     case "AttemptFailed":
       return recordFailure(ctx, event.stepId, event.attempt, event.error, event.retryAfterMs);
+    case "TaskDeadLettered":
+      return recordDeadLetter(ctx, event.stepId, event.attempt);
     case "DeadlinesReached":
       superviseDeadlines(ctx);
       return { ok: true };

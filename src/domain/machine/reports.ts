@@ -175,6 +175,24 @@ export function recordFailure(
   return { ok: true };
 }
 
+/**
+ * The queue gave up on an attempt's message. An attempt no agent has claimed fails now, as retryable, rather
+ * than at its schedule-to-start deadline; for any other attempt the dead letter is only noted.
+ */
+export function recordDeadLetter(ctx: TransitionContext, stepId: string, n: number): { ok: true } | ReportRejection {
+  const step = ctx.step(stepId);
+  if (!step) return { ok: false, code: "not_found", message: `workflow has no step "${stepId}"` };
+  const attempt = activeAttempt(step);
+  if (attempt?.n !== n || attempt.status !== "scheduled") {
+    ctx.note("task_dead_lettered", { stepId, attempt: n, data: { outcome: "ignored: the attempt was claimed or has ended" } });
+    return { ok: true };
+  }
+  ctx.record("task_dead_lettered", { stepId, attempt: n, data: { outcome: "attempt failed" } });
+  failAttempt(ctx, step, attempt, { message: "the queue gave up delivering the task message (dead-lettered)", retryable: true });
+  afterStepChange(ctx);
+  return { ok: true };
+}
+
 export function afterStepChange(ctx: TransitionContext): void {
   if (ctx.state.status === "compensating") advanceCompensation(ctx);
   else dispatchReadySteps(ctx);

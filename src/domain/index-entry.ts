@@ -1,0 +1,38 @@
+import { isTerminal, type WorkflowState, type WorkflowStatus } from "./state";
+
+/** A workflow as the cross-workflow index (D1) knows it: enough to list, filter and find overdue ones. */
+export interface IndexEntry {
+  tenant: string;
+  id: string;
+  name: string;
+  status: WorkflowStatus;
+  createdAt: number;
+  updatedAt: number;
+  endedAt?: number;
+  /** The object's earliest deadline when the entry was written; the sweep's safety net reads it. */
+  nextDeadlineAt?: number;
+  /** The state's version: the index never moves back to an older one. */
+  version: number;
+}
+
+export function indexEntryOf(state: WorkflowState, nextDeadlineAt: number | undefined): IndexEntry {
+  return {
+    tenant: state.tenant,
+    id: state.id,
+    name: state.name,
+    status: state.status,
+    createdAt: state.createdAt,
+    updatedAt: state.updatedAt,
+    ...(state.endedAt === undefined ? {} : { endedAt: state.endedAt }),
+    ...(nextDeadlineAt === undefined || isTerminal(state.status) ? {} : { nextDeadlineAt }),
+    version: state.version,
+  };
+}
+
+/**
+ * The index is written when a workflow starts and when its status changes, not on every step: a listing
+ * only shows status, and per-step writes would put D1 on every step's path.
+ */
+export function indexNeedsEntry(previous: WorkflowState | undefined, next: WorkflowState): boolean {
+  return previous === undefined || previous.status !== next.status;
+}

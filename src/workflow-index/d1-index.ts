@@ -1,0 +1,102 @@
+/**
+ * The cross-workflow index in D1: the only module that speaks SQL to it. Each workflow's object is the
+ * source of truth and writes here through its outbox; this table only serves listing and the sweep.
+ */
+import type { IndexEntry } from "../domain/index-entry";
+import type { WorkflowStatus } from "../domain/state";
+
+export interface ListedWorkflow {
+  id: string;
+  name: string;
+  status: WorkflowStatus;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Where the next page starts: just after this (createdAt, id), newest first. */
+export interface ListPosition {
+  createdAt: number;
+  id: string;
+}
+
+export interface ListQuery {
+  status?: WorkflowStatus | undefined;
+  name?: string | undefined;
+  limit: number;
+  after?: ListPosition | undefined;
+}
+
+type ListedRow = { id: string; name: string; status: WorkflowStatus; created_at: number; updated_at: number };
+
+/** Writes the entry unless the index already holds a newer version: late or repeated writes can't regress it. */
+export async function upsertIndexEntry(db: D1Database, entry: IndexEntry): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO workflows (tenant, id, name, status, created_at, updated_at, ended_at, next_deadline_at, version)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (tenant, id) DO UPDATE SET
+         name = excluded.name, status = excluded.status, updated_at = excluded.updated_at,
+         ended_at = excluded.ended_at, next_deadline_at = excluded.next_deadline_at, version = excluded.version
+       WHERE excluded.version >= workflows.version`,
+    )
+    .bind(
+      entry.tenant,
+      entry.id,
+      entry.name,
+      entry.status,
+      entry.createdAt,
+      entry.updatedAt,
+      entry.endedAt ?? null,
+      entry.nextDeadlineAt ?? null,
+      entry.version,
+    )
+    .run();
+}
+
+/** One page of a tenant's workflows, newest first; `next` is set when more follow. */
+export async function listWorkflows(db: D1Database, tenant: string, query: ListQuery): Promise<{ workflows: ListedWorkflow[]; next?: ListPosition }> {
+  const conditions = ["tenant = ?"];
+  const params: (string | number)[] = [tenant];
+  if (query.status !== undefined) {
+    conditions.push("status = ?");
+    params.push(query.status);
+  }
+  if (query.name !== undefined) {
+    conditions.push("name = ?");
+    params.push(query.name);
+  }
+  if (query.after !== undefined) {
+    conditions.push("(created_at < ? OR (created_at = ? AND id < ?))");
+    params.push(query.after.createdAt, query.after.createdAt, query.after.id);
+  }
+  // One more row than asked says whether another page follows.
+  const { results } = await db
+    .prepare(
+      `SELECT id, name, status, created_at, updated_at FROM workflows WHERE ${conditions.join(" AND ")}
+       ORDER BY created_at DESC, id DESC LIMIT ?`,
+    )
+    .bind(...params, query.limit + 1)
+    .all<ListedRow>();
+  const workflows = results.slice(0, query.limit).map((row) => ({
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }));
+  const last = workflows.at(-1);
+  return results.length > query.limit && last ? { workflows, next: { createdAt: last.createdAt, id: last.id } } : { workflows };
+}
+
+/** Workflows that have not ended and whose indexed deadline passed before `before`, most overdue first. */
+export async function findOverdueWorkflows(db: D1Database, before: number, limit: number): Promise<{ tenant: string; id: string }[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT tenant, id FROM workflows
+       WHERE status IN ('running', 'compensating', 'needs_attention') AND next_deadline_at < ?
+       ORDER BY next_deadline_at LIMIT ?`,
+    )
+    .bind(before, limit)
+    .all<{ tenant: string; id: string }>();
+  return results;
+}
