@@ -17,7 +17,9 @@ export default defineConfig(async () => {
             TASK_TOKEN_SECRET: "test-task-token-secret",
             ALLOW_PRIVATE_TARGETS: "true",
             // Tenants of the tests; test/helpers/api.ts holds the same tokens.
-            API_TOKENS: "default:test-token-default,alpha:test-token-alpha,beta:test-token-beta",
+            API_TOKENS: "default:test-token-default,alpha:test-token-alpha,beta:test-token-beta,gamma:test-token-gamma,lister:test-token-lister",
+            // Only tenant gamma is limited to an allowlist (test/api/allowed-targets.test.ts).
+            ALLOWED_TARGETS: JSON.stringify({ gamma: ["allowed.example", "*.allowed.example"] }),
             // Test-only binding consumed by test/setup/apply-migrations.ts.
             TEST_MIGRATIONS: migrations,
           },

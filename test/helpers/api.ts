@@ -11,6 +11,8 @@ export const TOKENS = {
   default: "test-token-default",
   alpha: "test-token-alpha",
   beta: "test-token-beta",
+  gamma: "test-token-gamma",
+  lister: "test-token-lister",
 } as const;
 
 export type TestTenant = keyof typeof TOKENS;

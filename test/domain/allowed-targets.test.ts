@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { allowedHostsFor, hostMatches, parseAllowedTargets } from "../../src/domain/allowed-targets";
+import { checkTarget } from "../../src/domain/targets";
+
+describe("parseAllowedTargets", () => {
+  it("reads JSON text and lower-cases patterns", () => {
+    expect(parseAllowedTargets('{"acme": ["API.Example.com", "*.pay.example."]}')).toEqual({
+      ok: true,
+      value: { acme: ["api.example.com", "*.pay.example"] },
+    });
+  });
+
+  it("reads an object, as a [vars] table in wrangler.toml gives it", () => {
+    expect(parseAllowedTargets({ "*": ["api.example.com"] })).toEqual({ ok: true, value: { "*": ["api.example.com"] } });
+  });
+
+  it.each([undefined, null, ""])("limits no one when unset (%j)", (raw) => {
+    expect(parseAllowedTargets(raw)).toEqual({ ok: true, value: {} });
+  });
+
+  it.each([
+    { raw: "{not json", problem: "ALLOWED_TARGETS is not valid JSON" },
+    { raw: '["api.example.com"]', problem: "ALLOWED_TARGETS : Invalid input: expected record, received array" },
+    { raw: '{"acme": ["https://api.example.com"]}', problem: "ALLOWED_TARGETS acme.0: must be a host name or *.host name" },
+    { raw: '{"acme": ["a.*.example"]}', problem: "ALLOWED_TARGETS acme.0: must be a host name or *.host name" },
+    { raw: '{"acme": "api.example.com"}', problem: "ALLOWED_TARGETS acme: Invalid input: expected array, received string" },
+  ])("refuses $raw", ({ raw, problem }) => {
+    expect(parseAllowedTargets(raw)).toEqual({ ok: false, problem });
+  });
+});
+
+describe("allowedHostsFor", () => {
+  const targets = { acme: ["api.acme.example"], "*": ["shared.example"] };
+
+  it("gives a named tenant its own list and every other tenant the '*' list", () => {
+    expect(allowedHostsFor(targets, "acme")).toEqual(["api.acme.example"]);
+    expect(allowedHostsFor(targets, "beta")).toEqual(["shared.example"]);
+  });
+
+  it("leaves a tenant unlimited when neither it nor '*' is listed", () => {
+    expect(allowedHostsFor({ acme: ["api.acme.example"] }, "beta")).toBeUndefined();
+  });
+});
+
+describe("hostMatches", () => {
+  it.each([
+    { host: "api.example.com", patterns: ["api.example.com"], matches: true },
+    { host: "API.example.com.", patterns: ["api.example.com"], matches: true },
+    { host: "eu.pay.example", patterns: ["*.pay.example"], matches: true },
+    { host: "a.b.pay.example", patterns: ["*.pay.example"], matches: true },
+    { host: "pay.example", patterns: ["*.pay.example"], matches: false },
+    { host: "evilpay.example", patterns: ["*.pay.example"], matches: false },
+    { host: "api.example.com.evil.example", patterns: ["api.example.com"], matches: false },
+    { host: "other.example", patterns: [], matches: false },
+  ])("$host against $patterns → $matches", ({ host, patterns, matches }) => {
+    expect(hostMatches(host, patterns)).toBe(matches);
+  });
+});
+
+describe("checkTarget with a tenant allowlist", () => {
+  const policy = { allowPrivate: false, allowedHosts: ["api.acme.example", "*.pay.example"] };
+
+  it("allows listed hosts", () => {
+    expect(checkTarget("https://api.acme.example/charge", policy)).toBeUndefined();
+    expect(checkTarget("https://eu.pay.example/charge", policy)).toBeUndefined();
+  });
+
+  it("refuses a host that is fine by the SSRF rules but not listed", () => {
+    expect(checkTarget("https://api.other.example/", policy)).toBe("host api.other.example is not in this tenant's ALLOWED_TARGETS");
+  });
+
+  it("still applies the SSRF rules to listed hosts", () => {
+    expect(checkTarget("http://api.acme.example/", policy)).toBe("only https URLs may be called (got http:)");
+  });
+
+  it("limits a deployment that allows private targets too", () => {
+    expect(checkTarget("http://127.0.0.1:8788/x", { allowPrivate: true, allowedHosts: ["127.0.0.1"] })).toBeUndefined();
+    expect(checkTarget("http://localhost:8788/x", { allowPrivate: true, allowedHosts: ["127.0.0.1"] })).toMatch(/ALLOWED_TARGETS/);
+  });
+});

@@ -1,0 +1,40 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { vi } from "vitest";
+import { schedulerStub } from "./scheduler";
+
+export type IndexRow = { tenant: string; id: string; name: string; status: string; created_at: number; updated_at: number; ended_at: number | null; next_deadline_at: number | null; version: number };
+
+/** The workflow's row in the D1 index, read directly. */
+export async function indexRow(id: string, tenant = "default"): Promise<IndexRow | null> {
+  return env.DB.prepare("SELECT * FROM workflows WHERE tenant = ? AND id = ?").bind(tenant, id).first<IndexRow>();
+}
+
+/**
+ * Makes D1 refuse the index writes of one workflow's object (reads still work) until `restore()`, as an
+ * outage of D1 would. Call before starting the workflow.
+ */
+export async function refuseIndexWrites(id: string, tenant = "default") {
+  const refused = { count: 0, restore: () => undefined as void };
+  await runInDurableObject(schedulerStub(id, tenant), (instance) => {
+    const db = (instance as unknown as { env: Env }).env.DB;
+    const prepare = db.prepare.bind(db);
+    const spy = vi.spyOn(db, "prepare").mockImplementation((query: string) => {
+      if (/^\s*INSERT INTO workflows/i.test(query)) {
+        refused.count += 1;
+        throw new Error("D1_ERROR: injected outage");
+      }
+      return prepare(query);
+    });
+    refused.restore = () => spy.mockRestore();
+  });
+  return refused;
+}
+
+/** The object's own view: its stored version and what waits in its outbox. */
+export async function objectIndexState(id: string, tenant = "default") {
+  return runInDurableObject(schedulerStub(id, tenant), (_instance, state) => ({
+    version: state.storage.sql.exec<{ version: number }>("SELECT version FROM workflow").one().version,
+    outbox: state.storage.sql.exec<{ kind: string; attempts: number }>("SELECT kind, attempts FROM outbox").toArray(),
+  }));
+}

@@ -1,0 +1,81 @@
+import { createExecutionContext, createScheduledController, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import worker from "../../src/index";
+import { getWorkflow, start, uniqueId, waitForStatus } from "../helpers/api";
+import { indexRow } from "../helpers/index-db";
+import { json, mockRemote, REMOTE } from "../helpers/remote";
+import { holdBackSends, schedulerStub } from "../helpers/scheduler";
+import { FAST } from "../engine/fixtures";
+
+afterEach(() => vi.restoreAllMocks());
+
+/** The default grace period (SWEEP_GRACE_MS is not set in the tests). */
+const GRACE_MS = 60_000;
+
+async function runCron(scheduledTime: number) {
+  const controller = createScheduledController({ scheduledTime, cron: "* * * * *" });
+  const ctx = createExecutionContext();
+  await worker.scheduled(controller, env, ctx);
+  await waitOnExecutionContext(ctx);
+}
+
+const alarmOf = (id: string) => runInDurableObject(schedulerStub(id), (_instance, state) => state.storage.getAlarm());
+
+/** A workflow whose first message is lost and whose alarm is then deleted: nothing would ever move it again. */
+async function strandedWorkflow() {
+  const remote = mockRemote(() => json({ ok: true }));
+  const id = uniqueId();
+  await holdBackSends(id);
+  await start(
+    { name: "stranded", defaults: { ...FAST, timeouts: { ...FAST.timeouts, scheduleToStartMs: 200 } }, steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }] },
+    { id },
+  );
+  await vi.waitFor(async () => expect((await indexRow(id))?.next_deadline_at).toEqual(expect.any(Number)));
+  await runInDurableObject(schedulerStub(id), (_instance, state) => state.storage.deleteAlarm());
+  return { id, remote };
+}
+
+describe("the cron sweep (the supervisor's safety net)", () => {
+  it("wakes a workflow whose alarm was deleted once its indexed deadline is past the grace period", async () => {
+    const { id, remote } = await strandedWorkflow();
+    // Well past the schedule-to-start deadline, nothing happened: the alarm is gone.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect((await getWorkflow(id)).steps[0].attempts).toHaveLength(1);
+    expect(await alarmOf(id)).toBeNull();
+
+    await runCron(Date.now() + GRACE_MS + 1_000);
+
+    const workflow = await waitForStatus(id, "completed");
+    expect(workflow.steps[0].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["timed_out", "succeeded"]);
+    expect(remote.requestsFor(`${id}:only`)).toBe(1);
+    await vi.waitFor(async () => expect((await indexRow(id))?.status).toBe("completed"));
+  });
+
+  it("leaves a workflow alone while its deadline is within the grace period", async () => {
+    const { id } = await strandedWorkflow();
+    await runCron(Date.now());
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await getWorkflow(id)).steps[0].attempts).toHaveLength(1);
+    expect(await alarmOf(id)).toBeNull();
+  });
+
+  it("sets the alarm of a woken workflow again and refreshes its indexed deadline", async () => {
+    mockRemote(() => json({}, 202));
+    const id = uniqueId();
+    const heartbeatMs = 60_000;
+    await start({ name: "waiting", defaults: { ...FAST, timeouts: { ...FAST.timeouts, heartbeatMs, startToCloseMs: 600_000 } }, steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }] }, { id });
+    await vi.waitFor(async () => expect((await getWorkflow(id)).steps[0].status).toBe("waiting"));
+    const indexedAtStart = (await indexRow(id))!.next_deadline_at!;
+    await runInDurableObject(schedulerStub(id), (_instance, state) => state.storage.deleteAlarm());
+
+    // The indexed deadline (schedule-to-start, from the start) looks overdue a while later: the sweep wakes it.
+    await runCron(indexedAtStart + GRACE_MS + 1);
+
+    const alarm = await alarmOf(id);
+    const workflow = await getWorkflow(id);
+    expect(alarm).toBe(workflow.steps[0].lastHeartbeatAt + heartbeatMs);
+    await vi.waitFor(async () => expect((await indexRow(id))?.next_deadline_at).toBe(alarm));
+    expect(workflow.status).toBe("running");
+  });
+});
