@@ -1,10 +1,13 @@
 import { fileURLToPath } from "node:url";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { unstable_readConfig } from "wrangler";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig(async () => {
   // Read D1 migrations in Node.js; a setup file applies them inside the Workers runtime.
   const migrations = await readD1Migrations(fileURLToPath(new URL("./migrations", import.meta.url)));
+  // What a deployment gets from wrangler.toml, so a test can show that configuration refuses dev-only hooks.
+  const deployedVars = unstable_readConfig({ config: fileURLToPath(new URL("./wrangler.toml", import.meta.url)) }).vars;
 
   return {
     plugins: [
@@ -16,12 +19,14 @@ export default defineConfig(async () => {
           bindings: {
             TASK_TOKEN_SECRET: "test-task-token-secret",
             ALLOW_PRIVATE_TARGETS: "true",
+            DEV_HOOKS: "true",
             // Tenants of the tests; test/helpers/api.ts holds the same tokens.
             API_TOKENS: "default:test-token-default,alpha:test-token-alpha,beta:test-token-beta,gamma:test-token-gamma,lister:test-token-lister",
             // Only tenant gamma is limited to an allowlist (test/api/allowed-targets.test.ts).
             ALLOWED_TARGETS: JSON.stringify({ gamma: ["allowed.example", "*.allowed.example"] }),
             // Test-only binding consumed by test/setup/apply-migrations.ts.
             TEST_MIGRATIONS: migrations,
+            TEST_DEPLOYED_VARS: deployedVars,
           },
         },
       }),

@@ -57,6 +57,9 @@ const devArgs = [
   "ALLOW_PRIVATE_TARGETS:true",
   "--var",
   "API_TOKENS:dev:dev-token",
+  // Dev-only routes (/dev/workflows/{id}) and the FAULTS switch; see src/dev/faults.ts.
+  "--var",
+  "DEV_HOOKS:true",
   ...extraArgs,
 ];
 process.exit(await run(devArgs));

@@ -15,6 +15,10 @@ interface ShepherdEnv {
   ALLOWED_TARGETS?: string | Record<string, string[]>;
   /** Milliseconds past its indexed deadline before the cron sweep wakes a workflow (default 60000). */
   SWEEP_GRACE_MS?: string;
+  /** "true" enables the dev-only routes and fault injection (npm start, tests); never set in wrangler.toml. */
+  DEV_HOOKS?: string;
+  /** Dev only: JSON object of fault name to probability (see src/dev/faults.ts); ignored without DEV_HOOKS. */
+  FAULTS?: string;
 }
 
 interface Env extends ShepherdEnv {}

@@ -2,5 +2,7 @@
 declare namespace Cloudflare {
   interface Env {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    /** The [vars] of wrangler.toml: what a deployed Worker is configured with. */
+    TEST_DEPLOYED_VARS: Record<string, unknown>;
   }
 }

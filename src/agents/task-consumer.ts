@@ -1,4 +1,5 @@
 import { targetPolicyFor } from "../config";
+import { faultFires, InjectedFault } from "../dev/faults";
 import { TaskMessageSchema, type AttemptReport, type TaskMessage } from "../domain/task-message";
 import type { ClaimedTask } from "../domain/machine";
 import { schedulerFor } from "../scheduler/stub";
@@ -27,6 +28,8 @@ export async function consumeTaskBatch(batch: MessageBatch<unknown>, env: Env): 
         message.ack();
         return;
       }
+      // An agent crash that takes the whole batch down: what was not acked yet is delivered again.
+      if (faultFires(env, "consumerThrows")) throw new InjectedFault("consumerThrows");
       try {
         await runTask(parsed.data, env);
         message.ack();
@@ -46,10 +49,14 @@ async function runTask(message: TaskMessage, env: Env): Promise<void> {
   const claim = await scheduler.claim(message.stepId, message.attempt);
   if (!claim.ok || !("task" in claim)) return;
   const task = claim.task as ClaimedTask;
+  // The agent dies silently: no request, no heartbeat, no report; only the supervisor can notice.
+  if (faultFires(env, "agentDiesAfterClaim")) return;
 
   const controller = new AbortController();
   const deadline = setTimeout(() => controller.abort("startToCloseMs passed"), Math.max(0, task.deadlineAt + ABORT_GRACE_MS - Date.now()));
+  const silent = faultFires(env, "dropHeartbeats");
   const heartbeats = setInterval(() => {
+    if (silent) return;
     scheduler
       .heartbeat(task.stepId, task.attempt)
       .then((reply) => {

@@ -2,6 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { LIMITS } from "../domain/limits";
 import { requireApiToken } from "./auth";
+import { devRoutes } from "./dev-routes";
 import type { AppEnv } from "./context";
 import { ApiError, errorBody, onApiError, validationFailed } from "./errors";
 import { operatorRoutes } from "./operator-actions";
@@ -38,6 +39,7 @@ export function createApp() {
   app.route("/", workflowRoutes);
   app.route("/", operatorRoutes);
   app.route("/", taskRoutes);
+  app.route("/", devRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -20,6 +20,12 @@ export interface PendingIndexEntry {
   nextAttemptAt: number;
 }
 
+export interface StorageStats {
+  sqlCalls: number;
+  rowsRead: number;
+  rowsWritten: number;
+}
+
 type OutboxRow = { seq: number; payload_json: string; attempts: number; next_attempt_at: number };
 type WorkflowRow = { request_hash: string; state_json: string };
 type StepRow = { step_id: string; state_json: string };
@@ -36,6 +42,9 @@ export class WorkflowStore {
   /** The outbox's index entry as last read or written; `null` once known to be empty. */
   private pendingIndexEntry: PendingIndexEntry | null | undefined;
 
+  /** Storage work done by this instance since it was loaded, for the benchmarks' per-step costs. */
+  readonly stats: StorageStats = { sqlCalls: 0, rowsRead: 0, rowsWritten: 0 };
+
   /** Whether this object has a schema yet; objects only asked about a workflow that does not exist never get one. */
   private hasSchema: boolean;
 
@@ -45,13 +54,28 @@ export class WorkflowStore {
     if (this.hasSchema) applySchemaMigrations(storage.sql);
   }
 
+  /** Every statement goes through here, so the counts cover all of this object's SQL. */
+  private query<T extends Record<string, SqlStorageValue>>(statement: string, ...bindings: unknown[]): { toArray(): T[]; one(): T } {
+    const cursor = this.storage.sql.exec<T>(statement, ...bindings);
+    const rows = cursor.toArray();
+    this.stats.sqlCalls += 1;
+    this.stats.rowsRead += cursor.rowsRead;
+    this.stats.rowsWritten += cursor.rowsWritten;
+    return {
+      toArray: () => rows,
+      one: () => {
+        if (rows.length !== 1) throw new Error(`expected exactly one row, got ${rows.length}`);
+        return rows[0]!;
+      },
+    };
+  }
+
   load(): { state: WorkflowState; requestHash: string } | undefined {
     if (this.cached) return this.cached;
     if (!this.hasSchema) return undefined;
-    const row = this.storage.sql.exec<WorkflowRow>("SELECT request_hash, state_json FROM workflow").toArray()[0];
+    const row = this.query<WorkflowRow>("SELECT request_hash, state_json FROM workflow").toArray()[0];
     if (!row) return undefined;
-    const steps = this.storage.sql
-      .exec<StepRow>("SELECT step_id, state_json FROM steps ORDER BY position")
+    const steps = this.query<StepRow>("SELECT step_id, state_json FROM steps ORDER BY position")
       .toArray()
       .map((stepRow) => {
         const step = StepStateSchema.parse(JSON.parse(stepRow.state_json));
@@ -83,7 +107,7 @@ export class WorkflowStore {
         if (!this.hasSchema) applySchemaMigrations(sql);
         this.hasSchema = true;
         const { steps, ...fields } = state;
-        sql.exec(
+        this.query(
           `INSERT INTO workflow (singleton, tenant, id, status, version, request_hash, next_deadline_at, state_json)
            VALUES (1, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (singleton) DO UPDATE SET status = excluded.status, version = excluded.version,
@@ -93,7 +117,7 @@ export class WorkflowStore {
         steps.forEach((step, position) => {
           const json = JSON.stringify(step);
           if (this.persistedSteps.get(step.id) === json) return;
-          sql.exec(
+          this.query(
             "INSERT INTO steps (step_id, position, state_json) VALUES (?, ?, ?) ON CONFLICT (step_id) DO UPDATE SET state_json = excluded.state_json",
             step.id, position, json,
           );
@@ -120,9 +144,8 @@ export class WorkflowStore {
 
   /** Replaces any older entry: the index only needs the newest. Due at once. */
   private insertIndexEntry(entry: IndexEntry, now: number): PendingIndexEntry {
-    this.storage.sql.exec("DELETE FROM outbox WHERE kind = 'index'");
-    const seq = this.storage.sql
-      .exec<{ seq: number }>("INSERT INTO outbox (kind, payload_json, next_attempt_at) VALUES ('index', ?, ?) RETURNING seq", JSON.stringify(entry), now)
+    this.query("DELETE FROM outbox WHERE kind = 'index'");
+    const seq = this.query<{ seq: number }>("INSERT INTO outbox (kind, payload_json, next_attempt_at) VALUES ('index', ?, ?) RETURNING seq", JSON.stringify(entry), now)
       .one().seq;
     return { seq, entry, attempts: 0, nextAttemptAt: now };
   }
@@ -130,8 +153,7 @@ export class WorkflowStore {
   pendingIndex(): PendingIndexEntry | undefined {
     if (this.pendingIndexEntry === undefined) {
       const row = this.hasSchema
-        ? this.storage.sql
-            .exec<OutboxRow>("SELECT seq, payload_json, attempts, next_attempt_at FROM outbox WHERE kind = 'index' ORDER BY seq DESC LIMIT 1")
+        ? this.query<OutboxRow>("SELECT seq, payload_json, attempts, next_attempt_at FROM outbox WHERE kind = 'index' ORDER BY seq DESC LIMIT 1")
             .toArray()[0]
         : undefined;
       this.pendingIndexEntry = row
@@ -143,7 +165,7 @@ export class WorkflowStore {
 
   /** The entry reached D1. A newer entry queued meanwhile stays. */
   markIndexed(seq: number): void {
-    this.storage.sql.exec("DELETE FROM outbox WHERE seq = ?", seq);
+    this.query("DELETE FROM outbox WHERE seq = ?", seq);
     if (this.pendingIndexEntry?.seq === seq) this.pendingIndexEntry = null;
   }
 
@@ -151,7 +173,7 @@ export class WorkflowStore {
   deferIndex(seq: number, nextAttemptAt: number): void {
     const pending = this.pendingIndexEntry;
     if (!pending || pending.seq !== seq) return;
-    this.storage.sql.exec("UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE seq = ?", nextAttemptAt, seq);
+    this.query("UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE seq = ?", nextAttemptAt, seq);
     this.pendingIndexEntry = { ...pending, attempts: pending.attempts + 1, nextAttemptAt };
   }
 
@@ -162,7 +184,7 @@ export class WorkflowStore {
 
   private insertHistory(history: HistoryEntry[], now: number): void {
     for (const entry of history) {
-      this.storage.sql.exec(
+      this.query(
         "INSERT INTO events (at, type, step_id, attempt, data_json) VALUES (?, ?, ?, ?, ?)",
         now, entry.type, entry.stepId ?? null, entry.attempt ?? null, entry.data ? JSON.stringify(entry.data) : null,
       );
@@ -171,8 +193,7 @@ export class WorkflowStore {
 
   history(afterSeq: number, limit: number): HistoryEvent[] {
     if (!this.hasSchema) return [];
-    return this.storage.sql
-      .exec<EventRow>("SELECT seq, at, type, step_id, attempt, data_json FROM events WHERE seq > ? ORDER BY seq LIMIT ?", afterSeq, limit)
+    return this.query<EventRow>("SELECT seq, at, type, step_id, attempt, data_json FROM events WHERE seq > ? ORDER BY seq LIMIT ?", afterSeq, limit)
       .toArray()
       .map((row) => ({
         seq: row.seq,

@@ -1,6 +1,6 @@
 import type { WorkflowScheduler } from "./workflow-scheduler";
 
-type RpcMethods = "start" | "describe" | "history" | "claim" | "heartbeat" | "report" | "cancel" | "retryStep" | "skipStep" | "compensate" | "recordDeadLetter" | "wake";
+type RpcMethods = "start" | "describe" | "history" | "claim" | "heartbeat" | "report" | "cancel" | "retryStep" | "skipStep" | "compensate" | "recordDeadLetter" | "wake" | "inspect";
 
 /**
  * The object's RPC methods with their plain result types. Results cross RPC by structured clone, which keeps

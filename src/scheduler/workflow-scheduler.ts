@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { WorkflowPlan } from "../domain/definition";
+import { faultFires, InjectedFault } from "../dev/faults";
 import { indexEntryOf, indexNeedsEntry } from "../domain/index-entry";
 import { nextDeadlineAt, startWorkflow, transition, type Effect, type TransitionResult, type WorkflowEvent } from "../domain/machine";
 import { signTaskToken } from "../domain/task-token";
@@ -7,7 +8,7 @@ import type { AttemptReport, TaskMessage } from "../domain/task-message";
 import type { WorkflowState } from "../domain/state";
 import { toWorkflowView, type WorkflowView } from "../domain/view";
 import { upsertIndexEntry } from "../workflow-index/d1-index";
-import { WorkflowStore, type HistoryEvent } from "./store";
+import { WorkflowStore, type HistoryEvent, type StorageStats } from "./store";
 
 export interface StartRequest {
   tenant: string;
@@ -47,6 +48,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
   private readonly store: WorkflowStore;
   /** The alarm time this instance last set; only saves redundant writes, storage stays the truth. */
   private armedAt: number | null | undefined;
+  /** Alarm writes and deletes by this instance, counted with the SQL work for the benchmarks. */
+  private alarmWrites = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -130,11 +133,30 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return { ok: true, status: result.state.status };
   }
 
+  /**
+   * Dev only (the route is off without DEV_HOOKS): what the supervisor holds and the storage work this
+   * instance did since it was loaded. Counted before it loads anything itself, so asking costs nothing.
+   */
+  async inspect(): Promise<{ id: string; status: WorkflowState["status"]; alarmAt: number | null; nextDeadlineAt: number | null; indexPending: boolean; storage: StorageStats & { alarmWrites: number } } | typeof NOT_FOUND> {
+    const storage = { ...this.store.stats, alarmWrites: this.alarmWrites };
+    const loaded = this.store.load();
+    if (!loaded) return NOT_FOUND;
+    return {
+      id: loaded.state.id,
+      status: loaded.state.status,
+      alarmAt: await this.ctx.storage.getAlarm(),
+      nextDeadlineAt: nextDeadlineAt(loaded.state) ?? null,
+      indexPending: this.store.pendingIndex() !== undefined,
+      storage,
+    };
+  }
+
   /** The supervisor. Acts only on what is due, so a repeated or early alarm is harmless. */
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
     // The alarm that woke us is spent: the next commit must set one again.
     this.armedAt = undefined;
     try {
+      if (faultFires(this.env, "alarmThrows")) throw new InjectedFault("alarmThrows");
       const loaded = this.store.load();
       if (!loaded) return;
       const now = Date.now();
@@ -165,6 +187,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
       this.store.appendHistory(result.history, now);
       if (indexEntry) this.store.queueIndexEntry(indexEntry, now);
     }
+    // A crash between persisting and acting: the state is durable, its alarm and sends did not happen.
+    if (faultFires(this.env, "abortAfterPersist")) this.ctx.abort("injected fault: abortAfterPersist");
     await this.armAlarm(this.alarmTarget(deadline, now));
     await this.enqueue(result.state.tenant, result.state.id, result.effects);
     await this.flushIndex(deadline);
@@ -188,6 +212,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     const pending = this.store.pendingIndex();
     if (!pending || pending.nextAttemptAt > Date.now()) return;
     try {
+      if (faultFires(this.env, "indexWriteFails")) throw new InjectedFault("indexWriteFails");
       await upsertIndexEntry(this.env.DB, pending.entry);
       this.store.markIndexed(pending.seq);
     } catch (error) {
@@ -204,6 +229,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     if (this.armedAt === target) return;
     // Noted before the await, so a transition that runs meanwhile compares against what is being set.
     this.armedAt = target;
+    this.alarmWrites += 1;
     try {
       if (target === null) await this.ctx.storage.deleteAlarm();
       else await this.ctx.storage.setAlarm(target);
@@ -227,6 +253,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
           return { body: { ...claims, kind: effect.kind, token } };
         }),
       );
+      if (faultFires(this.env, "enqueueFails")) throw new InjectedFault("enqueueFails");
       await this.env.TASKS.sendBatch(messages);
     } catch (error) {
       console.error(JSON.stringify({ message: "enqueue failed; the schedule-to-start deadline will retry", workflowId, error: String(error) }));

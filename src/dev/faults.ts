@@ -1,0 +1,95 @@
+/**
+ * Fault injection for local development and tests only: the chaos soak and the fault-matrix tests make
+ * the engine fail where real deployments fail. Every fault is off unless the deployment sets
+ * `DEV_HOOKS=true`, which only `npm start`, the chaos and bench scripts and the test configuration do;
+ * wrangler.toml never does, so a deployed Worker ignores `FAULTS` and every injection.
+ */
+import { z } from "zod";
+
+export const FAULT_NAMES = [
+  /** The agent claims its attempt, then does nothing: no request, no heartbeat, no report. */
+  "agentDiesAfterClaim",
+  /** The agent performs the attempt but sends no heartbeats. */
+  "dropHeartbeats",
+  /** The object resets (`ctx.abort()`) right after persisting a transition, before its alarm and sends. */
+  "abortAfterPersist",
+  /** The alarm handler throws before doing anything. */
+  "alarmThrows",
+  /** Sending task messages to the queue fails. */
+  "enqueueFails",
+  /** Writing the index entry to D1 fails. */
+  "indexWriteFails",
+  /** The queue consumer throws out of its batch, leaving the messages it had not acked for redelivery. */
+  "consumerThrows",
+] as const;
+
+export type FaultName = (typeof FAULT_NAMES)[number];
+
+/** Probability 0..1 per fault, as `FAULTS` gives it; `times` bounds how often it fires (tests use 1). */
+export type FaultSetting = { probability: number; times?: number };
+
+const FaultsSettingSchema = z.partialRecord(z.enum(FAULT_NAMES), z.number().min(0).max(1));
+
+/** Faults set by a test at run time; tests share the isolate with the Worker and its objects. */
+const injected = new Map<FaultName, FaultSetting>();
+let fromEnv: { raw: string | undefined; settings: Map<FaultName, FaultSetting> } | undefined;
+let warnedDisabled = false;
+
+export function devHooksEnabled(env: Pick<Env, "DEV_HOOKS">): boolean {
+  return env.DEV_HOOKS === "true";
+}
+
+function envSettings(raw: string | undefined): Map<FaultName, FaultSetting> {
+  if (fromEnv && fromEnv.raw === raw) return fromEnv.settings;
+  const settings = new Map<FaultName, FaultSetting>();
+  if (raw) {
+    let parsed: ReturnType<typeof FaultsSettingSchema.safeParse>;
+    try {
+      parsed = FaultsSettingSchema.safeParse(JSON.parse(raw));
+    } catch {
+      parsed = FaultsSettingSchema.safeParse(undefined);
+    }
+    if (parsed.success) {
+      for (const [name, probability] of Object.entries(parsed.data)) settings.set(name as FaultName, { probability: probability ?? 0 });
+    } else {
+      console.error(JSON.stringify({ message: "FAULTS is not a JSON object of fault name to probability; no faults injected" }));
+    }
+  }
+  fromEnv = { raw, settings };
+  return settings;
+}
+
+/** Whether the named fault fires now. Always false in a deployment without DEV_HOOKS=true. */
+export function faultFires(env: Pick<Env, "DEV_HOOKS" | "FAULTS">, name: FaultName): boolean {
+  if (!devHooksEnabled(env)) {
+    if ((env.FAULTS || injected.size > 0) && !warnedDisabled) {
+      warnedDisabled = true;
+      console.error(JSON.stringify({ message: "fault injection refused: DEV_HOOKS is not set (a deployed configuration)" }));
+    }
+    return false;
+  }
+  const setting = injected.get(name) ?? envSettings(env.FAULTS).get(name);
+  if (!setting || setting.probability <= 0 || Math.random() >= setting.probability) return false;
+  if (setting.times !== undefined) {
+    if (setting.times <= 0) return false;
+    setting.times -= 1;
+  }
+  return true;
+}
+
+/** For tests: make a fault fire (by default once, always). */
+export function injectFault(name: FaultName, setting: FaultSetting = { probability: 1, times: 1 }): void {
+  injected.set(name, { ...setting });
+}
+
+export function clearInjectedFaults(): void {
+  injected.clear();
+}
+
+/** The error an injected fault throws, recognisable in logs and tests. */
+export class InjectedFault extends Error {
+  constructor(name: FaultName) {
+    super(`injected fault: ${name}`);
+    this.name = "InjectedFault";
+  }
+}

@@ -1,0 +1,84 @@
+import { createExecutionContext, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createApp } from "../../src/api/app";
+import { clearInjectedFaults, FAULT_NAMES, faultFires, injectFault } from "../../src/dev/faults";
+import { api, bearer, start, uniqueId, waitForStatus } from "../helpers/api";
+import { json, mockRemote, REMOTE } from "../helpers/remote";
+import { schedulerStub } from "../helpers/scheduler";
+import { FAST } from "../engine/fixtures";
+
+afterEach(() => {
+  clearInjectedFaults();
+  vi.restoreAllMocks();
+});
+
+/** The environment a deployed Worker gets: wrangler.toml's vars, none of the test-only settings. */
+function deployedEnv(extra: Partial<Env> = {}): Env {
+  return { ...env, DEV_HOOKS: undefined, FAULTS: undefined, ...(env.TEST_DEPLOYED_VARS as Partial<Env>), ...extra };
+}
+
+describe("dev hooks in the deployed configuration", () => {
+  it("wrangler.toml does not turn them on", () => {
+    expect(env.TEST_DEPLOYED_VARS).not.toHaveProperty("DEV_HOOKS");
+    expect(env.TEST_DEPLOYED_VARS).not.toHaveProperty("FAULTS");
+  });
+
+  it("refuses every fault, from FAULTS and from injection alike", () => {
+    const deployed = deployedEnv({ FAULTS: JSON.stringify(Object.fromEntries(FAULT_NAMES.map((name) => [name, 1]))) });
+    for (const name of FAULT_NAMES) {
+      injectFault(name);
+      expect(faultFires(deployed, name), name).toBe(false);
+    }
+  });
+
+  it("answers 404 on the dev routes, even with a valid token", async () => {
+    const response = await createApp().fetch(
+      new Request("http://shepherd.test/dev/workflows/any", { headers: bearer() }),
+      deployedEnv(),
+      createExecutionContext(),
+    );
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ error: { code: "not_found" } });
+  });
+});
+
+describe("dev hooks in local development and tests (DEV_HOOKS=true)", () => {
+  it("fires a fault from FAULTS with its probability", () => {
+    const local = { DEV_HOOKS: "true", FAULTS: JSON.stringify({ alarmThrows: 1, enqueueFails: 0 }) };
+    expect(faultFires(local, "alarmThrows")).toBe(true);
+    expect(faultFires(local, "enqueueFails")).toBe(false);
+    expect(faultFires(local, "consumerThrows")).toBe(false);
+  });
+
+  it("fires an injected fault only as many times as asked", () => {
+    injectFault("enqueueFails", { probability: 1, times: 2 });
+    expect([1, 2, 3].map(() => faultFires(env, "enqueueFails"))).toEqual([true, true, false]);
+  });
+
+  it("GET /dev/workflows/{id} shows the alarm, the next deadline and the object's storage work", async () => {
+    mockRemote(() => json({}, 202));
+    const id = uniqueId();
+    await start({ name: "inspect", defaults: FAST, steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }] }, { id });
+    await vi.waitFor(async () => expect((await api("GET", `/v1/workflows/${id}`)).body.steps[0].status).toBe("waiting"));
+    const response = await api("GET", `/dev/workflows/${id}`);
+    expect(response.status).toBe(200);
+    const alarm = await runInDurableObject(schedulerStub(id), (_instance, state) => state.storage.getAlarm());
+    expect(response.body).toMatchObject({ id, status: "running", alarmAt: alarm, nextDeadlineAt: alarm, indexPending: false });
+    expect(response.body.storage.sqlCalls).toBeGreaterThan(0);
+    expect(response.body.storage.rowsWritten).toBeGreaterThan(0);
+    expect(response.body.storage.alarmWrites).toBeGreaterThan(0);
+    // Asking costs nothing: the counts do not move between two reads.
+    expect((await api("GET", `/dev/workflows/${id}`)).body.storage).toEqual(response.body.storage);
+  });
+
+  it("keeps another tenant's workflow a 404 and needs a token", async () => {
+    mockRemote(() => json({ ok: true }));
+    const id = uniqueId();
+    await start({ name: "inspect", defaults: FAST, steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }] }, { id });
+    await waitForStatus(id, "completed");
+    expect((await api("GET", `/dev/workflows/${id}`, undefined, { headers: bearer("beta") })).status).toBe(404);
+    expect((await api("GET", `/dev/workflows/${id}`, undefined, { headers: { Authorization: "Bearer wrong" } })).status).toBe(401);
+    expect((await api("GET", `/dev/workflows/${id}`)).body).toMatchObject({ status: "completed", alarmAt: null, nextDeadlineAt: null });
+  });
+});
