@@ -11,7 +11,7 @@ export const FAULT_NAMES = [
   "agentDiesAfterClaim",
   /** The agent performs the attempt but sends no heartbeats. */
   "dropHeartbeats",
-  /** The object resets (`ctx.abort()`) right after persisting a transition, before its alarm and sends. */
+  /** The object resets (`ctx.abort()`) right after persisting a transition and its alarm, before its sends. */
   "abortAfterPersist",
   /** The alarm handler throws before doing anything. */
   "alarmThrows",

@@ -187,9 +187,10 @@ export class WorkflowScheduler extends DurableObject<Env> {
       this.store.appendHistory(result.history, now);
       if (indexEntry) this.store.queueIndexEntry(indexEntry, now);
     }
-    // A crash between persisting and acting: the state is durable, its alarm and sends did not happen.
-    if (faultFires(this.env, "abortAfterPersist")) this.ctx.abort("injected fault: abortAfterPersist");
+    // Issued with no await after the SQL writes, the alarm commits atomically with them (write coalescing).
     await this.armAlarm(this.alarmTarget(deadline, now));
+    // A crash between persisting and acting: state and alarm are durable, the sends and index write are not.
+    if (faultFires(this.env, "abortAfterPersist")) this.ctx.abort("injected fault: abortAfterPersist");
     await this.enqueue(result.state.tenant, result.state.id, result.effects);
     await this.flushIndex(deadline);
   }
