@@ -28,6 +28,8 @@ export default defineConfig(async () => {
             TEST_MIGRATIONS: migrations,
             TEST_DEPLOYED_VARS: deployedVars,
           },
+          // A tight limit for the rate-limit test (the real binding, from wrangler.toml, allows 1000 per 10 s).
+          ratelimits: { TEST_STRICT_WRITE_LIMIT: { namespace_id: "9001", simple: { limit: 5, period: 10 } } },
         },
       }),
     ],

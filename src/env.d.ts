@@ -5,6 +5,8 @@ interface ShepherdEnv {
   WORKFLOW_SCHEDULER: DurableObjectNamespace<import("./scheduler/workflow-scheduler").WorkflowScheduler>;
   TASKS: Queue<unknown>;
   DB: D1Database;
+  /** Per-tenant write rate limit (wrangler.toml [[ratelimits]]); absent means unlimited. */
+  TENANT_WRITE_LIMIT?: RateLimit;
   /** Secret used to sign per-task callback tokens. Local dev and tests set it explicitly. */
   TASK_TOKEN_SECRET: string;
   /** "true" allows task targets on private/loopback addresses (local dev and tests only). */

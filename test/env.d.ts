@@ -4,5 +4,7 @@ declare namespace Cloudflare {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     /** The [vars] of wrangler.toml: what a deployed Worker is configured with. */
     TEST_DEPLOYED_VARS: Record<string, unknown>;
+    /** Like TENANT_WRITE_LIMIT but 5 writes per 10 s. */
+    TEST_STRICT_WRITE_LIMIT: RateLimit;
   }
 }

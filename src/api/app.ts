@@ -3,6 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { LIMITS } from "../domain/limits";
 import { requireApiToken } from "./auth";
 import { devRoutes } from "./dev-routes";
+import { limitTenantWrites } from "./rate-limit";
 import type { AppEnv } from "./context";
 import { ApiError, errorBody, onApiError, validationFailed } from "./errors";
 import { operatorRoutes } from "./operator-actions";
@@ -18,7 +19,12 @@ export function createApp() {
   });
 
   // Task routes are authorised by their signed task token instead (see tasks.ts).
-  app.use("/v1/*", (c, next) => (c.req.path.startsWith("/v1/tasks/") ? next() : requireApiToken(c, next)));
+  app.use("/v1/*", async (c, next) => {
+    if (c.req.path.startsWith("/v1/tasks/")) return next();
+    await requireApiToken(c, async () => {
+      await limitTenantWrites(c, next);
+    });
+  });
   app.use(
     "/v1/*",
     bodyLimit({

@@ -17,7 +17,8 @@ const ERROR_DESCRIPTIONS = {
   409: "Conflicts with the workflow's state, or the attempt is stale",
   410: "The step has ended",
   415: "The body is not application/json",
-  503: "The deployment is missing or has malformed required configuration",
+  429: "Too many writes for this tenant; see Retry-After",
+  503: "Missing or malformed configuration, or the workflow is busy (overloaded; see Retry-After)",
 } as const;
 
 export function errorResponses<S extends keyof typeof ERROR_DESCRIPTIONS>(...statuses: S[]) {

@@ -8,7 +8,7 @@ import { rejectionToError } from "./errors";
 import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
 import { StepParamsSchema, WorkflowParamsSchema, WorkflowViewSchema } from "./schemas";
 
-const accepted = { 202: jsonContent(WorkflowViewSchema, "Accepted: the workflow after the action"), ...errorResponses(400, 401, 404, 409, 413, 503) };
+const accepted = { 202: jsonContent(WorkflowViewSchema, "Accepted: the workflow after the action"), ...errorResponses(400, 401, 404, 409, 413, 429, 503) };
 
 const cancelRoute = createRoute({
   method: "post",

@@ -26,7 +26,7 @@ const startRoute = createRoute({
   responses: {
     201: jsonContent(WorkflowViewSchema, "Started"),
     200: jsonContent(WorkflowViewSchema, "Already started with this same body"),
-    ...errorResponses(400, 401, 409, 413, 415, 503),
+    ...errorResponses(400, 401, 409, 413, 415, 429, 503),
   },
 });
 
