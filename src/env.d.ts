@@ -3,6 +3,8 @@
 
 interface ShepherdEnv {
   WORKFLOW_SCHEDULER: DurableObjectNamespace<import("./scheduler/workflow-scheduler").WorkflowScheduler>;
+  /** Where claimed attempts run (src/agents/agent-host.ts), sharded by hash. */
+  AGENT_HOST: DurableObjectNamespace<import("./agents/agent-host").AgentHost>;
   TASKS: Queue<unknown>;
   DB: D1Database;
   /** Per-tenant write rate limit (wrangler.toml [[ratelimits]]); absent means unlimited. */
@@ -31,6 +33,6 @@ declare namespace Cloudflare {
   // Types `exports` from "cloudflare:workers" (ctx.exports / exports.default in tests).
   interface GlobalProps {
     mainModule: typeof import("./index");
-    durableNamespaces: "WorkflowScheduler";
+    durableNamespaces: "WorkflowScheduler" | "AgentHost";
   }
 }

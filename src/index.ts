@@ -3,6 +3,7 @@ import { consumeTaskBatch } from "./agents/task-consumer";
 import { createApp } from "./api/app";
 import { sweepOverdueWorkflows } from "./supervisor/sweep";
 
+export { AgentHost } from "./agents/agent-host";
 export { WorkflowScheduler } from "./scheduler/workflow-scheduler";
 
 const app = createApp();

@@ -1,22 +1,16 @@
-import { targetPolicyFor } from "../config";
 import { faultFires, InjectedFault } from "../dev/faults";
-import { TaskMessageSchema, type AttemptReport, type TaskMessage } from "../domain/task-message";
 import type { ClaimedTask } from "../domain/machine";
+import { TaskMessageSchema, type TaskMessage } from "../domain/task-message";
 import { schedulerFor } from "../scheduler/stub";
-import { performHttpAction } from "./http-action";
-
-/** Heartbeats go out this many times per heartbeat interval, so one lost heartbeat is not a missed deadline. */
-const HEARTBEATS_PER_INTERVAL = 3;
-const REPORT_TRIES = 3;
-/**
- * The object's alarm owns every deadline. The agent gives up on its request only a little after the
- * start-to-close deadline, as a backstop that frees the consumer when the supervisor has already acted.
- */
-const ABORT_GRACE_MS = 1_000;
+import { agentHostFor } from "./agent-host";
+import { performTask } from "./perform-task";
 
 /**
- * The agent: claims each attempt from its workflow's object, performs it, heartbeats while it waits and
- * reports back. Messages of a batch run side by side so one slow remote does not hold up the others.
+ * The agents' front: the queue consumer claims each attempt from its workflow's object and hands it to an
+ * agent host, which performs it, heartbeats and reports. The claim is the hand-off point: from then on the
+ * object's deadlines own the attempt, so the message is acknowledged at once and no remote call holds the
+ * batch. (A consumer runs one batch at a time locally, and a batch's invocation stays open until all of its
+ * work, `waitUntil` included, is done: a slow remote would hold up everyone queued behind it.)
  */
 export async function consumeTaskBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   await Promise.all(
@@ -30,63 +24,37 @@ export async function consumeTaskBatch(batch: MessageBatch<unknown>, env: Env): 
       }
       // An agent crash that takes the whole batch down: what was not acked yet is delivered again.
       if (faultFires(env, "consumerThrows")) throw new InjectedFault("consumerThrows");
+      let task: ClaimedTask | undefined;
       try {
-        await runTask(parsed.data, env);
-        message.ack();
+        task = await claimTask(parsed.data, env);
       } catch (error) {
         // The object could not be reached (reset, overloaded): deliver again later; after max_retries the
-        // message goes to the dead-letter queue and the attempt's deadlines still bring it back.
-        console.error(JSON.stringify({ message: "task failed; retrying delivery", id: message.id, error: String(error) }));
+        // message goes to the dead-letter queue, whose consumer records it and fails the attempt.
+        console.error(JSON.stringify({ message: "claim failed; retrying delivery", id: message.id, error: String(error) }));
         message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
+        return;
       }
+      message.ack();
+      if (task) await handOff(parsed.data, task, env);
     }),
   );
 }
 
-async function runTask(message: TaskMessage, env: Env): Promise<void> {
-  const scheduler = schedulerFor(env, message.tenant, message.workflowId);
-  // A redelivered or stale message is refused here, before anything reaches the remote.
-  const claim = await scheduler.claim(message.stepId, message.attempt);
-  if (!claim.ok || !("task" in claim)) return;
-  const task = claim.task as ClaimedTask;
+/** The claim refuses a redelivered or stale message before anything reaches the remote: undefined then. */
+async function claimTask(message: TaskMessage, env: Env): Promise<ClaimedTask | undefined> {
+  const claim = await schedulerFor(env, message.tenant, message.workflowId).claim(message.stepId, message.attempt);
+  if (!claim.ok || !("task" in claim)) return undefined;
   // The agent dies silently: no request, no heartbeat, no report; only the supervisor can notice.
-  if (faultFires(env, "agentDiesAfterClaim")) return;
-
-  const controller = new AbortController();
-  const deadline = setTimeout(() => controller.abort("startToCloseMs passed"), Math.max(0, task.deadlineAt + ABORT_GRACE_MS - Date.now()));
-  const silent = faultFires(env, "dropHeartbeats");
-  const heartbeats = setInterval(() => {
-    if (silent) return;
-    scheduler
-      .heartbeat(task.stepId, task.attempt)
-      .then((reply) => {
-        if (!reply.ok || ("cancelRequested" in reply && reply.cancelRequested)) controller.abort("attempt is no longer current");
-      })
-      .catch(() => undefined);
-  }, Math.max(1, Math.floor(task.heartbeatMs / HEARTBEATS_PER_INTERVAL)));
-  let report: AttemptReport;
-  try {
-    report = await performHttpAction(task, message.token, targetPolicyFor(env, message.tenant), controller.signal);
-  } finally {
-    clearInterval(heartbeats);
-    clearTimeout(deadline);
-  }
-  await reportWithRetry(env, message, report);
+  if (faultFires(env, "agentDiesAfterClaim")) return undefined;
+  return claim.task as ClaimedTask;
 }
 
-/** A report is idempotent (fenced by attempt), so a reset or overloaded object is simply asked again. */
-async function reportWithRetry(env: Env, message: TaskMessage, report: AttemptReport): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await schedulerFor(env, message.tenant, message.workflowId).report(message.stepId, message.attempt, report);
-      return;
-    } catch (error) {
-      if (attempt >= REPORT_TRIES) {
-        // The supervisor still holds the attempt's deadlines: it will time it out and retry.
-        console.error(JSON.stringify({ message: "report failed", workflowId: message.workflowId, stepId: message.stepId, error: String(error) }));
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50 * attempt * (1 + Math.random())));
-    }
+/** If no agent host takes the attempt, the consumer performs it itself rather than leave it to time out. */
+async function handOff(message: TaskMessage, task: ClaimedTask, env: Env): Promise<void> {
+  try {
+    await agentHostFor(env, message).perform(message, task);
+  } catch (error) {
+    console.error(JSON.stringify({ message: "agent host unavailable; performing in the consumer", workflowId: message.workflowId, error: String(error) }));
+    await performTask(message, task, env);
   }
 }

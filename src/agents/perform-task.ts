@@ -1,0 +1,60 @@
+import { targetPolicyFor } from "../config";
+import { faultFires } from "../dev/faults";
+import type { ClaimedTask } from "../domain/machine";
+import type { AttemptReport, TaskMessage } from "../domain/task-message";
+import { schedulerFor } from "../scheduler/stub";
+import { performHttpAction } from "./http-action";
+
+/** Heartbeats go out this many times per heartbeat interval, so one lost heartbeat is not a missed deadline. */
+const HEARTBEATS_PER_INTERVAL = 3;
+const REPORT_TRIES = 3;
+/**
+ * The object's alarm owns every deadline. The agent gives up on its request only a little after the
+ * start-to-close deadline, as a backstop that frees the consumer when the supervisor has already acted.
+ */
+const ABORT_GRACE_MS = 1_000;
+
+/** Performs a claimed attempt and reports; never throws, since the deadlines cover every failure here. */
+export async function performTask(message: TaskMessage, task: ClaimedTask, env: Env): Promise<void> {
+  const scheduler = schedulerFor(env, message.tenant, message.workflowId);
+  const controller = new AbortController();
+  const deadline = setTimeout(() => controller.abort("startToCloseMs passed"), Math.max(0, task.deadlineAt + ABORT_GRACE_MS - Date.now()));
+  const silent = faultFires(env, "dropHeartbeats");
+  const heartbeats = setInterval(() => {
+    if (silent) return;
+    scheduler
+      .heartbeat(task.stepId, task.attempt)
+      .then((reply) => {
+        if (!reply.ok || ("cancelRequested" in reply && reply.cancelRequested)) controller.abort("attempt is no longer current");
+      })
+      .catch(() => undefined);
+  }, Math.max(1, Math.floor(task.heartbeatMs / HEARTBEATS_PER_INTERVAL)));
+  let report: AttemptReport;
+  try {
+    report = await performHttpAction(task, message.token, targetPolicyFor(env, message.tenant), controller.signal);
+  } catch (error) {
+    // Only a broken setting (ALLOWED_TARGETS) gets here; the attempt fails as retryable until it is fixed.
+    report = { type: "failed", error: { message: `agent could not perform the attempt: ${String(error)}`, retryable: true } };
+  } finally {
+    clearInterval(heartbeats);
+    clearTimeout(deadline);
+  }
+  await reportWithRetry(env, message, report);
+}
+
+/** A report is idempotent (fenced by attempt), so a reset or overloaded object is simply asked again. */
+async function reportWithRetry(env: Env, message: TaskMessage, report: AttemptReport): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await schedulerFor(env, message.tenant, message.workflowId).report(message.stepId, message.attempt, report);
+      return;
+    } catch (error) {
+      if (attempt >= REPORT_TRIES) {
+        // The supervisor still holds the attempt's deadlines: it will time it out and retry.
+        console.error(JSON.stringify({ message: "report failed", workflowId: message.workflowId, stepId: message.stepId, error: String(error) }));
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt * (1 + Math.random())));
+    }
+  }
+}
