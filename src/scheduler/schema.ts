@@ -35,6 +35,11 @@ const MIGRATIONS: readonly string[] = [
      attempts INTEGER NOT NULL DEFAULT 0,
      next_attempt_at INTEGER NOT NULL
    );`,
+  // The plan never changes after the start, so it is written once instead of with every transition.
+  `CREATE TABLE plan (
+     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+     plan_json TEXT NOT NULL
+   );`,
 ];
 
 export function applySchemaMigrations(sql: SqlStorage): void {

@@ -39,6 +39,8 @@ export class WorkflowStore {
   /** Serialized steps as last read or written, to find what a transition changed. Never authoritative. */
   private persistedSteps = new Map<string, string>();
   private cached?: { state: WorkflowState; requestHash: string };
+  /** Whether the plan has its own row; workflows stored before it had one keep it in `state_json` until rewritten. */
+  private planStored = false;
   /** The outbox's index entry as last read or written; `null` once known to be empty. */
   private pendingIndexEntry: PendingIndexEntry | null | undefined;
 
@@ -83,8 +85,11 @@ export class WorkflowStore {
         this.persistedSteps.set(stepRow.step_id, JSON.stringify(step));
         return step;
       });
+    const fields = JSON.parse(row.state_json) as { plan?: unknown };
+    this.planStored = fields.plan === undefined;
+    if (this.planStored) fields.plan = JSON.parse(this.query<{ plan_json: string }>("SELECT plan_json FROM plan").one().plan_json);
     // Rows are checked on the way in: a row an older or buggy version wrote fails here, not deep in a transition.
-    const state: WorkflowState = { ...WorkflowFieldsSchema.parse(JSON.parse(row.state_json)), steps };
+    const state: WorkflowState = { ...WorkflowFieldsSchema.parse(fields), steps };
     this.cached = { state, requestHash: row.request_hash };
     return this.cached;
   }
@@ -106,7 +111,8 @@ export class WorkflowStore {
       this.storage.transactionSync(() => {
         if (!this.hasSchema) applySchemaMigrations(sql);
         this.hasSchema = true;
-        const { steps, ...fields } = state;
+        const { steps, plan, ...fields } = state;
+        if (!this.planStored) this.query("INSERT OR REPLACE INTO plan (singleton, plan_json) VALUES (1, ?)", JSON.stringify(plan));
         this.query(
           `INSERT INTO workflow (singleton, tenant, id, status, version, request_hash, next_deadline_at, state_json)
            VALUES (1, ?, ?, ?, ?, ?, ?, ?)
@@ -132,6 +138,7 @@ export class WorkflowStore {
       throw error;
     }
     for (const [id, json] of written) this.persistedSteps.set(id, json);
+    this.planStored = true;
     this.cached = { state, requestHash: hash };
     if (pending) this.pendingIndexEntry = pending;
   }
@@ -208,6 +215,7 @@ export class WorkflowStore {
   /** Drops what is held in memory, so the next load reads storage again. */
   forget(): void {
     this.cached = undefined;
+    this.planStored = false;
     this.pendingIndexEntry = undefined;
     this.persistedSteps.clear();
   }

@@ -1,6 +1,6 @@
-import { runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api, start, uniqueId, waitForStep } from "../helpers/api";
+import { api, getWorkflow, start, uniqueId, waitForStep } from "../helpers/api";
 import { hang, json, mockRemote, REMOTE } from "../helpers/remote";
 import { schedulerStub } from "../helpers/scheduler";
 
@@ -38,6 +38,60 @@ describe("the scheduler's storage", () => {
         return exec.mock.calls.map((call) => String(call[0]).trim().split(/\s+/).slice(0, 3).join(" "));
       });
       expect(statements.filter((statement) => statement === "INSERT INTO steps")).toHaveLength(1);
+    } finally {
+      await api("POST", `/v1/workflows/${id}/cancel`);
+    }
+  });
+
+  it("writes the plan once, in its own row, and leaves it out of every later transition", async () => {
+    mockRemote((call) => hang(call));
+    const { id } = await start({ name: "plan", steps: [{ id: "a", action: { type: "http", url: `${REMOTE}/a` } }] });
+    try {
+      await waitForStep(id, "a", "running");
+      const { stored, statements } = await runInDurableObject(schedulerStub(id), async (instance, state) => {
+        const exec = vi.spyOn(state.storage.sql, "exec");
+        await instance.heartbeat("a", 1, { value: 1 });
+        const statements = exec.mock.calls.map((call) => String(call[0]));
+        exec.mockRestore();
+        return {
+          stored: {
+            plan: JSON.parse(state.storage.sql.exec<{ plan_json: string }>("SELECT plan_json FROM plan").one().plan_json),
+            fields: JSON.parse(state.storage.sql.exec<{ state_json: string }>("SELECT state_json FROM workflow").one().state_json),
+          },
+          statements,
+        };
+      });
+      expect(stored.plan).toMatchObject({ name: "plan", steps: [{ id: "a" }] });
+      expect(stored.fields).not.toHaveProperty("plan");
+      expect(statements.some((statement) => statement.includes("plan"))).toBe(false);
+    } finally {
+      await api("POST", `/v1/workflows/${id}/cancel`);
+    }
+  });
+
+  it("still reads a workflow stored with its plan inside the workflow row, and moves the plan out on the next write", async () => {
+    mockRemote((call) => hang(call));
+    const { id } = await start({ name: "legacy", steps: [{ id: "a", action: { type: "http", url: `${REMOTE}/a` } }] });
+    try {
+      await waitForStep(id, "a", "running");
+      // As an object written before the plan had its own row.
+      await runInDurableObject(schedulerStub(id), (_, state) => {
+        const plan = state.storage.sql.exec<{ plan_json: string }>("SELECT plan_json FROM plan").one().plan_json;
+        const fields = JSON.parse(state.storage.sql.exec<{ state_json: string }>("SELECT state_json FROM workflow").one().state_json);
+        state.storage.sql.exec("UPDATE workflow SET state_json = ?", JSON.stringify({ ...fields, plan: JSON.parse(plan) }));
+        state.storage.sql.exec("DELETE FROM plan");
+      });
+      await evictDurableObject(schedulerStub(id));
+      expect((await getWorkflow(id)).steps[0].status).toBe("running");
+      const after = await runInDurableObject(schedulerStub(id), async (instance, state) => {
+        await instance.heartbeat("a", 1, { value: 2 });
+        return {
+          planRows: state.storage.sql.exec("SELECT 1 FROM plan").toArray().length,
+          fields: JSON.parse(state.storage.sql.exec<{ state_json: string }>("SELECT state_json FROM workflow").one().state_json),
+        };
+      });
+      expect(after.planRows).toBe(1);
+      expect(after.fields).not.toHaveProperty("plan");
     } finally {
       await api("POST", `/v1/workflows/${id}/cancel`);
     }
