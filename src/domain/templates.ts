@@ -69,8 +69,16 @@ function resolvePath(path: string, context: TemplateContext): unknown {
   return current;
 }
 
+/** Iterative, so a value nested deeper than the stack (refused elsewhere, but still seen here) cannot crash it. */
 function visitStrings(value: unknown, visit: (text: string) => void): void {
-  if (typeof value === "string") visit(value);
-  else if (Array.isArray(value)) value.forEach((item) => visitStrings(item, visit));
-  else if (value !== null && typeof value === "object") Object.values(value).forEach((v) => visitStrings(v, visit));
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const current = pending.pop();
+    if (typeof current === "string") visit(current);
+    else if (Array.isArray(current)) for (let i = current.length - 1; i >= 0; i--) pending.push(current[i]);
+    else if (current !== null && typeof current === "object") {
+      const values = Object.values(current);
+      for (let i = values.length - 1; i >= 0; i--) pending.push(values[i]);
+    }
+  }
 }
