@@ -8,6 +8,13 @@ import { performHttpAction } from "./http-action";
 /** Heartbeats go out this many times per heartbeat interval, so one lost heartbeat is not a missed deadline. */
 const HEARTBEATS_PER_INTERVAL = 3;
 const REPORT_TRIES = 3;
+/** How many of the attempts its report schedules an agent takes itself; the rest go through the queue. */
+const EAGER_FOLLOW_UPS = 4;
+
+interface FollowUp {
+  message: TaskMessage;
+  task: ClaimedTask;
+}
 /**
  * The object's alarm owns every deadline. The agent gives up on its request only a little after the
  * start-to-close deadline, as a backstop that frees the consumer when the supervisor has already acted.
@@ -39,20 +46,27 @@ export async function performTask(message: TaskMessage, task: ClaimedTask, env: 
     clearInterval(heartbeats);
     clearTimeout(deadline);
   }
-  await reportWithRetry(env, message, report);
+  const followUps = await reportWithRetry(env, message, report);
+  // Eager dispatch: the next attempts come back with the report and run here, without a queue hop.
+  await Promise.all(
+    followUps.map((next) => {
+      if (faultFires(env, "agentDiesAfterClaim")) return undefined;
+      return performTask(next.message, next.task, env);
+    }),
+  );
 }
 
 /** A report is idempotent (fenced by attempt), so a reset or overloaded object is simply asked again. */
-async function reportWithRetry(env: Env, message: TaskMessage, report: AttemptReport): Promise<void> {
+async function reportWithRetry(env: Env, message: TaskMessage, report: AttemptReport): Promise<FollowUp[]> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await schedulerFor(env, message.tenant, message.workflowId).report(message.stepId, message.attempt, report);
-      return;
+      const reply = await schedulerFor(env, message.tenant, message.workflowId).report(message.stepId, message.attempt, report, EAGER_FOLLOW_UPS);
+      return "followUps" in reply ? (reply.followUps as FollowUp[]) : [];
     } catch (error) {
       if (attempt >= REPORT_TRIES) {
         // The supervisor still holds the attempt's deadlines: it will time it out and retry.
         console.error(JSON.stringify({ message: "report failed", workflowId: message.workflowId, stepId: message.stepId, error: String(error) }));
-        return;
+        return [];
       }
       await new Promise((resolve) => setTimeout(resolve, 50 * attempt * (1 + Math.random())));
     }

@@ -2,7 +2,16 @@ import { DurableObject } from "cloudflare:workers";
 import type { WorkflowPlan } from "../domain/definition";
 import { faultFires, InjectedFault } from "../dev/faults";
 import { indexEntryOf, indexNeedsEntry } from "../domain/index-entry";
-import { nextDeadlineAt, startWorkflow, transition, type Effect, type TransitionResult, type WorkflowEvent } from "../domain/machine";
+import {
+  claimEagerly,
+  nextDeadlineAt,
+  startWorkflow,
+  transition,
+  type Effect,
+  type ReportRejection,
+  type TransitionResult,
+  type WorkflowEvent,
+} from "../domain/machine";
 import { signTaskToken } from "../domain/task-token";
 import type { AttemptReport, TaskMessage } from "../domain/task-message";
 import type { WorkflowState } from "../domain/state";
@@ -87,15 +96,28 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return this.apply({ type: "HeartbeatReceived", stepId, attempt, ...(progress ? { progress } : {}) });
   }
 
-  report(stepId: string, attempt: number, report: AttemptReport) {
-    switch (report.type) {
-      case "succeeded":
-        return this.apply({ type: "AttemptSucceeded", stepId, attempt, output: report.output });
-      case "accepted":
-        return this.apply({ type: "AttemptAccepted", stepId, attempt });
-      case "failed":
-        return this.apply({ type: "AttemptFailed", stepId, attempt, error: report.error, ...(report.retryAfterMs === undefined ? {} : { retryAfterMs: report.retryAfterMs }) });
-    }
+  /**
+   * An agent's report. `takeFollowUps` > 0 lets that agent take the attempts the report schedules (eager
+   * dispatch, see `claimEagerly`); they come back in `followUps`, with their task tokens.
+   */
+  async report(stepId: string, attempt: number, report: AttemptReport, takeFollowUps = 0) {
+    const event: WorkflowEvent =
+      report.type === "succeeded"
+        ? { type: "AttemptSucceeded", stepId, attempt, output: report.output }
+        : report.type === "accepted"
+          ? { type: "AttemptAccepted", stepId, attempt }
+          : { type: "AttemptFailed", stepId, attempt, error: report.error, ...(report.retryAfterMs === undefined ? {} : { retryAfterMs: report.retryAfterMs }) };
+    const loaded = this.store.load();
+    if (!loaded) return NOT_FOUND;
+    const now = Date.now();
+    const result = claimEagerly(transition(loaded.state, event, now) as TransitionResult<{ ok: true } | ReportRejection>, takeFollowUps, now);
+    await this.commit(loaded.state, result, now);
+    if (result.claimed.length === 0) return result.reply;
+    const { tenant, id } = result.state;
+    const followUps = await Promise.all(
+      result.claimed.map(async (task) => ({ message: await this.taskMessage(tenant, id, task), task })),
+    );
+    return { ...result.reply, followUps };
   }
 
   cancel() {
@@ -244,16 +266,16 @@ export class WorkflowScheduler extends DurableObject<Env> {
    * Runs after the state is durable. A failed send loses nothing: the attempt stays scheduled and its
    * schedule-to-start deadline makes the supervisor retry it.
    */
+  /** The message naming one attempt, with its signed task token. */
+  private async taskMessage(tenant: string, workflowId: string, attempt: { stepId: string; attempt: number; kind: TaskMessage["kind"] }): Promise<TaskMessage> {
+    const claims = { tenant, workflowId, stepId: attempt.stepId, attempt: attempt.attempt };
+    return { ...claims, kind: attempt.kind, token: await signTaskToken(claims, this.env.TASK_TOKEN_SECRET) };
+  }
+
   private async enqueue(tenant: string, workflowId: string, effects: Effect[]): Promise<void> {
     if (effects.length === 0) return;
     try {
-      const messages = await Promise.all(
-        effects.map(async (effect): Promise<{ body: TaskMessage }> => {
-          const claims = { tenant, workflowId, stepId: effect.stepId, attempt: effect.attempt };
-          const token = await signTaskToken(claims, this.env.TASK_TOKEN_SECRET);
-          return { body: { ...claims, kind: effect.kind, token } };
-        }),
-      );
+      const messages = await Promise.all(effects.map(async (effect) => ({ body: await this.taskMessage(tenant, workflowId, effect) })));
       if (faultFires(this.env, "enqueueFails")) throw new InjectedFault("enqueueFails");
       await this.env.TASKS.sendBatch(messages);
     } catch (error) {

@@ -4,7 +4,7 @@ import { TransitionContext, type Effect, type HistoryEntry } from "./context";
 import { superviseDeadlines } from "./deadlines";
 import { cancelWorkflow, compensateWorkflow, retryStep, skipStep } from "./operator";
 import { dispatchReadySteps } from "./progress";
-import { claimAttempt, recordAccepted, recordDeadLetter, recordFailure, recordHeartbeat, recordSuccess } from "./reports";
+import { claimAttempt, type ClaimedTask, recordAccepted, recordDeadLetter, recordFailure, recordHeartbeat, recordSuccess } from "./reports";
 
 export type { Effect, HistoryEntry } from "./context";
 export type { ClaimedTask, ReportRejection } from "./reports";
@@ -120,4 +120,26 @@ export function startWorkflow(args: StartArgs, random: () => number = Math.rando
   ctx.record("workflow_started", { data: { name: plan.name } });
   dispatchReadySteps(ctx);
   return { state: ctx.state, changed: true, effects: ctx.effects, history: ctx.history, reply: { ok: true } };
+}
+
+/**
+ * Eager dispatch, like Temporal's eager activity execution: the agent that reports one attempt takes up to
+ * `limit` of the attempts its report scheduled, claimed in the same transition instead of sent through the
+ * queue. A taken attempt is owned by its deadlines exactly as after a queue claim; the rest are still enqueued.
+ */
+export function claimEagerly<R>(result: TransitionResult<R>, limit: number, now: number): TransitionResult<R> & { claimed: ClaimedTask[] } {
+  let merged: TransitionResult<R> = result;
+  const claimed: ClaimedTask[] = [];
+  for (const effect of result.effects.slice(0, Math.max(0, limit))) {
+    const claim = transition(merged.state, { type: "AttemptClaimed", stepId: effect.stepId, attempt: effect.attempt }, now);
+    merged = {
+      state: claim.state,
+      changed: merged.changed || claim.changed,
+      effects: [...merged.effects.filter((other) => other !== effect), ...claim.effects],
+      history: [...merged.history, ...claim.history],
+      reply: merged.reply,
+    };
+    if (claim.reply.ok && "task" in claim.reply) claimed.push(claim.reply.task);
+  }
+  return { ...merged, claimed };
 }
