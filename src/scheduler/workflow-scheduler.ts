@@ -246,10 +246,15 @@ export class WorkflowScheduler extends DurableObject<Env> {
     }
   }
 
-  /** One alarm, always at the earliest deadline; none when nothing is pending. */
+  /**
+   * One alarm, never later than the earliest deadline; none when nothing is pending. Moving it earlier is done
+   * at once; moving it later waits until it fires: that alarm finds nothing due and sets the real deadline.
+   * Heartbeats and each next step only ever push the deadline later, so most commits write no alarm at all.
+   */
   private async armAlarm(deadline: number | undefined): Promise<void> {
     const target = deadline ?? null;
     if (this.armedAt === target) return;
+    if (target !== null && this.armedAt !== undefined && this.armedAt !== null && this.armedAt <= target) return;
     // Noted before the await, so a transition that runs meanwhile compares against what is being set.
     this.armedAt = target;
     this.alarmWrites += 1;

@@ -69,7 +69,7 @@ describe("the supervisor (the object's alarm)", () => {
     }
   });
 
-  it("keeps exactly one alarm at the earliest deadline and none once the workflow ends", async () => {
+  it("keeps one alarm, never later than the earliest deadline, moved later only when it fires, and none once the workflow ends", async () => {
     mockRemote((call) => hang(call));
     const { id } = await start({
       name: "alarm-tracking",
@@ -78,11 +78,16 @@ describe("the supervisor (the object's alarm)", () => {
     });
     try {
     const running = await waitForStep(id, "slow", "running");
-    const startedAt = running.steps[0].attempts[0].startedAt;
-    const alarm = await runInDurableObject(schedulerStub(id), (_, state) => state.storage.getAlarm());
+    const { scheduledAt, startedAt } = running.steps[0].attempts[0];
+    // Armed for schedule-to-start (5 s) at the start; the claim pushed the deadline to the heartbeat's (20 s),
+    // and moving an alarm later waits for it to fire.
+    const armed = await runInDurableObject(schedulerStub(id), (_, state) => state.storage.getAlarm());
+    expect(armed).toBe(scheduledAt + 5_000);
+    expect(await runDurableObjectAlarm(schedulerStub(id))).toBe(true);
+    const rearmed = await runInDurableObject(schedulerStub(id), (_, state) => state.storage.getAlarm());
     // The heartbeat deadline (20 s) comes before start-to-close (60 s); heartbeats only push it later.
-    expect(alarm).toBeGreaterThanOrEqual(startedAt + 20_000);
-    expect(alarm).toBeLessThan(startedAt + 60_000);
+    expect(rearmed).toBeGreaterThanOrEqual(startedAt + 20_000);
+    expect(rearmed).toBeLessThan(startedAt + 60_000);
     } finally {
       await api("POST", `/v1/workflows/${id}/cancel`);
     }
