@@ -14,11 +14,14 @@ export interface TaskTokenClaims {
 
 const encoder = new TextEncoder();
 
-async function hmacKey(secret: string): Promise<CryptoKey> {
-  return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-    "verify",
-  ]);
+/** Importing the key costs more than signing with it; one secret is in use at a time, so keep the last one. */
+let lastKey: { secret: string; key: Promise<CryptoKey> } | undefined;
+
+function hmacKey(secret: string): Promise<CryptoKey> {
+  if (lastKey && lastKey.secret === secret) return lastKey.key;
+  const key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+  lastKey = { secret, key };
+  return key;
 }
 
 export async function signTaskToken(claims: TaskTokenClaims, secret: string): Promise<string> {
