@@ -24,6 +24,8 @@ export async function performHttpAction(
   headers.set("Shepherd-Step-Id", task.stepId);
   headers.set("Shepherd-Attempt", String(task.attempt));
   headers.set("Shepherd-Task-Token", token);
+  const progress = progressHeader(task.progress);
+  if (progress) headers.set("Shepherd-Progress", progress);
   const hasBody = !BODYLESS_METHODS.has(method) && action.body !== undefined;
   if (hasBody) headers.set("Content-Type", "application/json");
   const init: RequestInit = { method, headers, signal, redirect: "manual", ...(hasBody ? { body: JSON.stringify(action.body) } : {}) };
@@ -111,4 +113,17 @@ async function readCapped(response: Response): Promise<string | undefined> {
     offset += chunk.byteLength;
   }
   return new TextDecoder().decode(bytes);
+}
+
+/** Longest `Shepherd-Progress` header; larger details stay readable in the workflow (GET), not in the request. */
+const MAX_PROGRESS_HEADER = 8 * 1024;
+
+/**
+ * The last heartbeat details of an earlier attempt, so a retry can resume where it stopped (Temporal's
+ * heartbeat details). JSON with every non-ASCII character escaped, since header values are bytes.
+ */
+function progressHeader(progress: unknown): string | undefined {
+  if (progress === undefined) return undefined;
+  const text = JSON.stringify(progress).replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return text.length <= MAX_PROGRESS_HEADER ? text : undefined;
 }
