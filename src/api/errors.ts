@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { worthRetrying } from "../scheduler/stub";
 
 export const ErrorSchema = z
   .object({
@@ -68,11 +69,10 @@ export function onApiError(error: Error, c: Context): Response {
     return c.json(errorBody(CODE_BY_STATUS[error.status] ?? "error", error.message), error.status);
   }
   // Durable Object errors carry flags: busy or briefly unavailable is the client's to retry later, not a crash.
-  const flags = error as { overloaded?: unknown; retryable?: unknown };
-  if (flags.overloaded === true) {
+  if ((error as { overloaded?: unknown }).overloaded === true) {
     return c.json(errorBody("overloaded", "The workflow is busy; retry after a second."), 503, { "Retry-After": "1" });
   }
-  if (flags.retryable === true) {
+  if (worthRetrying(error)) {
     return c.json(errorBody("unavailable", "The workflow is briefly unavailable; retry after a second."), 503, { "Retry-After": "1" });
   }
   console.error(JSON.stringify({ message: "unhandled error", path: c.req.path, error: String(error), stack: error.stack }));

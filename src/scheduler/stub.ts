@@ -33,10 +33,13 @@ export type SchedulerClient = {
 const RETRIED: ReadonlySet<RpcMethod> = new Set(["start", "describe", "history", "claim", "heartbeat", "report", "recordDeadLetter", "wake", "inspect"]);
 const RPC_TRIES = 3;
 
-/** Durable Object errors say whether a retry can help; an overloaded object must be given time instead. */
-function worthRetrying(error: unknown): boolean {
-  const flags = error as { retryable?: unknown; overloaded?: unknown } | null;
-  return flags?.retryable === true && flags.overloaded !== true;
+/**
+ * Durable Object errors say whether a retry can help: `retryable`, or `durableObjectReset` (the object was
+ * reset or aborted mid-call; what it had not committed is gone). An overloaded object must be given time instead.
+ */
+export function worthRetrying(error: unknown): boolean {
+  const flags = error as { retryable?: unknown; durableObjectReset?: unknown; overloaded?: unknown } | null;
+  return (flags?.retryable === true || flags?.durableObjectReset === true) && flags.overloaded !== true;
 }
 
 async function call(env: Env, name: string, method: RpcMethod, args: unknown[]): Promise<unknown> {
