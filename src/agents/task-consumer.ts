@@ -13,7 +13,9 @@ import { performTask } from "./perform-task";
  * work, `waitUntil` included, is done: a slow remote would hold up everyone queued behind it.)
  */
 export async function consumeTaskBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await Promise.all(
+  // Every message gets its answer (ack or retry) before a crash of one is passed on, so the crash only
+  // sends back the messages it did not get to.
+  const outcomes = await Promise.allSettled(
     batch.messages.map(async (message) => {
       const parsed = TaskMessageSchema.safeParse(message.body);
       if (!parsed.success) {
@@ -38,6 +40,8 @@ export async function consumeTaskBatch(batch: MessageBatch<unknown>, env: Env): 
       if (task) await handOff(parsed.data, task, env);
     }),
   );
+  const crash = outcomes.find((outcome) => outcome.status === "rejected");
+  if (crash) throw crash.reason;
 }
 
 /** The claim refuses a redelivered or stale message before anything reaches the remote: undefined then. */

@@ -25,13 +25,17 @@ export const FAULT_NAMES = [
 
 export type FaultName = (typeof FAULT_NAMES)[number];
 
-/** Probability 0..1 per fault, as `FAULTS` gives it; `times` bounds how often it fires (tests use 1). */
-export type FaultSetting = { probability: number; times?: number };
+/**
+ * Probability 0..1 per fault, as `FAULTS` gives it. Tests also use `skip` (let the first n chances pass)
+ * and `times` (fire at most n times).
+ */
+export type FaultSetting = { probability: number; times?: number; skip?: number };
 
 const FaultsSettingSchema = z.partialRecord(z.enum(FAULT_NAMES), z.number().min(0).max(1));
 
 /** Faults set by a test at run time; tests share the isolate with the Worker and its objects. */
 const injected = new Map<FaultName, FaultSetting>();
+const fired = new Map<FaultName, number>();
 let fromEnv: { raw: string | undefined; settings: Map<FaultName, FaultSetting> } | undefined;
 let warnedDisabled = false;
 
@@ -69,12 +73,23 @@ export function faultFires(env: Pick<Env, "DEV_HOOKS" | "FAULTS">, name: FaultNa
     return false;
   }
   const setting = injected.get(name) ?? envSettings(env.FAULTS).get(name);
-  if (!setting || setting.probability <= 0 || Math.random() >= setting.probability) return false;
+  if (!setting) return false;
+  if (setting.skip !== undefined && setting.skip > 0) {
+    setting.skip -= 1;
+    return false;
+  }
+  if (setting.probability <= 0 || Math.random() >= setting.probability) return false;
   if (setting.times !== undefined) {
     if (setting.times <= 0) return false;
     setting.times -= 1;
   }
+  fired.set(name, (fired.get(name) ?? 0) + 1);
   return true;
+}
+
+/** How often a fault fired in this isolate since the last `clearInjectedFaults`, so a test can show its fault happened. */
+export function timesFired(name: FaultName): number {
+  return fired.get(name) ?? 0;
 }
 
 /** For tests: make a fault fire (by default once, always). */
@@ -84,6 +99,7 @@ export function injectFault(name: FaultName, setting: FaultSetting = { probabili
 
 export function clearInjectedFaults(): void {
   injected.clear();
+  fired.clear();
 }
 
 /** The error an injected fault throws, recognisable in logs and tests. */

@@ -23,7 +23,7 @@ describe("the http action", () => {
     expect(remote.calls.map((call) => new URL(call.url).pathname)).toEqual(["/start", "/moved"]);
   });
 
-  it("refuses a redirect to a target it may not call, without retrying", async () => {
+  it("case 22 (SSRF): refuses a redirect to a target it may not call, without retrying", async () => {
     const remote = mockRemote(() => new Response(null, { status: 302, headers: { Location: "https://user:secret@elsewhere.example/" } }));
     const { id } = await start(oneStep({}));
     const workflow = await waitForStatus(id, "failed");
@@ -43,7 +43,7 @@ describe("the http action", () => {
     expect(call?.body).toEqual({ n: 1 });
   });
 
-  it("fails an attempt whose answer is larger than a step output may be, as a transient failure", async () => {
+  it("case 19 (oversized payload): fails an attempt whose answer is larger than a step output may be, as a transient failure", async () => {
     const huge = "x".repeat(200 * 1024);
     const remote = mockRemote((_call, n) => (n === 1 ? new Response(huge) : json({ small: true })));
     const { id } = await start(oneStep({}));

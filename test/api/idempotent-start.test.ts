@@ -62,7 +62,7 @@ describe("starting a workflow again with the same id", () => {
     await waitForStatus(id, "completed");
   });
 
-  it("runs the workflow once however often the start is repeated", async () => {
+  it("case 23 (idempotent create): runs the workflow once however often the start is repeated", async () => {
     const id = uniqueId("again");
     const body = { id, definition: definition(), input: INPUT };
     expect((await startRequest(body)).status).toBe(201);

@@ -300,7 +300,7 @@ describe("POST /v1/workflows with an invalid body", () => {
 });
 
 describe("the limits of a start request", () => {
-  it("refuses a body over 1 MiB with 413 payload_too_large", async () => {
+  it("case 19 (oversized payload): refuses a body over 1 MiB with 413 payload_too_large", async () => {
     const id = uniqueId("limit");
     const response = await api("POST", "/v1/workflows", { id, definition: definitionWith([httpStep("a")]), input: "x".repeat(1024 * 1024 + 1) });
 
@@ -308,7 +308,7 @@ describe("the limits of a start request", () => {
     await expectNoWorkflow(id);
   });
 
-  it("refuses an input over 128 KiB with a clear error", async () => {
+  it("case 19 (oversized payload): refuses an input over 128 KiB with a clear error", async () => {
     const id = uniqueId("limit");
     const response = await api("POST", "/v1/workflows", { id, definition: definitionWith([httpStep("a")]), input: "x".repeat(128 * 1024 + 1) });
 

@@ -14,7 +14,7 @@ function step(id: string, options: { compensate?: boolean } = {}) {
 }
 
 describe("saga compensation", () => {
-  it("compensates succeeded steps in reverse order after a permanent 400", async () => {
+  it("case 9 (remote 4xx): compensates succeeded steps in reverse order after a permanent 400", async () => {
     const remote = mockRemote((call) => {
       const path = new URL(call.url).pathname;
       if (path === "/ship") return json({ error: "address rejected" }, 400);
@@ -56,7 +56,7 @@ describe("saga compensation", () => {
     expect(compensations.map((a: { status: string }) => a.status)).toEqual(["failed", "succeeded"]);
   });
 
-  it("escalates to needs_attention when a compensation fails for good", async () => {
+  it("case 9 (remote 4xx): escalates to needs_attention when a compensation fails for good", async () => {
     mockRemote((call) => {
       const path = new URL(call.url).pathname;
       if (path === "/ship" || path === "/undo-charge") return json({ error: "no" }, 422);

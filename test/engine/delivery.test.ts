@@ -10,7 +10,7 @@ import { FAST } from "./fixtures";
 afterEach(() => vi.restoreAllMocks());
 
 describe("at-least-once delivery", () => {
-  it("performs a twice-delivered task once: the second delivery is acked without calling the remote", async () => {
+  it("case 5 (duplicate delivery): performs a twice-delivered task once: the second delivery is acked without calling the remote", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
     const held = await holdBackSends(id);
@@ -44,7 +44,7 @@ describe("at-least-once delivery", () => {
 });
 
 describe("durability", () => {
-  it("resumes after the object is evicted mid-step: state reloads from storage, the alarm stays armed, the report is accepted", async () => {
+  it("case 12 (eviction mid-step): resumes after the object is evicted mid-step: state reloads from storage, the alarm stays armed, the report is accepted", async () => {
     let finish!: () => void;
     const released = new Promise<void>((resolve) => (finish = resolve));
     const remote = mockRemote(async (call) => {

@@ -18,7 +18,7 @@ const oneStep = (timeouts: Partial<typeof FAST.timeouts>) => ({
 });
 
 describe("faults inside the scheduler", () => {
-  it("loses nothing when the alarm throws: the platform retries it and the step is retried once", async () => {
+  it("case 11 (alarm handler throws): loses nothing when the alarm throws: the platform retries it and the step is retried once", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
     await holdBackSends(id);
@@ -39,7 +39,7 @@ describe("faults inside the scheduler", () => {
     expect(remote.requestsFor(`${id}:charge`)).toBe(1);
   }, 20_000);
 
-  it("re-arms itself when the alarm fails on the platform's last retry", async () => {
+  it("case 11 (alarm handler throws): re-arms itself when the alarm fails on the platform's last retry", async () => {
     const id = uniqueId();
     await holdBackSends(id);
     await start(oneStep({ heartbeatMs: 60_000 }), { id });
@@ -57,7 +57,7 @@ describe("faults inside the scheduler", () => {
     await schedulerStub(id).cancel();
   });
 
-  it("recovers from a failed enqueue: the committed attempt times out before start and is dispatched again", async () => {
+  it("case 15 (enqueue fails): recovers from a failed enqueue: the committed attempt times out before start and is dispatched again", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
     await runInDurableObject(schedulerStub(id), (instance) => {

@@ -6,7 +6,7 @@ import { FAST } from "./fixtures";
 afterEach(() => vi.restoreAllMocks());
 
 describe("retries of transient failures", () => {
-  it("retries a step answered 503 twice and succeeds on the third attempt, with the backoff in the history", async () => {
+  it("case 8 (remote 5xx/429): retries a step answered 503 twice and succeeds on the third attempt, with the backoff in the history", async () => {
     const remote = mockRemote((call, n) => (n <= 2 ? json({ error: "busy" }, 503) : json({ ok: true })));
     const { id } = await start({ name: "flaky", defaults: FAST, steps: [httpStep("pay")] });
     const workflow = await waitForStatus(id, "completed");
@@ -28,7 +28,7 @@ describe("retries of transient failures", () => {
     expect(secondScheduled!.at - firstFailure!.at).toBeGreaterThanOrEqual(20);
   });
 
-  it("waits at least Retry-After before retrying a 429, capped at maxIntervalMs", async () => {
+  it("case 8 (remote 5xx/429): waits at least Retry-After before retrying a 429, capped at maxIntervalMs", async () => {
     mockRemote((_call, n) => (n === 1 ? json({ error: "slow down" }, 429, { "Retry-After": "1" }) : json({ ok: true })));
     const definition = {
       name: "rate-limited",

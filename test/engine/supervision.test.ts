@@ -32,7 +32,7 @@ describe("the supervisor (the object's alarm)", () => {
     expect(missed!.at - claimedAt(workflow)).toBeGreaterThanOrEqual(heartbeatMs);
   });
 
-  it("times out a hung remote at startToCloseMs even while the agent keeps heartbeating", async () => {
+  it("case 2 (hung remote): times out a hung remote at startToCloseMs even while the agent keeps heartbeating", async () => {
     const remote = mockRemote((call, n) => (n === 1 ? hang(call) : json({ ok: true })));
     const definition = {
       name: "hung",

@@ -38,7 +38,7 @@ describe("remote services that report through their task token", () => {
     expect(workflow.steps[0].attempt).toBe(2);
   });
 
-  it("refuses a report from an attempt that is no longer current with 409 and records it", async () => {
+  it("case 3 (zombie completion): refuses a report from an attempt that is no longer current with 409 and records it", async () => {
     const remote = mockRemote((_call, n) => (n === 1 ? json({}, 503) : json({}, 202)));
     const { id } = await start({ name: "stale", defaults: FAST, steps: [{ id: "render", action: { type: "http", url: `${REMOTE}/render` } }] });
     await waitForStep(id, "render", "waiting");
@@ -58,7 +58,7 @@ describe("remote services that report through their task token", () => {
     await waitForStatus(id, "completed");
   });
 
-  it("refuses forged and altered task tokens with 401", async () => {
+  it("case 21 (token forgery): refuses forged and altered task tokens with 401", async () => {
     const id = uniqueId();
     const held = await holdBackSends(id);
     await start({ name: "tokens", defaults: FAST, steps: [{ id: "a", action: { type: "http", url: `${REMOTE}/a` } }] }, { id });

@@ -37,7 +37,7 @@ async function strandedWorkflow() {
 }
 
 describe("the cron sweep (the supervisor's safety net)", () => {
-  it("wakes a workflow whose alarm was deleted once its indexed deadline is past the grace period", async () => {
+  it("case 16 (lost alarm): wakes a workflow whose alarm was deleted once its indexed deadline is past the grace period", async () => {
     const { id, remote } = await strandedWorkflow();
     // Well past the schedule-to-start deadline, nothing happened: the alarm is gone.
     await new Promise((resolve) => setTimeout(resolve, 400));

@@ -10,7 +10,7 @@ function entry(id: string, fields: Partial<IndexEntry> = {}): IndexEntry {
 }
 
 describe("the D1 index", () => {
-  it("never moves a row back to an older version when a stale write arrives late", async () => {
+  it("case 18 (D1 index out of order): never moves a row back to an older version when a stale write arrives late", async () => {
     const id = uniqueId();
     await upsertIndexEntry(env.DB, entry(id, { status: "completed", version: 7, updatedAt: 2_000, endedAt: 2_000 }));
     await upsertIndexEntry(env.DB, entry(id, { status: "running", version: 3 }));

@@ -124,7 +124,7 @@ describe("GET /v1/workflows", () => {
     expect(last.nextCursor).toBeUndefined();
   });
 
-  it("shows a tenant none of another tenant's workflows", async () => {
+  it("case 20 (tenancy): shows a tenant none of another tenant's workflows", async () => {
     const mine = await api("GET", "/v1/workflows?limit=100", undefined, { headers: bearer("beta") });
     expect(mine.status).toBe(200);
     const theirs = new Set(idsOf());

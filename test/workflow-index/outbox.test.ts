@@ -29,7 +29,7 @@ describe("the index outbox", () => {
     expect(object.outbox).toEqual([]);
   });
 
-  it("keeps a status D1 refused in the outbox and delivers it when D1 is back, through the object's alarm", async () => {
+  it("case 18 (D1 index failure): keeps a status D1 refused in the outbox and delivers it when D1 is back, through the object's alarm", async () => {
     mockRemote(() => json({ ok: true }));
     const id = uniqueId();
     const outage = await refuseIndexWrites(id);
