@@ -32,9 +32,8 @@ export type StartResult =
   | { ok: true; created: boolean; workflow: WorkflowView }
   | { ok: false; code: "conflict"; message: string };
 
-/** Cloudflare retries a throwing alarm up to six times (from 2 s, doubling); from this retry on we re-arm ourselves. */
-const LAST_PLATFORM_ALARM_RETRY = 5;
-const ALARM_SELF_RETRY_MS = 30_000;
+/** A failed alarm tries again this soon, by setting itself (see `alarm`). */
+const ALARM_FAILURE_RETRY_MS = 1_000;
 
 /** A failed index write is tried again after 1 s, 2 s, 4 s ... at most a minute apart. */
 function indexRetryDelayMs(failures: number): number {
@@ -184,10 +183,15 @@ export class WorkflowScheduler extends DurableObject<Env> {
       const now = Date.now();
       await this.commit(loaded.state, transition(loaded.state, { type: "DeadlinesReached" }, now), now);
     } catch (error) {
-      // The platform retries a throwing alarm a few times and then stops; supervision must not stop with it.
-      if ((info?.retryCount ?? 0) < LAST_PLATFORM_ALARM_RETRY) throw error;
-      console.error(JSON.stringify({ message: "alarm failed on its last platform retry; re-arming", error: String(error) }));
-      await this.ctx.storage.setAlarm(Date.now() + ALARM_SELF_RETRY_MS);
+      // The platform would retry a throwing alarm after 2 s, 4 s, 8 s … and stop after six tries; a supervisor
+      // that waits that long is late, and one that stops strands the workflow. It sets itself again instead.
+      console.error(JSON.stringify({ message: "alarm failed; re-arming", retryCount: info?.retryCount ?? 0, error: String(error) }));
+      try {
+        await this.ctx.storage.setAlarm(Date.now() + ALARM_FAILURE_RETRY_MS);
+      } catch {
+        // Storage itself is failing: only now lean on the platform's retries (and, after them, on the sweep).
+        throw error;
+      }
     }
   }
 

@@ -18,7 +18,7 @@ const oneStep = (timeouts: Partial<typeof FAST.timeouts>) => ({
 });
 
 describe("faults inside the scheduler", () => {
-  it("case 11 (alarm handler throws): loses nothing when the alarm throws: the platform retries it and the step is retried once", async () => {
+  it("case 11 (alarm handler throws): loses nothing when the alarm throws: it sets itself again and the step is retried once", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
     await holdBackSends(id);
@@ -31,7 +31,7 @@ describe("faults inside the scheduler", () => {
     );
 
     const workflow = await waitForStatus(id, "completed", 15_000);
-    // The first alarm threw before anything was written; the platform's retry did the work.
+    // The first alarm failed before anything was written; the alarm it set again a second later did the work.
     expect(persist.mock.calls.length).toBeGreaterThanOrEqual(2);
     expect(workflow.steps[0].attempts.map((a: { status: string }) => a.status)).toEqual(["timed_out", "succeeded"]);
     const missed = (await historyOf(id)).filter((event) => event.type === "step_heartbeat_missed");
@@ -39,21 +39,34 @@ describe("faults inside the scheduler", () => {
     expect(remote.requestsFor(`${id}:charge`)).toBe(1);
   }, 20_000);
 
-  it("case 11 (alarm handler throws): re-arms itself when the alarm fails on the platform's last retry", async () => {
+  it("case 11 (alarm handler throws): re-arms itself a second later on any failure, on the platform's last retry too, and leaves retrying to the platform only when storage fails", async () => {
     const id = uniqueId();
     await holdBackSends(id);
     await start(oneStep({ heartbeatMs: 60_000 }), { id });
-    const rearmedAt = await runInDurableObject(schedulerStub(id), async (instance, state) => {
+    const outcome = await runInDurableObject(schedulerStub(id), async (instance, state) => {
       const load = vi.spyOn(internals(instance).store, "load").mockImplementation(() => {
         throw new Error("injected storage failure");
       });
-      await state.storage.deleteAlarm();
-      await expect(instance.alarm({ retryCount: 2, isRetry: true, scheduledTime: Date.now() })).rejects.toThrow("injected");
-      await instance.alarm({ retryCount: 5, isRetry: true, scheduledTime: Date.now() });
+      const rearmed: (number | null)[] = [];
+      for (const retryCount of [0, 2, 5]) {
+        await state.storage.deleteAlarm();
+        const before = Date.now();
+        await instance.alarm({ retryCount, isRetry: retryCount > 0, scheduledTime: before });
+        const alarm = await state.storage.getAlarm();
+        rearmed.push(alarm === null ? null : alarm - before);
+      }
+      // If even setting the alarm fails, the handler throws, so the platform's own retries take over.
+      const setAlarm = vi.spyOn(state.storage, "setAlarm").mockRejectedValue(new Error("storage down"));
+      const thrown = await instance.alarm({ retryCount: 0, isRetry: false, scheduledTime: Date.now() }).then(() => undefined, (error: Error) => error.message);
+      setAlarm.mockRestore();
       load.mockRestore();
-      return state.storage.getAlarm();
+      return { rearmed, thrown };
     });
-    expect(rearmedAt).toBeGreaterThan(Date.now());
+    for (const delay of outcome.rearmed) {
+      expect(delay).toBeGreaterThanOrEqual(900);
+      expect(delay).toBeLessThanOrEqual(1_500);
+    }
+    expect(outcome.thrown).toBe("injected storage failure");
     await schedulerStub(id).cancel();
   });
 
