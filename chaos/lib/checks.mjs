@@ -1,0 +1,206 @@
+// The post-run checks, as Temporal's omes harness and Restate's Jepsen suite do them: every workflow ended,
+// no effect happened twice, the D1 index agrees with the objects, supervision never lapsed, and the run made
+// real progress. Each check is {name, status: "pass" | "fail" | "skipped", detail, data?}.
+import { judgeAlarm, OVERDUE_LIMIT_MS, probeDevRoute } from "./alarms.mjs";
+import { mapLimit, TERMINAL_STATUSES } from "./client.mjs";
+import { sleep } from "./processes.mjs";
+
+const pass = (name, detail, data) => ({ name, status: "pass", detail, data });
+const fail = (name, detail, data) => ({ name, status: "fail", detail, data });
+const skipped = (name, detail, data) => ({ name, status: "skipped", detail, data });
+
+/** A non-terminal workflow whose history has been silent this long is stuck, not merely slow. */
+const STUCK_AFTER_MS = 10_000;
+
+/**
+ * Every workflow was started and reached completed/failed/compensated/cancelled within the bound. The ones
+ * that did not are told apart: never started, still moving when time ran out, or stuck (history silent).
+ */
+export function checkTerminal(results, finals) {
+  const name = "all workflows terminal";
+  const now = Date.now();
+  const notStarted = results.filter((r) => !r.started).map((r) => ({ id: r.id, startStatuses: r.startStatuses, error: r.startError }));
+  const open = finals
+    .filter((f) => f.view && !TERMINAL_STATUSES.has(f.view.status))
+    .map((f) => {
+      const lastEventAt = f.events.at(-1)?.at ?? f.view.updatedAt;
+      return { id: f.id, status: f.view.status, silentMs: now - lastEventAt, steps: f.view.steps.map((s) => `${s.id}:${s.status}#${s.attempt}`).join(" ") };
+    });
+  const stuck = open.filter((o) => o.silentMs > STUCK_AFTER_MS);
+  const moving = open.filter((o) => o.silentMs <= STUCK_AFTER_MS);
+  const unreadable = finals.filter((f) => f.started && !f.view).map((f) => ({ id: f.id, status: f.readStatus }));
+  const problems = notStarted.length + open.length + unreadable.length;
+  const detail =
+    `${results.length - problems}/${results.length} terminal` +
+    (problems ? ` (not started ${notStarted.length}, still moving at the bound ${moving.length}, stuck > ${STUCK_AFTER_MS / 1000} s ${stuck.length}, unreadable ${unreadable.length})` : "");
+  return (problems ? fail : pass)(name, detail, { stuck: stuck.slice(0, 20), movingAtBound: moving.slice(0, 20), unreadable: unreadable.slice(0, 20), notStarted: notStarted.slice(0, 10) });
+}
+
+/**
+ * At most one applied effect per Idempotency-Key and per logical operation (workflow, step, action or
+ * compensation), keys as the contract says, and effects that match each workflow's ending: a completed
+ * workflow applied every action once and undid nothing; a compensated or cancelled one undid every action it
+ * applied, and no action was applied after its compensation. Declined-by-design workflows end compensated.
+ */
+export function checkEffects(remoteStats, finals, workflows) {
+  const name = "at most one effect per key";
+  const violations = [];
+  const keys = Object.values(remoteStats.keys);
+  const keyByOp = new Map(keys.map((k) => [`${k.workflowId}|${k.stepId}|${k.kind}`, k]));
+  for (const k of keys) {
+    if (k.applied > 1) violations.push({ kind: "key applied twice", key: k.key, applied: k.applied });
+    if (!k.wellFormed) violations.push({ kind: "malformed key", key: k.key, workflowId: k.workflowId, stepId: k.stepId });
+  }
+  for (const [op, applied] of Object.entries(remoteStats.ops)) {
+    if (applied > 1) violations.push({ kind: "operation applied twice (key varied)", op, applied });
+  }
+  const declined = new Map(workflows.map((wf) => [wf.id, wf.declinedStep]));
+  let compensationsWithoutEffect = 0;
+  for (const f of finals) {
+    if (!f.view) continue;
+    const status = f.view.status;
+    if (declined.get(f.id) && status !== "compensated" && TERMINAL_STATUSES.has(status)) {
+      violations.push({ kind: "declined by the remote but not compensated", id: f.id, status, declinedStep: declined.get(f.id) });
+    }
+    for (const step of f.view.steps) {
+      const action = keyByOp.get(`${f.id}|${step.id}|action`);
+      const undo = keyByOp.get(`${f.id}|${step.id}|compensation`);
+      const applied = action?.applied ?? 0;
+      const undone = undo?.applied ?? 0;
+      if (status === "completed") {
+        if (applied !== 1) violations.push({ kind: "completed but action applied ≠ 1", id: f.id, stepId: step.id, applied });
+        if (undone > 0) violations.push({ kind: "completed but compensated", id: f.id, stepId: step.id });
+      }
+      if (status === "compensated" || status === "cancelled") {
+        if (applied > 0 && undone === 0) violations.push({ kind: "effect left in place (applied, never compensated)", id: f.id, stepId: step.id, stepStatus: step.status });
+        if (applied === 0 && undone > 0) compensationsWithoutEffect += 1;
+      }
+      if (action?.appliedAt && undo?.appliedAt && action.appliedAt > undo.appliedAt) {
+        violations.push({ kind: "action applied after its compensation", id: f.id, stepId: step.id });
+      }
+    }
+  }
+  const t = remoteStats.totals;
+  const detail =
+    `${t.action.applied} effects / ${t.action.keys} action keys, ${t.compensation.applied} / ${t.compensation.keys} compensation keys` +
+    `${compensationsWithoutEffect ? ` (${compensationsWithoutEffect} undoing an action never applied)` : ""}; ${violations.length} violation(s)`;
+  return (violations.length ? fail : pass)(name, detail, { violations: violations.slice(0, 30), compensationsWithoutEffect });
+}
+
+/** Pages through GET /v1/workflows and compares each row's status with the object's own. */
+export async function checkIndex(client, finals, { settleMs = 10_000 } = {}) {
+  const name = "D1 index == objects";
+  const maxPages = Math.ceil(finals.length / 100) + 5;
+  const readIndex = async () => {
+    const rows = new Map();
+    let cursor;
+    for (let page = 0; page < maxPages; page++) {
+      const res = await client.listWorkflows(cursor);
+      if (res.status === 404 || res.status === 405) return { missingApi: true, status: res.status };
+      if (res.status !== 200 || !Array.isArray(res.body?.workflows)) return { error: `list answered ${res.status}: ${JSON.stringify(res.body).slice(0, 200)}` };
+      for (const row of res.body.workflows) {
+        if (rows.has(row.id)) return { error: `row ${row.id} listed twice (cursor paging repeats rows)` };
+        rows.set(row.id, row);
+      }
+      cursor = res.body.nextCursor;
+      if (!cursor) return { rows };
+    }
+    return { error: `more than ${maxPages} pages` };
+  };
+
+  // The index may trail the objects (it is written after the object commits), so mismatches get a short
+  // bounded time to settle before they count.
+  const started = Date.now();
+  let mismatches = [];
+  let index;
+  for (let round = 0; ; round++) {
+    index = await readIndex();
+    if (index.missingApi) return skipped(name, `skipped (no list API: GET /v1/workflows answered ${index.status})`);
+    if (index.error) return fail(name, index.error);
+    if (round > 0) {
+      // Re-read the objects that disagreed, in case they moved on meanwhile.
+      await mapLimit(mismatches, 10, async (m) => {
+        const f = finals.find((x) => x.id === m.id);
+        const res = await client.getWorkflow(m.id);
+        if (f && res.status === 200) f.view = res.body;
+      });
+    }
+    mismatches = [];
+    for (const f of finals) {
+      if (!f.view) continue;
+      const row = index.rows.get(f.id);
+      if (!row) mismatches.push({ id: f.id, object: f.view.status, index: "(missing)" });
+      else if (row.status !== f.view.status) mismatches.push({ id: f.id, object: f.view.status, index: row.status });
+    }
+    if (mismatches.length === 0 || Date.now() - started > settleMs) break;
+    await sleep(2_000);
+  }
+  const ours = new Set(finals.map((f) => f.id));
+  const extra = [...index.rows.keys()].filter((id) => !ours.has(id));
+  const settledMs = Date.now() - started;
+  const detail = `${index.rows.size} rows, ${mismatches.length} mismatch(es), ${extra.length} unknown row(s)` + (mismatches.length === 0 && settledMs > 1_000 ? ` (settled after ${settledMs} ms)` : "");
+  return (mismatches.length || extra.length ? fail : pass)(name, detail, { mismatches: mismatches.slice(0, 30), extra: extra.slice(0, 10), settledMs });
+}
+
+/** No alarm overdue by more than 5 s (sampled during the run and read for every workflow at the end). */
+export async function checkAlarms(client, finals, sampler) {
+  const name = `no alarm > ${OVERDUE_LIMIT_MS / 1000} s overdue`;
+  const first = finals.find((f) => f.view);
+  if (!first) return fail(name, "no workflow to ask about");
+  let probe = await probeDevRoute(client, first.id);
+  if (probe.available === null) probe = await sleep(1_000).then(() => probeDevRoute(client, first.id));
+  if (probe.available === null) return fail(name, `GET /dev/workflows/{id} answered ${probe.status}`);
+  if (!probe.available) return skipped(name, `skipped (no dev route: GET /dev/workflows/{id} answered ${probe.status})`);
+  const overdue = [];
+  const leftovers = [];
+  const lost = [];
+  let maxFinal = 0;
+  await mapLimit(finals, 10, async (f) => {
+    const res = await client.getDevWorkflow(f.id);
+    if (res.status !== 200 || !res.body) return;
+    f.dev = res.body;
+    const verdict = judgeAlarm(res.body, Date.now());
+    maxFinal = Math.max(maxFinal, verdict.overdueMs);
+    if (verdict.overdueMs > OVERDUE_LIMIT_MS) overdue.push({ id: f.id, status: res.body.status, alarmAt: res.body.alarmAt, overdueMs: verdict.overdueMs });
+    if (verdict.leftoverAlarm) leftovers.push({ id: f.id, status: res.body.status, alarmAt: res.body.alarmAt });
+    if (verdict.lost) lost.push({ id: f.id, status: res.body.status, nextDeadlineAt: res.body.nextDeadlineAt });
+  });
+  const s = sampler?.state ?? { samples: 0, maxOverdueMs: 0, worst: [], lost: [] };
+  const failed = overdue.length + leftovers.length + lost.length + s.worst.length + s.lost.length > 0;
+  const detail =
+    `max overdue ${Math.max(s.maxOverdueMs, maxFinal)} ms over ${s.samples} samples during the run + ${finals.length} at the end; ` +
+    `${overdue.length + s.worst.length} overdue, ${lost.length + s.lost.length} lost, ${leftovers.length} left on terminal workflows`;
+  return (failed ? fail : pass)(name, detail, { overdueAtEnd: overdue.slice(0, 20), overdueDuringRun: s.worst, lostAtEnd: lost.slice(0, 20), lostDuringRun: s.lost, leftoverOnTerminal: leftovers.slice(0, 20) });
+}
+
+/**
+ * At least `threshold` of the workflows the remote did not decline ended `completed`: a run in which
+ * everything errored or compensated must not pass.
+ */
+export function checkProgress(finals, workflows, threshold) {
+  const name = `progress ≥ ${Math.round(threshold * 100)} % completed`;
+  const declined = new Set(workflows.filter((wf) => wf.declinedStep).map((wf) => wf.id));
+  const eligible = finals.filter((f) => !declined.has(f.id));
+  const completed = eligible.filter((f) => f.view?.status === "completed").length;
+  if (eligible.length === 0) return fail(name, "no workflow was expected to complete");
+  const rate = completed / eligible.length;
+  const notCompleted = eligible.filter((f) => f.view?.status !== "completed").map((f) => ({ id: f.id, status: f.view?.status ?? null, error: f.view?.error?.message }));
+  const others = {};
+  for (const f of notCompleted) others[f.status ?? "not started"] = (others[f.status ?? "not started"] ?? 0) + 1;
+  const otherText = Object.entries(others).map(([status, n]) => `${status} ${n}`).join(", ");
+  const detail = `${completed}/${eligible.length} = ${(rate * 100).toFixed(1)} %${otherText ? `; others: ${otherText}` : ""} (${declined.size} declined by design left out)`;
+  const started = notCompleted.filter((f) => f.status);
+  return (rate >= threshold ? pass : fail)(name, detail, { rate, notCompleted: started.slice(0, 20), notStartedCount: notCompleted.length - started.length });
+}
+
+/** Server-side faults only count when the build under test has the FAULTS hook (static look at src/). */
+export function checkServerFaults(features, serverFaults) {
+  const name = "server faults injected (FAULTS)";
+  const asked = Object.entries(serverFaults).filter(([, p]) => p > 0).map(([key]) => key);
+  if (asked.length === 0) return pass(name, "none requested");
+  if (!features.faultsVar) return skipped(name, "skipped (this build has no FAULTS hook; only remote faults were injected)");
+  const unknown = asked.filter((key) => !features.faultKeys[key]);
+  return unknown.length
+    ? skipped(name, `skipped for ${unknown.join(", ")} (not in this build's src/); others passed to the Worker`)
+    : pass(name, `${asked.join(", ")} passed to the Worker (DEV_HOOKS=true)`);
+}

@@ -1,0 +1,76 @@
+// A small HTTP client for Shepherd's API. It never throws for what the server does (a refused connection
+// during the restart is an answer too: status 0), every request has a timeout, and it only talks to
+// 127.0.0.1, so the soak cannot send traffic anywhere else.
+/* global URL, fetch, AbortSignal */
+import { API_TOKEN } from "./shepherd.mjs";
+
+const REQUEST_TIMEOUT_MS = 5_000;
+
+export function createClient(baseUrl) {
+  const base = new URL(baseUrl);
+  if (base.hostname !== "127.0.0.1") throw new Error(`the chaos client only talks to 127.0.0.1 (got ${baseUrl})`);
+
+  /** One request: {status, body, error}; status 0 when no answer came (refused, reset, timed out). */
+  async function request(method, path, { body, timeoutMs = REQUEST_TIMEOUT_MS } = {}) {
+    const headers = {};
+    // Auth is required on /v1 and the dev routes (task callbacks use their token, but the soak makes none).
+    if (path.startsWith("/v1/") || path.startsWith("/dev/")) headers.Authorization = `Bearer ${API_TOKEN}`;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    try {
+      const response = await fetch(new URL(path, base), {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const text = await response.text();
+      let parsed = null;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        parsed = { text };
+      }
+      return { status: response.status, body: parsed, error: null };
+    } catch (error) {
+      return { status: 0, body: null, error: error?.cause?.code ?? error?.name ?? String(error) };
+    }
+  }
+
+  return {
+    baseUrl: base.origin,
+    request,
+    startWorkflow: (payload) => request("POST", "/v1/workflows", { body: payload }),
+    getWorkflow: (id) => request("GET", `/v1/workflows/${encodeURIComponent(id)}`),
+    listWorkflows: (cursor) => request("GET", `/v1/workflows?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`),
+    getDevWorkflow: (id) => request("GET", `/dev/workflows/${encodeURIComponent(id)}`),
+    /** The whole history, page by page (bounded: at most `maxPages` pages). */
+    async getHistory(id, maxPages = 20) {
+      const events = [];
+      let after = 0;
+      for (let page = 0; page < maxPages; page++) {
+        const res = await request("GET", `/v1/workflows/${encodeURIComponent(id)}/history?after=${after}&limit=1000`);
+        if (res.status !== 200) return { ok: false, status: res.status, events };
+        events.push(...(res.body.events ?? []));
+        if (res.body.nextAfter === undefined || res.body.nextAfter === null) return { ok: true, events };
+        after = res.body.nextAfter;
+      }
+      return { ok: false, status: "too many pages", events };
+    },
+  };
+}
+
+export const TERMINAL_STATUSES = new Set(["completed", "failed", "compensated", "cancelled"]);
+
+/** Runs `fn` over `items` with at most `limit` at a time; results keep the items' order. */
+export async function mapLimit(items, limit, fn) {
+  const results = new Array(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index], index);
+    }
+  });
+  await Promise.all(workers);
+  return results;
+}

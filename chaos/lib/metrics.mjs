@@ -1,0 +1,106 @@
+// Measurements taken from each workflow's history and final view: how fast the supervisor noticed a silent
+// or overrunning attempt, how long a faulted step took to recover, how many attempts steps needed.
+
+const FAILURE_TYPES = new Set(["step_failed", "step_timed_out", "step_heartbeat_missed"]);
+const DETECTION_TYPES = new Set(["step_heartbeat_missed", "step_timed_out"]);
+
+/** Nearest-rank percentiles, mean and max of a list of numbers (null fields when the list is empty). */
+export function summarize(values) {
+  if (values.length === 0) return { n: 0, p50: null, p99: null, max: null, mean: null };
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = (p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+  const mean = sorted.reduce((sum, v) => sum + v, 0) / sorted.length;
+  return { n: sorted.length, p50: rank(50), p99: rank(99), max: sorted[sorted.length - 1], mean: Math.round(mean * 100) / 100 };
+}
+
+/**
+ * `finals`: [{id, view, events}]. `outage`: {from, to} of the restart (epoch ms) or null; detections whose
+ * deadline fell inside it are reported apart, since nothing can act while the process is down.
+ */
+export function measure(finals, outage) {
+  const detection = [];
+  const detectionOutsideOutage = [];
+  const detectionByKind = {};
+  const recovery = [];
+  const actionAttempts = [];
+  const compensationAttempts = [];
+  const eventCounts = {};
+  let staleReports = 0;
+  const staleByReport = {};
+  const slowest = [];
+  const durations = [];
+  const longest = [];
+
+  for (const { id, view, events } of finals) {
+    const attemptKind = new Map();
+    const attemptStart = new Map();
+    const firstFailure = new Map();
+    for (const event of events) {
+      eventCounts[event.type] = (eventCounts[event.type] ?? 0) + 1;
+      const attemptKey = `${event.stepId}#${event.attempt}`;
+      if (event.type === "stale_report_rejected") {
+        staleReports += 1;
+        const report = event.data?.report ?? "?";
+        staleByReport[report] = (staleByReport[report] ?? 0) + 1;
+      }
+      if (event.type === "step_scheduled") {
+        attemptKind.set(attemptKey, event.data?.kind ?? "action");
+        attemptStart.set(attemptKey, event.at);
+      }
+      if (event.type === "step_started") attemptStart.set(attemptKey, event.at);
+      if (DETECTION_TYPES.has(event.type) && typeof event.data?.overdueMs === "number") {
+        const overdue = event.data.overdueMs;
+        detection.push(overdue);
+        const kind = event.data.timeout ?? event.type;
+        (detectionByKind[kind] ??= []).push(overdue);
+        const deadlineAt = event.data.deadlineAt;
+        const inOutage = outage && typeof deadlineAt === "number" && deadlineAt >= outage.from && deadlineAt <= outage.to;
+        if (!inOutage) detectionOutsideOutage.push(overdue);
+        slowest.push({ id, stepId: event.stepId, attempt: event.attempt, type: event.type, overdueMs: overdue, deadlineAt, inOutage: Boolean(inOutage) });
+      }
+      // Recovery is measured for actions only: from the start of the step's first failed attempt.
+      if (FAILURE_TYPES.has(event.type) && attemptKind.get(attemptKey) !== "compensation" && !firstFailure.has(event.stepId)) {
+        firstFailure.set(event.stepId, attemptStart.get(attemptKey) ?? event.at);
+      }
+      if (event.type === "step_succeeded" && firstFailure.has(event.stepId)) {
+        recovery.push(event.at - firstFailure.get(event.stepId));
+        firstFailure.delete(event.stepId);
+      }
+    }
+    if (view?.endedAt) {
+      durations.push(view.endedAt - view.createdAt);
+      longest.push({ id, durationMs: view.endedAt - view.createdAt, events });
+    }
+    for (const step of view?.steps ?? []) {
+      const actions = step.attempts.filter((a) => (a.kind ?? "action") === "action").length;
+      const compensations = step.attempts.filter((a) => a.kind === "compensation").length;
+      if (actions > 0) actionAttempts.push(actions);
+      if (compensations > 0) compensationAttempts.push(compensations);
+    }
+  }
+
+  return {
+    detectionLatencyMs: summarize(detection),
+    detectionLatencyOutsideRestartMs: summarize(detectionOutsideOutage),
+    detectionLatencyByTimeoutMs: Object.fromEntries(Object.entries(detectionByKind).map(([kind, values]) => [kind, summarize(values)])),
+    slowestDetections: slowest.sort((a, b) => b.overdueMs - a.overdueMs).slice(0, 5),
+    recoveryMs: summarize(recovery),
+    workflowDurationMs: summarize(durations),
+    // The slowest workflows' histories, one line per event, to see where the time went.
+    slowestWorkflows: longest
+      .sort((a, b) => b.durationMs - a.durationMs)
+      .slice(0, 3)
+      .map(({ id, durationMs, events }) => ({ id, durationMs, timeline: events.map((e) => timelineLine(e, events[0]?.at ?? e.at)) })),
+    actionAttemptsPerStep: summarize(actionAttempts),
+    compensationAttemptsPerStep: summarize(compensationAttempts),
+    staleReportRejected: staleReports,
+    staleReportRejectedByReport: staleByReport,
+    historyEventCounts: eventCounts,
+  };
+}
+
+function timelineLine(event, origin) {
+  const subject = event.stepId ? ` ${event.stepId}#${event.attempt}` : "";
+  const data = event.data ? ` ${JSON.stringify(event.data).slice(0, 160)}` : "";
+  return `+${event.at - origin} ${event.type}${subject}${data}`;
+}

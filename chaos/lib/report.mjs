@@ -1,0 +1,73 @@
+// The run's one summary: a table of checks and measurements on the console, the same as JSON on disk.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+
+const ms = (v) => (v === null || v === undefined ? "–" : `${Math.round(v)} ms`);
+const dist = (d, unit = ms) => (d.n === 0 ? "no samples" : `p50 ${unit(d.p50)}, p99 ${unit(d.p99)}, max ${unit(d.max)} (n=${d.n})`);
+const counts = (obj) =>
+  Object.entries(obj)
+    .filter(([, n]) => n)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(", ") || "none";
+
+/** Rows of [label, value] for the measurements part of the table. */
+function measurementRows(report) {
+  const m = report.measurements;
+  const r = report.remote.totals;
+  const rows = [
+    ["outcomes", `${counts(report.outcomes)} (${report.declinedByDesign} declined by design)`],
+    ["time", `soak ${(report.timing.soakMs / 1000).toFixed(1)} s, whole run ${(report.timing.totalMs / 1000).toFixed(1)} s`],
+    ["restart", report.restart ? `killed at +${(report.restart.atMs / 1000).toFixed(1)} s, healthy again after ${(report.restart.downMs / 1000).toFixed(1)} s` : "none"],
+    ["failure detection (overdueMs)", dist(m.detectionLatencyMs)],
+    ["  deadlines outside the restart", dist(m.detectionLatencyOutsideRestartMs)],
+  ];
+  for (const [kind, d] of Object.entries(m.detectionLatencyByTimeoutMs)) rows.push([`  ${kind}`, dist(d)]);
+  rows.push(
+    ["recovery (failed attempt → success)", dist(m.recoveryMs)],
+    ["workflow duration (created → ended)", dist(m.workflowDurationMs)],
+    ["action attempts per step", m.actionAttemptsPerStep.n ? `mean ${m.actionAttemptsPerStep.mean}, max ${m.actionAttemptsPerStep.max}` : "–"],
+    ["compensation attempts per step", m.compensationAttemptsPerStep.n ? `mean ${m.compensationAttemptsPerStep.mean}, max ${m.compensationAttemptsPerStep.max} (n=${m.compensationAttemptsPerStep.n})` : "–"],
+    ["stale_report_rejected events", `${m.staleReportRejected}${m.staleReportRejected ? ` (${counts(m.staleReportRejectedByReport)})` : ""}`],
+    ["remote faults, actions", counts(r.action.faults)],
+    ["remote faults, compensations", counts(r.compensation.faults)],
+    ["remote requests / effects", `actions ${r.action.requests} req → ${r.action.applied} effects; compensations ${r.compensation.requests} req → ${r.compensation.applied} effects`],
+    ["replays (would-be duplicates)", `actions ${r.action.replays} (${r.action.replaysAfterDelivered} after a delivered 200), compensations ${r.compensation.replays} (${r.compensation.replaysAfterDelivered} after a delivered 200)`],
+    ["server faults (FAULTS)", report.features.faultsVar ? counts(report.config.serverFaults) : `not in this build (asked: ${counts(report.config.serverFaults)})`],
+  );
+  return rows;
+}
+
+function table(header, rows) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => String(row[i]).length)));
+  const line = (cells) => cells.map((cell, i) => String(cell).padEnd(widths[i])).join("  ").trimEnd();
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}
+
+export function renderReport(report) {
+  const c = report.config;
+  const lines = [
+    "",
+    `Shepherd chaos soak: seed ${c.seed}, ${c.workflows} workflows of 3–5 steps, ${c.concurrency} concurrent, ${c.restart ? "one restart" : "no restart"}, bound ${c.maxSeconds} s`,
+    `Build under test: ${report.source.commit ?? "?"}${report.source.dirtyFiles ? ` with ${report.source.dirtyFiles} uncommitted file(s)` : ""}; FAULTS hook ${report.features.faultsVar ? "present" : "absent"}`,
+    "",
+    table(["CHECK", "RESULT", "DETAIL"], report.checks.map((check) => [check.name, check.status.toUpperCase(), check.detail])),
+    "",
+    table(["MEASUREMENT", "VALUE"], measurementRows(report)),
+  ];
+  const troubled = report.checks.filter((check) => check.status === "fail" && check.data);
+  for (const check of troubled) {
+    lines.push("", `${check.name}: details`);
+    for (const [key, value] of Object.entries(check.data)) {
+      if (Array.isArray(value) && value.length === 0) continue;
+      const shown = Array.isArray(value) ? value.slice(0, 8) : value;
+      lines.push(`  ${key}: ${JSON.stringify(shown)}${Array.isArray(value) && value.length > 8 ? ` … (${value.length} listed in the JSON)` : ""}`);
+    }
+  }
+  lines.push("", `verdict: ${report.verdict}`);
+  return lines.join("\n");
+}
+
+export function writeReport(path, report) {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
+}

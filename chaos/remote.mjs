@@ -1,0 +1,250 @@
+// The chaos soak's remote service: an idempotent HTTP API on 127.0.0.1 that misbehaves on purpose.
+//
+//   POST /act/{step}         the step's action        POST /compensate/{step}  its compensation
+//   GET  /stats              counters, per Idempotency-Key and per logical operation (JSON)
+//   GET  /healthz            {ok: true}
+//
+// Per request it answers at once, answers slowly, hangs until the caller closes the socket, answers 503 or
+// 429 (Retry-After: 1), declines with 422, or applies the effect and then hangs past the step's timeout
+// (Temporal's ExecuteAndTimeout). The choice comes from lib/faults.mjs: deterministic per
+// (seed, Idempotency-Key, attempt), and only on a key's first attempts so workflows can finish.
+//
+// Like a real idempotent API it applies an effect once per key and answers a repeated key with the stored
+// response. It still counts every request that would have applied again ("replays"), so duplicates stay
+// visible, and it counts effects per logical operation (workflow, step, action|compensation taken from the
+// Shepherd-* headers and the path) so an engine that varied the key between attempts would show up too.
+//
+// Standalone: node chaos/remote.mjs --port 8812 --seed 1
+/* global setTimeout, clearTimeout, URL, Buffer, process, console */
+import { createServer } from "node:http";
+import { pathToFileURL } from "node:url";
+import { DEFAULT_REMOTE_FAULTS, isDeclined, transientFault, unitHash } from "./lib/faults.mjs";
+
+const HOST = "127.0.0.1";
+const SLOW_MIN_MS = 300;
+const SLOW_MAX_MS = 1200;
+/** A hang lasts until the caller gives up; this cap only keeps a forgotten socket from living forever. */
+const HANG_CAP_MS = 60_000;
+const MAX_BODY_BYTES = 256 * 1024;
+
+/**
+ * Starts the remote service. Resolves once it listens; `stats()` is the same JSON as GET /stats and
+ * `close()` ends every held socket.
+ */
+export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, log = () => {} }) {
+  const keys = new Map();
+  const ops = new Map();
+  const held = new Set();
+  const startedAt = Date.now();
+  let effectSeq = 0;
+  let unkeyed = 0;
+
+  function recordFor(key, kind, workflowId, stepId, pathStep) {
+    let record = keys.get(key);
+    if (!record) {
+      const expected = kind === "action" ? `${workflowId}:${stepId}` : `${workflowId}:${stepId}:compensate`;
+      record = {
+        key, kind, workflowId, stepId,
+        // The key Shepherd must send for this operation (api-v1: <workflowId>:<stepId>[:compensate]).
+        wellFormed: key === expected && stepId === pathStep,
+        requests: 0, attempts: [], applied: 0, replays: 0, replaysAfterDelivered: 0, abandoned: 0,
+        faults: {}, delivered: false, appliedAt: null, response: null, log: [],
+      };
+      keys.set(key, record);
+    }
+    return record;
+  }
+
+  /** Applies the effect once per key; a repeated key gets the stored response (counted as a replay). */
+  function applyOrReplay(record) {
+    if (record.response) {
+      record.replays += 1;
+      if (record.delivered) record.replaysAfterDelivered += 1;
+      return { replay: true, body: record.response };
+    }
+    effectSeq += 1;
+    record.applied += 1;
+    record.appliedAt = Date.now();
+    const op = `${record.workflowId}|${record.stepId}|${record.kind}`;
+    ops.set(op, (ops.get(op) ?? 0) + 1);
+    record.response =
+      record.kind === "action"
+        ? { effectId: `eff_${String(effectSeq).padStart(5, "0")}`, step: record.stepId }
+        : { compensated: true, step: record.stepId };
+    return { replay: false, body: record.response };
+  }
+
+  function hold(res, ms) {
+    held.add(res);
+    const timer = setTimeout(() => res.destroy(), ms);
+    res.on("close", () => {
+      clearTimeout(timer);
+      held.delete(res);
+    });
+  }
+
+  async function handleOperation(req, res, kind, pathStep) {
+    await readBody(req);
+    const key = req.headers["idempotency-key"];
+    if (typeof key !== "string" || key === "") {
+      unkeyed += 1;
+      return send(res, 400, { error: "missing Idempotency-Key" });
+    }
+    const attempt = Number(req.headers["shepherd-attempt"] ?? 0);
+    const workflowId = String(req.headers["shepherd-workflow-id"] ?? "");
+    const stepId = String(req.headers["shepherd-step-id"] ?? "");
+    const record = recordFor(key, kind, workflowId, stepId, pathStep);
+    record.requests += 1;
+    if (!record.attempts.includes(attempt)) record.attempts.push(attempt);
+    const ordinal = record.attempts.indexOf(attempt) + 1;
+
+    // Every request is logged; only injected faults are counted as faults (a replay is the remote's answer).
+    const note = (outcome) => {
+      record.log.push({ attempt, outcome, at: Date.now() });
+      if (outcome !== "ok" && outcome !== "replay") record.faults[outcome] = (record.faults[outcome] ?? 0) + 1;
+      log(`${req.method} ${req.url} key=${key} attempt=${attempt} -> ${outcome}`);
+    };
+
+    if (kind === "action" && isDeclined(seed, key, faults)) {
+      note("http422");
+      return send(res, 422, { error: "declined" });
+    }
+    const fault = transientFault(seed, key, attempt, ordinal, faults);
+    switch (fault) {
+      case "http503":
+        note(fault);
+        return send(res, 503, { error: "temporarily unavailable" });
+      case "http429":
+        note(fault);
+        return send(res, 429, { error: "slow down" }, { "Retry-After": "1" });
+      case "hang":
+        note(fault);
+        return hold(res, HANG_CAP_MS);
+      case "slow": {
+        note(fault);
+        const delay = SLOW_MIN_MS + Math.floor(unitHash(seed, key, attempt, "delay") * (SLOW_MAX_MS - SLOW_MIN_MS));
+        let closed = false;
+        res.once("close", () => {
+          closed = true;
+        });
+        held.add(res);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        held.delete(res);
+        // A caller that gave up meanwhile (aborted, fenced) never gets the effect applied.
+        if (closed || res.destroyed) {
+          record.abandoned += 1;
+          return undefined;
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    const { replay, body } = applyOrReplay(record);
+    if (fault === "executeAndTimeout") {
+      // The effect is applied; the caller is never told and must retry with the same key.
+      note(fault);
+      return hold(res, HANG_CAP_MS);
+    }
+    if (fault !== "slow") note(replay ? "replay" : "ok");
+    res.on("finish", () => {
+      record.delivered = true;
+    });
+    return send(res, 200, body);
+  }
+
+  function stats() {
+    const totals = { action: emptyTotals(), compensation: emptyTotals() };
+    for (const record of keys.values()) {
+      const t = totals[record.kind];
+      t.keys += 1;
+      t.requests += record.requests;
+      t.applied += record.applied;
+      t.replays += record.replays;
+      t.replaysAfterDelivered += record.replaysAfterDelivered;
+      t.abandoned += record.abandoned;
+      if (!record.wellFormed) t.malformedKeys += 1;
+      for (const [kind, n] of Object.entries(record.faults)) t.faults[kind] = (t.faults[kind] ?? 0) + n;
+    }
+    return {
+      seed,
+      faults,
+      uptimeMs: Date.now() - startedAt,
+      unkeyedRequests: unkeyed,
+      heldSockets: held.size,
+      totals,
+      keys: Object.fromEntries([...keys].map(([key, r]) => [key, { ...r, response: undefined }])),
+      ops: Object.fromEntries(ops),
+    };
+  }
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", `http://${HOST}`);
+    const match = /^\/(act|compensate)\/([A-Za-z0-9_.:-]+)$/.exec(url.pathname);
+    if (req.method === "POST" && match) {
+      handleOperation(req, res, match[1] === "act" ? "action" : "compensation", match[2]).catch((error) => {
+        if (!res.headersSent) send(res, 500, { error: String(error) });
+      });
+      return;
+    }
+    if (req.method === "GET" && url.pathname === "/stats") return send(res, 200, stats());
+    if (req.method === "GET" && url.pathname === "/healthz") return send(res, 200, { ok: true });
+    return send(res, 404, { error: "not found" });
+  });
+  await new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, HOST, resolve);
+  });
+
+  return {
+    url: `http://${HOST}:${port}`,
+    stats,
+    close: () =>
+      new Promise((resolve) => {
+        for (const res of held) res.destroy();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function emptyTotals() {
+  return { keys: 0, requests: 0, applied: 0, replays: 0, replaysAfterDelivered: 0, abandoned: 0, malformedKeys: 0, faults: {} };
+}
+
+function send(res, status, body, headers = {}) {
+  if (res.destroyed || res.writableEnded) return;
+  res.writeHead(status, { "Content-Type": "application/json", ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const chunks = [];
+    req.on("data", (chunk) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        req.destroy();
+        reject(new Error("body too large"));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+// Standalone use, for poking at the fault plan by hand.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const arg = (name, fallback) => {
+    const i = process.argv.indexOf(name);
+    return i === -1 ? fallback : process.argv[i + 1];
+  };
+  const remote = await startRemote({ port: Number(arg("--port", 8812)), seed: String(arg("--seed", "1")), log: console.log });
+  console.log(`chaos remote on ${remote.url} (GET /stats)`);
+  const stop = () => remote.close().then(() => process.exit(0));
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}

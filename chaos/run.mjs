@@ -1,0 +1,198 @@
+// `npm run chaos`: the chaos soak of reliability-cases.md row 25. One command that starts a misbehaving
+// remote service and a frozen copy of Shepherd under `wrangler dev`, runs a bounded load of sagas through
+// remote and Worker-side faults with one crash-restart in the middle, then checks what Temporal's omes and
+// Restate's Jepsen checks would: everything ended, nothing happened twice, the index agrees, supervision
+// never lapsed, and the run made progress. Prints one table, writes chaos/results/latest.json, and exits
+// non-zero when a check fails (or was skipped because its API is missing, unless --allow-skips).
+//
+//   npm run chaos                      # 200 workflows, 10 concurrent, one restart, ≤ 3 min
+//   npm run chaos -- --quick           # CI: 30 workflows, 5 concurrent, ≤ 90 s
+//   npm run chaos -- --help
+/* global URL, console, process, setTimeout */
+import { copyFileSync, createWriteStream, mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { startRemote } from "./remote.mjs";
+import { parseArgs, USAGE } from "./lib/args.mjs";
+import { startAlarmSampler } from "./lib/alarms.mjs";
+import { checkAlarms, checkEffects, checkIndex, checkProgress, checkServerFaults, checkTerminal } from "./lib/checks.mjs";
+import { createClient, mapLimit } from "./lib/client.mjs";
+import { idsNamedBy, timelines } from "./lib/evidence.mjs";
+import { measure } from "./lib/metrics.mjs";
+import { assertPortsFree, atInterrupt, installCleanup, killAllGroups } from "./lib/processes.mjs";
+import { renderReport, writeReport } from "./lib/report.mjs";
+import { applyMigrations, createSandbox, startShepherd, stopShepherd } from "./lib/shepherd.mjs";
+import { buildWorkflows, driveWorkload } from "./lib/workload.mjs";
+
+const repoRoot = fileURLToPath(new URL("..", import.meta.url));
+const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));
+const PROGRESS_THRESHOLD = 0.95;
+/** Beyond the bound, the watchdog kills everything: the harness must stop by itself even if it hangs. */
+const WATCHDOG_GRACE_S = 45;
+
+const log = (message) => console.log(`chaos: ${message}`);
+
+async function main() {
+  let options;
+  try {
+    options = parseArgs(process.argv.slice(2));
+  } catch (error) {
+    console.error(`chaos: ${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (options.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (Number(process.versions.node.split(".")[0]) < 22) {
+    console.error(`chaos: node ${process.versions.node} is too old for wrangler; run it as \`npm run chaos\` (node from devDependencies)`);
+    return 2;
+  }
+  installCleanup();
+  mkdirSync(resultsDir, { recursive: true });
+  const runStart = Date.now();
+  const bound = runStart + options.maxSeconds * 1000;
+  // Time kept back at the end for reading every workflow and running the checks.
+  const checksReserveMs = Math.max(12_000, options.maxSeconds * 140);
+  setTimeout(() => {
+    console.error(`chaos: watchdog: still running ${WATCHDOG_GRACE_S} s past the ${options.maxSeconds} s bound; killing everything`);
+    killAllGroups();
+    process.exit(3);
+  }, (options.maxSeconds + WATCHDOG_GRACE_S) * 1000).unref();
+
+  const ports = { shepherd: options.portBase, inspector: options.portBase + 1, remote: options.portBase + 2 };
+  await assertPortsFree(Object.values(ports));
+  const remote = await startRemote({ port: ports.remote, seed: options.seed, faults: options.remoteFaults });
+  log(`remote service on ${remote.url} (seed ${options.seed})`);
+
+  const sandbox = createSandbox(repoRoot);
+  if (!options.keep) atInterrupt(sandbox.remove);
+  const wranglerLog = createWriteStream(join(sandbox.dir, "wrangler.log"));
+  let shepherd = null;
+  try {
+    log(`project copied to ${sandbox.dir} (commit ${sandbox.source.commit}, ${sandbox.source.dirtyFiles} uncommitted file(s)); applying D1 migrations`);
+    await applyMigrations(sandbox, wranglerLog);
+    const serverOptions = { port: ports.shepherd, inspectorPort: ports.inspector, serverFaults: options.serverFaults, logStream: wranglerLog };
+    shepherd = await startShepherd(sandbox, serverOptions);
+    log(`shepherd on http://127.0.0.1:${ports.shepherd} after ${shepherd.readyMs} ms; FAULTS hook ${sandbox.features.faultsVar ? "present" : "absent in this build"}`);
+
+    const client = createClient(`http://127.0.0.1:${ports.shepherd}`);
+    const workflows = buildWorkflows({ seed: options.seed, count: options.workflows, remoteUrl: remote.url, remoteFaults: options.remoteFaults });
+    let restart = null;
+    let restarting = false;
+    const inFlight = new Set();
+
+    const doRestart = async () => {
+      restarting = true;
+      const from = Date.now();
+      log("restarting shepherd (kill -9 of the wrangler process group, same --persist-to)");
+      await stopShepherd(shepherd);
+      shepherd = await startShepherd(sandbox, serverOptions);
+      const to = Date.now();
+      restart = { atMs: from - runStart, downMs: to - from, outage: { from, to } };
+      restarting = false;
+      log(`shepherd healthy again after ${to - from} ms`);
+    };
+
+    const soakStart = Date.now();
+    const sampler = startAlarmSampler({ client, inFlight: () => [...inFlight], paused: () => restarting });
+    log(`running ${workflows.length} workflows, ${options.concurrency} at a time`);
+    const results = await driveWorkload({
+      client,
+      workflows,
+      concurrency: options.concurrency,
+      deadline: bound - checksReserveMs,
+      restartAfter: options.restart ? Math.ceil(workflows.length / 2) : null,
+      restart: doRestart,
+      onStarted: (id) => inFlight.add(id),
+      onEnded: (id) => inFlight.delete(id),
+      onProgress: ({ started, done, total }) => log(`${started}/${total} started, ${done} terminal`),
+    });
+    await sampler.stop();
+    const soakMs = Date.now() - soakStart;
+    log(`soak over after ${(soakMs / 1000).toFixed(1)} s; reading every workflow and its history`);
+
+    // The final word of each object: its view and whole history.
+    const finals = await mapLimit(results, 10, async (result) => {
+      const res = await client.getWorkflow(result.id);
+      const history = res.status === 200 ? await client.getHistory(result.id) : { events: [] };
+      return { id: result.id, started: result.started, view: res.status === 200 ? res.body : null, readStatus: res.status, events: history.events };
+    });
+    const remoteStats = remote.stats();
+
+    const checks = [
+      checkTerminal(results, finals),
+      checkEffects(remoteStats, finals, workflows),
+      await checkIndex(client, finals),
+      await checkAlarms(client, finals, sampler),
+      checkProgress(finals, workflows, PROGRESS_THRESHOLD),
+      checkServerFaults(sandbox.features, options.serverFaults),
+    ];
+    const failed = checks.filter((c) => c.status === "fail");
+    const skippedChecks = checks.filter((c) => c.status === "skipped");
+    const verdict = failed.length
+      ? `FAIL (${failed.map((c) => c.name).join("; ")})`
+      : skippedChecks.length
+        ? `${options.allowSkips ? "PASS with skips" : "FAIL: skipped"} (${skippedChecks.map((c) => c.name).join("; ")})`
+        : "PASS";
+
+    const outcomes = {};
+    for (const f of finals) {
+      const status = f.view?.status ?? (f.started ? "unreadable" : "not started");
+      outcomes[status] = (outcomes[status] ?? 0) + 1;
+    }
+    const report = {
+      runAt: new Date(runStart).toISOString(),
+      verdict,
+      config: { ...options, thresholds: { progress: PROGRESS_THRESHOLD, alarmOverdueMs: 5_000 } },
+      source: sandbox.source,
+      features: sandbox.features,
+      timing: { soakMs, totalMs: Date.now() - runStart, shepherdReadyMs: shepherd.readyMs },
+      restart,
+      outcomes,
+      declinedByDesign: workflows.filter((wf) => wf.declinedStep).length,
+      checks,
+      measurements: measure(finals, restart?.outage ?? null),
+      // The workflows the failed checks name, each as one merged engine + remote timeline.
+      evidence: timelines(
+        idsNamedBy(checks, (id) => finals.some((f) => f.id === id && f.view)),
+        finals,
+        remoteStats,
+        restart?.outage ?? null,
+      ),
+      remote: {
+        totals: remoteStats.totals,
+        unkeyedRequests: remoteStats.unkeyedRequests,
+        // Only the keys worth a look: replayed, faulted more than once, applied twice or malformed.
+        notableKeys: Object.values(remoteStats.keys)
+          .filter((k) => k.replays > 0 || k.applied > 1 || !k.wellFormed)
+          .slice(0, 200),
+      },
+    };
+    const resultsPath = join(resultsDir, "latest.json");
+    writeReport(resultsPath, report);
+    console.log(renderReport(report));
+    console.log(`\nchaos: report written to ${resultsPath}; wrangler log in ${join(resultsDir, "wrangler.log")}`);
+    return failed.length || (skippedChecks.length && !options.allowSkips) ? 1 : 0;
+  } finally {
+    if (shepherd) await stopShepherd(shepherd, { graceful: true });
+    await remote.close();
+    wranglerLog.end();
+    await new Promise((resolve) => wranglerLog.on("close", resolve));
+    copyFileSync(join(sandbox.dir, "wrangler.log"), join(resultsDir, "wrangler.log"));
+    if (options.keep) log(`kept ${sandbox.dir}`);
+    else sandbox.remove();
+  }
+}
+
+main().then(
+  (code) => {
+    killAllGroups();
+    process.exit(code);
+  },
+  (error) => {
+    console.error("chaos: run failed:", error);
+    killAllGroups();
+    process.exit(1);
+  },
+);
