@@ -1,0 +1,68 @@
+// The baseline: bench/workflows-baseline (one Cloudflare Workflow, one step.do per step) under
+// `wrangler dev`, from a snapshot directory with its own persisted state.
+import { cpSync } from "node:fs";
+import { join } from "node:path";
+import { startWranglerDev } from "../wrangler.mjs";
+import { requestJson } from "../util.mjs";
+
+const TERMINAL = new Set(["complete", "errored", "terminated"]);
+
+/**
+ * Shepherd's retry policy as Workflows' step config. Workflows counts retries (not attempts) and its
+ * exponential backoff doubles, which is Shepherd's default coefficient; it has no jitter. A zero initial
+ * interval is a zero delay either way.
+ */
+export function toWorkflowsRetry(policy) {
+  const constant = policy.initialIntervalMs === 0 || (policy.backoffCoefficient ?? 2) === 1;
+  return { limit: policy.maxAttempts - 1, delay: policy.initialIntervalMs, backoff: constant ? "constant" : "exponential" };
+}
+
+export function workflowsEngine({ repo, tmp, port, inspectorPort, verbose }) {
+  const dir = join(tmp, "workflows-app");
+  let dev;
+  return {
+    name: "workflows",
+    label: "Workflows",
+    supports: { detection: false, supervisor: false },
+    source: "bench/workflows-baseline",
+
+    async start() {
+      cpSync(join(repo, "bench", "workflows-baseline"), dir, { recursive: true, filter: (path) => !path.includes(".wrangler") });
+      dev = await startWranglerDev({
+        repo, tmp, cwd: dir, port, inspectorPort, verbose,
+        persistTo: join(tmp, "workflows-state"),
+        logFile: join(tmp, "workflows-dev.log"),
+        healthPath: "/healthz",
+      });
+    },
+    stop: () => dev?.stop(),
+    workerdPids: () => dev?.workerdPids() ?? [],
+    logFile: join(tmp, "workflows-dev.log"),
+
+    async startWorkflow(spec) {
+      const body = {
+        id: spec.id,
+        steps: spec.steps,
+        retry: toWorkflowsRetry(spec.retry),
+        timeoutMs: spec.timeouts.startToCloseMs,
+      };
+      const { status, text } = await requestJson(`${dev.url}/instances`, { method: "POST", body });
+      return { ok: status === 201, status, error: status === 201 ? undefined : text.slice(0, 300) };
+    },
+
+    async readStatus(id) {
+      const { status, body, text } = await requestJson(`${dev.url}/instances/${encodeURIComponent(id)}`);
+      if (status !== 200) return { state: `http_${status}`, terminal: false, completed: false, error: text.slice(0, 300) };
+      return {
+        state: body.status,
+        terminal: TERMINAL.has(body.status),
+        completed: body.status === "complete",
+        endedAt: body.output?.finishedAt,
+      };
+    },
+
+    async cancel(id) {
+      await requestJson(`${dev.url}/instances/${encodeURIComponent(id)}/terminate`, { method: "POST" });
+    },
+  };
+}

@@ -1,0 +1,210 @@
+// `npm run bench`: Shepherd against Cloudflare Workflows on this machine, all traffic on 127.0.0.1.
+//
+// One run: start the remote service (in this process), then for each engine in turn (never both at once,
+// so their figures do not interfere) start it under `wrangler dev` from a snapshot, run every case
+// `--repeat` times, stop it. Print one table of medians, write bench/results/*.json and docs/performance.md.
+// See `npm run bench -- --help` and docs/performance.md ("How it is measured").
+/* global process, console, URL */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseOptions, USAGE } from "./lib/args.mjs";
+import * as cases from "./lib/cases.mjs";
+import { shepherdEngine } from "./lib/engines/shepherd.mjs";
+import { workflowsEngine } from "./lib/engines/workflows.mjs";
+import { waitForQuiet, watchOtherLoad } from "./lib/load.mjs";
+import { installCleanup } from "./lib/procs.mjs";
+import { startRemote } from "./lib/remote.mjs";
+import { renderErrors, renderTable, writeJson, writePerformanceDoc } from "./lib/report.mjs";
+import { nodeForWrangler } from "./lib/wrangler.mjs";
+
+const repo = fileURLToPath(new URL("..", import.meta.url));
+const began = Date.now();
+/** Waiting for other processes to calm down is bounded over the whole run, not only per measurement. */
+const quietBudget = { leftMs: 4 * 60_000 };
+const log = (message) => console.log(`[bench ${((Date.now() - began) / 1000).toFixed(0).padStart(4)} s] ${message}`);
+
+/**
+ * The cases as [name, run, applies?]: run returns one repeat's figures; applies(engine, rep) says whether the
+ * engine has that case (and in which repeats), so nothing is waited for or started for a case it lacks.
+ */
+function plannedCases(options) {
+  const plan = [];
+  const timeoutFor = (workflows, slow) => 60_000 + workflows * cases.STEPS_PER_WORKFLOW * (slow ? 200 : 60);
+  if (options.cases.includes("throughput")) {
+    for (const workflows of options.throughputSizes) {
+      plan.push([`throughput-${workflows}`, (ctx, engine, rep) =>
+        cases.throughput(ctx, engine, { tag: `t${workflows}-${rep}`, workflows, concurrency: options.concurrency, timeoutMs: timeoutFor(workflows) })]);
+    }
+  }
+  if (options.cases.includes("latency")) {
+    plan.push(["latency", (ctx, engine, rep) => cases.latency(ctx, engine, { tag: `lat-${rep}`, runs: options.latencyRuns })]);
+  }
+  if (options.cases.includes("retry")) {
+    plan.push(["retry", (ctx, engine, rep) => cases.retry(ctx, engine, { tag: `retry-${rep}`, samples: options.retrySamples })]);
+  }
+  if (options.cases.includes("detection")) {
+    // Each sample takes over a second, so the samples are spread over the repeats rather than multiplied.
+    plan.push(["detection", (ctx, engine, rep) =>
+      cases.detection(ctx, engine, { tag: `det-${rep}`, samples: Math.ceil(options.detectionSamples / options.repeat) }),
+      (engine) => engine.supports.detection]);
+  }
+  if (options.cases.includes("supervisor")) {
+    // Counts of storage operations, not timings: one repeat is enough (later ones would only repeat them).
+    plan.push(["supervisor", (ctx, engine, rep) =>
+      cases.supervisor(ctx, engine, { tag: `sup-${rep}`, workflows: options.supervisorWorkflows, idleSeconds: options.idleSeconds }),
+      (engine, rep) => engine.supports.supervisor && rep === 1]);
+  }
+  if (options.cases.includes("mixed")) {
+    plan.push(["mixed", (ctx, engine, rep) =>
+      cases.mixed(ctx, engine, { tag: `mix-${rep}`, workflows: options.mixedSize, concurrency: options.concurrency, timeoutMs: timeoutFor(options.mixedSize, true) })]);
+  }
+  return plan;
+}
+
+function versions(nodeBin) {
+  const read = (command, args) => {
+    try {
+      return execFileSync(command, args, { encoding: "utf8" }).trim();
+    } catch {
+      return "unknown";
+    }
+  };
+  return {
+    node: read(nodeBin, ["--version"]).replace(/^v/, ""),
+    wrangler: JSON.parse(readFileSync(join(repo, "node_modules", "wrangler", "package.json"), "utf8")).version,
+    workerd: read(join(repo, "node_modules", ".bin", "workerd"), ["--version"]).replace(/^workerd\s+/, ""),
+  };
+}
+
+async function runEngine(engine, sharedCtx, options, results) {
+  // Ids (and so the remote's Idempotency-Keys) are unique per engine: the remote's per-key behaviour
+  // (fail once, hang once) and its records must never mix the two engines' requests.
+  const ctx = { ...sharedCtx, runTag: `${sharedCtx.runTag}-${engine.name.slice(0, 2)}` };
+  log(`${engine.label}: starting wrangler dev (${engine.source})`);
+  await engine.start();
+  log(`${engine.label}: ready; workerd pids ${engine.workerdPids().join(", ") || "(none found)"}`);
+  const figures = (results.engines[engine.name] = {});
+  try {
+    for (const [name, run, applies = () => true] of plannedCases(options)) {
+      for (let rep = 1; rep <= options.repeat && applies(engine, rep); rep++) {
+        log(`${engine.label}: ${name} (repeat ${rep}/${options.repeat})`);
+        const waitStarted = Date.now();
+        const before = await waitForQuiet({ maxWaitMs: Math.min(options.quietWaitS * 1000, quietBudget.leftMs) });
+        quietBudget.leftMs = Math.max(0, quietBudget.leftMs - (Date.now() - waitStarted));
+        if (before >= 25) log(`other processes use ${before.toFixed(0)} % of a core; measuring anyway`);
+        const otherLoad = watchOtherLoad();
+        let outcome;
+        try {
+          outcome = await run(ctx, engine, rep);
+          outcome.otherCpuPct = otherLoad();
+        } catch (error) {
+          log(`${engine.label}: ${name} failed: ${error.message}`);
+          figures[name] = { error: error.message };
+          break;
+        }
+        (figures[name] ??= []).push(outcome);
+        log(`${engine.label}: ${name}: ${summarize(outcome)}`);
+      }
+      if (figures[name]?.error && !(await alive(engine))) {
+        log(`${engine.label}: not answering any more; skipping its remaining cases (log: ${engine.logFile})`);
+        break;
+      }
+    }
+  } finally {
+    log(`${engine.label}: stopping`);
+    await engine.stop();
+  }
+}
+
+/** One repeat's figures on one line: rounded, raw samples left out. */
+function summarize(outcome) {
+  return JSON.stringify(outcome, (key, v) => (key === "samples" ? undefined : typeof v === "number" ? Math.round(v * 100) / 100 : v));
+}
+
+async function alive(engine) {
+  try {
+    return (await engine.readStatus("bench-health-probe")).state !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+async function main() {
+  const options = parseOptions(process.argv.slice(2));
+  if (options.help) {
+    console.log(USAGE);
+    return;
+  }
+  const tmp = mkdtempSync(join(tmpdir(), "shepherd-bench-"));
+  const nodeBin = nodeForWrangler(repo);
+  const engines = [];
+  let remote;
+  installCleanup(async () => {
+    await Promise.all(engines.map((engine) => engine.stop()));
+    await remote?.close();
+  });
+
+  const ports = { remote: options.portBase, shepherd: options.portBase + 1, workflows: options.portBase + 3 };
+  log(`temp dir ${tmp}; remote on 127.0.0.1:${ports.remote}`);
+  remote = await startRemote(ports.remote);
+  const ctx = { remote, runTag: `b${Date.now().toString(36)}` };
+  const results = {
+    meta: {
+      date: new Date().toISOString(),
+      cores: cpus().length,
+      cpuModel: cpus()[0]?.model ?? "unknown",
+      memoryGb: Math.round(totalmem() / 2 ** 30),
+      versions: versions(nodeBin),
+      command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
+      options,
+    },
+    engines: {},
+  };
+
+  let failed = false;
+  try {
+    const shepherd = shepherdEngine({ repo, tmp, port: ports.shepherd, inspectorPort: ports.shepherd + 1, source: options.source, verbose: options.verbose });
+    results.meta.shepherdSource = shepherd.source;
+    const all = { shepherd, workflows: workflowsEngine({ repo, tmp, port: ports.workflows, inspectorPort: ports.workflows + 1, verbose: options.verbose }) };
+    for (const name of options.engines) {
+      const engine = all[name];
+      engines.push(engine);
+      try {
+        await runEngine(engine, ctx, options, results);
+      } catch (error) {
+        failed = true;
+        log(`${engine.label}: ${error.message}`);
+        results.engines[name] = { start: { error: error.message } };
+      }
+    }
+  } finally {
+    await remote.close();
+  }
+
+  results.meta.durationMin = (Date.now() - began) / 60_000;
+  const table = renderTable(results, options);
+  const errors = renderErrors(results);
+  console.log(`\n${table}\n`);
+  if (errors) {
+    failed = true;
+    console.log(`Cases that failed:\n${errors}\n`);
+  }
+  const out = resolve(repo, options.out);
+  writeJson(out, results);
+  log(`results: ${out}`);
+  if (options.writeDocs) {
+    writePerformanceDoc(join(repo, "docs", "performance.md"), results, options, table, errors);
+    log("table written to docs/performance.md");
+  }
+  if (options.keepTmp || failed) log(`kept ${tmp} (snapshots, state, wrangler logs)`);
+  else rmSync(tmp, { recursive: true, force: true });
+  process.exitCode = failed ? 1 : 0;
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});
