@@ -3,6 +3,7 @@ import {
   accepted,
   claimed,
   deadlinesReached,
+  describeEffects,
   expectTransition,
   failed,
   failedPermanently,
@@ -268,5 +269,37 @@ describe("compensation", () => {
 
     expect(result.changed).toBe(false);
     expect(run.state.status).toBe("compensating");
+  });
+});
+
+describe("a step that failed for good with an ambiguous outcome", () => {
+  const oneTry = { retry: { maxAttempts: 1, initialIntervalMs: 100, backoffCoefficient: 2, maxIntervalMs: 1_000, jitter: 0 } };
+
+  it("is compensated first when its last attempt timed out after starting: the remote may have applied it", () => {
+    const run = new Run(plan([undoable("a"), undoable("b", oneTry)]));
+    run.send(claimed("a"));
+    run.send(succeeded("a"));
+    run.send(claimed("b"));
+    run.wait(5_001).send(deadlinesReached());
+    expect(run.state.compensation?.queue).toEqual(["b", "a"]);
+    expect(run.step("b")).toMatchObject({ status: "compensating" });
+    expect(describeEffects(run.effects).slice(-1)).toEqual(["enqueue b#2 compensation"]);
+  });
+
+  it("is compensated when the request broke off without an answer (a network error)", () => {
+    const run = new Run(plan([undoable("a", oneTry)]));
+    run.send(claimed("a"));
+    run.send(failed("a", 1, { error: { message: "network error: connection reset", retryable: true, status: undefined } }));
+    expect(run.state.compensation?.queue).toEqual(["a"]);
+  });
+
+  it("is not compensated when the remote answered with a refusal: nothing was applied", () => {
+    const run = new Run(plan([undoable("a"), undoable("b", oneTry)]));
+    run.send(claimed("a"));
+    run.send(succeeded("a"));
+    run.send(claimed("b"));
+    run.send(failedPermanently("b"));
+    expect(run.state.compensation?.queue).toEqual(["a"]);
+    expect(run.step("b").status).toBe("failed");
   });
 });

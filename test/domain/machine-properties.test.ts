@@ -379,7 +379,9 @@ function checkFailure(before: WorkflowState, event: WorkflowEvent & { type: "Att
     holds(delay >= floor && delay <= retry.maxIntervalMs, `${where} retries after ${delay} ms, not within [${floor}, ${retry.maxIntervalMs}]`);
     return;
   }
-  holds(step.status === "failed", `${where} has failed for good but is ${step.status}`);
+  // A step whose outcome is ambiguous (an attempt started and got no answer) is compensated right away.
+  const undoing = attempt.kind === "action" && state.plan.onFailure === "compensate" && step.status === "compensating";
+  holds(step.status === "failed" || undoing, `${where} has failed for good but is ${step.status}`);
   const expected: Record<string, readonly string[]> = {
     compensation: ["needs_attention"],
     compensate: ["compensating", "compensated"],

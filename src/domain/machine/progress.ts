@@ -1,5 +1,5 @@
 import { retryDelayMs } from "../retry-policy";
-import { activeAttempt, type Attempt, type StepError, type StepState } from "../state";
+import { activeAttempt, latestAttempt, type Attempt, type StepError, type StepState } from "../state";
 import type { TransitionContext } from "./context";
 
 const SATISFIED = new Set(["succeeded", "skipped"]);
@@ -124,12 +124,25 @@ function fenceUnfinishedSteps(ctx: TransitionContext): string[] {
   return started.sort((a, b) => b.startedAt - a.startedAt).map((entry) => entry.id);
 }
 
+/** An action attempt that started and ended without the remote's answer (a timeout, a broken request). */
+function mayHaveTakenEffect(step: StepState): boolean {
+  return step.attempts.some(
+    (attempt) =>
+      attempt.kind === "action" &&
+      attempt.startedAt !== undefined &&
+      (attempt.status === "timed_out" || (attempt.status === "failed" && attempt.error?.status === undefined && attempt.error?.retryable !== false)),
+  );
+}
+
 /** The saga: compensate what may have taken effect, in reverse order of completion, one step at a time. */
 export function beginCompensation(ctx: TransitionContext, endStatus: "compensated" | "cancelled"): void {
   const { state } = ctx;
   const interrupted = fenceUnfinishedSteps(ctx);
+  // A step that failed for good after an attempt with no clear answer (it timed out, or the request broke
+  // off) may have taken effect all the same (an ambiguous outcome): it is undone first, as the newest.
+  const ambiguous = state.steps.filter((step) => step.status === "failed" && mayHaveTakenEffect(step)).map((step) => step.id);
   const completed = [...state.completionOrder].reverse().filter((id) => ctx.step(id)?.status === "succeeded");
-  const queue = [...interrupted, ...completed].filter((id) => ctx.plan(id).compensate !== undefined);
+  const queue = [...ambiguous, ...interrupted, ...completed].filter((id) => ctx.plan(id).compensate !== undefined);
   state.compensation = { queue, endStatus };
   state.status = "compensating";
   ctx.record("compensation_started", { data: { steps: queue, endStatus } });
@@ -148,7 +161,8 @@ export function advanceCompensation(ctx: TransitionContext): void {
       continue;
     }
     // In flight, backing off, or failed for good and waiting on an operator.
-    if (head.status === "compensating" || head.status === "failed") return;
+    // A compensation in flight, or one that failed for good (an operator decides), holds the queue.
+    if (head.status === "compensating" || (head.status === "failed" && latestAttempt(head)?.kind === "compensation")) return;
     head.budgetUsed = 0;
     ctx.scheduleAttempt(head, "compensation");
     return;
