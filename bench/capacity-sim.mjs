@@ -48,6 +48,12 @@ const DEFAULTS = {
   readsPerWorkflow: 2,
   heartbeatMs: 30_000,
   batchSize: 10, // wrangler.toml max_batch_size
+  /** How long a consumer holds a message: the claim RPC and the hand-off to an agent host, ms (assumed). */
+  claimMs: 20,
+  /** Remote calls one AgentHost object keeps in flight at once (assumed; see docs/capacity.md). */
+  callsPerAgentHost: 100,
+  /** AgentHost objects the code spreads attempts over (src/agents/agent-host.ts AGENT_HOST_SHARDS). */
+  agentHosts: 64,
   /** Index writes per workflow: start and end (written on status changes only, src/domain/index-entry.ts). */
   indexWritesPerWorkflow: 2,
   /** D1 time per index upsert, ms: "several milliseconds" for writes per the D1 docs (assumed value). */
@@ -79,7 +85,8 @@ function measured(resultsPath) {
     sqlCallsPerStep: medianOf("supervisor", "sqlCallsPerStep"),
     rowsWrittenPerStep: medianOf("supervisor", "rowsWrittenPerStep"),
     alarmWritesPerStep: medianOf("supervisor", "alarmWritesPerStep"),
-    idleRowsWrittenPerMin: medianOf("supervisor", "idleRowsWrittenPerMin"),
+    // A negative idle figure means the object was evicted (its in-memory counters reset) during the watch.
+    idleRowsWrittenPerMin: Math.max(0, medianOf("supervisor", "idleRowsWrittenPerMin") ?? 0),
   };
 }
 
@@ -101,28 +108,25 @@ export function simulate(input, costs) {
   const meanRemoteMs = (1 - p.slowFraction) * p.remoteMs + p.slowFraction * p.slowMs;
   const heartbeatsPerAttempt = Math.floor(meanRemoteMs / Math.max(1, Math.floor(p.heartbeatMs / 3)));
 
-  // Durable Objects: one per workflow. Requests: start, and per attempt a claim, a report and heartbeats.
-  const doRequestsPerWorkflow = 1 + p.stepsPerWorkflow * (1 + p.retryRate) * (2 + heartbeatsPerAttempt) + p.readsPerWorkflow;
+  // Durable Objects: one per workflow. Requests: start, one claim through the queue (eager dispatch claims the
+  // rest with the report), per attempt a report and heartbeats, and the clients' reads.
+  const doRequestsPerWorkflow = 2 + p.stepsPerWorkflow * (1 + p.retryRate) * (1 + heartbeatsPerAttempt) + p.readsPerWorkflow;
   const doRequestsPerSec = p.startsPerSec * doRequestsPerWorkflow;
   // The bench's CPU per step covers about two object requests plus the agent and front door: an upper bound per request.
   const doCpuMsPerRequest = cpuMsPerStep / 2;
   const objectRequestsPerSecCeiling = Math.min(LIMITS.doRequestsPerSecPerObject, 1000 / doCpuMsPerRequest);
 
-  // Queues: one message per attempt. Two ceilings: messages/s, and consumer invocations held by remote calls.
-  const messagesPerSec = attemptsPerSec;
+  // Queues: eager dispatch sends only a workflow's first attempts and its retries through the queue; the
+  // consumer holds a message just for the claim, then an AgentHost object makes the remote call.
+  const messagesPerSec = p.startsPerSec * (1 + p.stepsPerWorkflow * p.retryRate);
   const queuesForRate = Math.ceil(messagesPerSec / (LIMITS.queueMessagesPerSec * p.headroom));
-  // A batch is acknowledged when its slowest message is done, and at most 6 of its fetches run at once.
-  const waves = Math.ceil(p.batchSize / LIMITS.connectionsPerInvocation);
-  const pSlowInBatch = 1 - (1 - p.slowFraction) ** p.batchSize;
-  const batchHoldMs = (1 - pSlowInBatch) * waves * p.remoteMs + pSlowInBatch * (p.slowMs + (waves - 1) * p.remoteMs);
-  const invocationsBusy = (attemptsPerSec / p.batchSize) * (batchHoldMs / 1000);
+  const batchHoldMs = p.claimMs;
+  const invocationsBusy = (messagesPerSec / p.batchSize) * (batchHoldMs / 1000);
   const queuesForConcurrency = Math.ceil(invocationsBusy / (LIMITS.queueConsumerConcurrency * p.headroom));
-  // The same load with slow remotes on queues of their own (sharded by action type / host).
-  const fastInvocations = ((attemptsPerSec * (1 - p.slowFraction)) / p.batchSize) * ((waves * p.remoteMs) / 1000);
-  const slowInvocations = ((attemptsPerSec * p.slowFraction) / p.batchSize) * ((waves * p.slowMs) / 1000);
-  const queuesSplit =
-    Math.max(Math.ceil((messagesPerSec * (1 - p.slowFraction)) / (LIMITS.queueMessagesPerSec * p.headroom)), Math.ceil(fastInvocations / (LIMITS.queueConsumerConcurrency * p.headroom))) +
-    Math.max(Math.ceil((messagesPerSec * p.slowFraction) / (LIMITS.queueMessagesPerSec * p.headroom)), Math.ceil(slowInvocations / (LIMITS.queueConsumerConcurrency * p.headroom)));
+  // Agent hosts: every attempt's remote call is open in one of them for its duration (Little's law).
+  const callsInFlight = attemptsPerSec * (meanRemoteMs / 1000);
+  const agentHostsNeeded = Math.ceil(callsInFlight / (p.callsPerAgentHost * p.headroom));
+  const agentHostRequestsPerSec = messagesPerSec / Math.max(p.agentHosts, agentHostsNeeded);
 
   // D1 index: single writer per database; rows kept for the retention window.
   const indexWritesPerSec = p.startsPerSec * p.indexWritesPerWorkflow;
@@ -134,7 +138,7 @@ export function simulate(input, costs) {
 
   // Workers CPU across the service, and what one consumer invocation uses.
   const cpuSecondsPerSec = (stepsPerSec * cpuMsPerStep + p.startsPerSec * p.readsPerWorkflow * (costs.cpuMsPerStatusRead ?? 5)) / 1000;
-  const subrequestsPerBatch = p.batchSize * (3 + heartbeatsPerAttempt);
+  const subrequestsPerBatch = p.batchSize * 2;
 
   return {
     inputs: p,
@@ -158,8 +162,8 @@ export function simulate(input, costs) {
       invocationsBusy,
       queuesForConcurrency,
       queuesNeeded: Math.max(queuesForRate, queuesForConcurrency),
-      queuesNeededWithSlowOnOwnQueues: queuesSplit,
     },
+    agentHosts: { callsInFlight, agentHostsNeeded, configured: p.agentHosts, requestsPerSecPerHost: agentHostRequestsPerSec },
     d1: { indexWritesPerSec, writesPerDb, shardsForWrites, indexRows, indexBytes, shardsForSize, shardsNeeded: Math.max(shardsForWrites, shardsForSize) },
     workers: { cpuSecondsPerSec, cpuMsPerStep, subrequestsPerBatch },
   };
@@ -169,7 +173,7 @@ const fmt = (value, digits = 0) =>
   value === undefined ? "n/a" : Number(value).toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: 0 });
 
 export function renderReport(result, costs) {
-  const { inputs: p, derived: d, durableObjects: o, queues: q, d1, workers: w } = result;
+  const { inputs: p, derived: d, durableObjects: o, queues: q, agentHosts: a, d1, workers: w } = result;
   const m = (value, note) => (value === undefined ? `n/a (${note})` : value);
   return `Target: ${fmt(p.inFlight)} workflows in flight, ${fmt(p.startsPerSec)} starts/s, ${p.stepsPerWorkflow} steps each
   → ${fmt(d.stepsPerSec)} steps/s, ${fmt(d.attemptsPerSec)} attempts/s (retry rate ${p.retryRate}); mean workflow lifetime ${fmt(d.workflowSeconds)} s (Little's law)
@@ -184,17 +188,20 @@ Durable Objects (one per workflow)
   storage: ${fmt(o.sqlRowsWrittenPerSec)} SQL rows written/s, ${fmt(o.alarmWritesPerSec)} alarm writes/s; idle workflows: ${fmt(o.idleRowsWrittenPerSec)} rows/s
 Queues
   messages: ${fmt(q.messagesPerSec)}/s → ${q.queuesForRate} queue(s) at ${p.headroom * 100} % of ${fmt(LIMITS.queueMessagesPerSec)} msg/s
-  consumers: a batch of ${p.batchSize} is held ~${fmt(q.batchHoldMs)} ms (slowest message; ${LIMITS.connectionsPerInvocation} fetches at once) → ${fmt(q.invocationsBusy)} busy invocations
+  consumers: a batch of ${p.batchSize} is held ~${fmt(q.batchHoldMs)} ms (claims only; the calls run in agent hosts) → ${fmt(q.invocationsBusy, 1)} busy invocations
     → ${q.queuesForConcurrency} queue(s) at ${p.headroom * 100} % of ${LIMITS.queueConsumerConcurrency} concurrent invocations
-  needed: ${q.queuesNeeded} agent queues (hash-sharded); ${q.queuesNeededWithSlowOnOwnQueues} if slow remotes get queues of their own
+  needed: ${q.queuesNeeded} agent queue(s) (hash-sharded by workflow id beyond one)
   largest message: ${fmt(q.largestMessageBytes)} bytes (limit ${fmt(LIMITS.queueMessageBytes)}); sendBatch ≤ ${LIMITS.queueSendBatchMessages} messages
+Agent hosts (AgentHost objects)
+  remote calls in flight: ${fmt(a.callsInFlight)} → ${fmt(a.agentHostsNeeded)} hosts at ${p.headroom * 100} % of ${p.callsPerAgentHost} calls each (the code has ${a.configured}: raise AGENT_HOST_SHARDS)
+  hand-offs per host: ${fmt(a.requestsPerSecPerHost, 1)} req/s (limit ${fmt(LIMITS.doRequestsPerSecPerObject)})
 D1 index (single writer per database)
   writes: ${fmt(d1.indexWritesPerSec)}/s; one database takes ~${fmt(d1.writesPerDb)}/s at ${p.d1WriteMs} ms per write → ${d1.shardsForWrites} shard(s)
   size: ${fmt(d1.indexRows)} rows (${p.indexRetentionDays} days of ended workflows + in flight) ≈ ${fmt(d1.indexBytes / 1e9, 1)} GB → ${d1.shardsForSize} shard(s) of ≤ 10 GB
   needed: ${d1.shardsNeeded} index shards (or batch writes through per-shard writers)
 Workers
   CPU: ≈ ${fmt(w.cpuSecondsPerSec)} CPU-seconds per second across the service (local workerd figure: an upper bound)
-  per consumer invocation: ~${w.subrequestsPerBatch} subrequests (limit ${LIMITS.subrequestsPerInvocation}); CPU far below ${LIMITS.workerCpuMsPerInvocation / 1000} s
+  per consumer invocation: ~${w.subrequestsPerBatch} subrequests (a claim and a hand-off per message; limit ${LIMITS.subrequestsPerInvocation}); CPU far below ${LIMITS.workerCpuMsPerInvocation / 1000} s
 `;
 }
 
