@@ -36,7 +36,7 @@ export function createApp() {
   );
   app.use("/v1/*", async (c, next) => {
     const type = c.req.header("Content-Type");
-    if (c.req.method === "POST" && type !== undefined && !/^application\/json\b/i.test(type)) {
+    if (c.req.method === "POST" && type !== undefined && !/^application\/json\s*(;|$)/i.test(type)) {
       throw new ApiError(415, "unsupported_media_type", "Send the request body as application/json.");
     }
     await next();

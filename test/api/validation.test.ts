@@ -289,13 +289,19 @@ describe("POST /v1/workflows with an invalid body", () => {
     await expectNoWorkflow(id);
   });
 
-  it("answers a text/plain body with 415", async () => {
+  it.each(["text/plain", "application/json-patch+json", "application/jsonl"])("answers a %s body with 415", async (contentType) => {
     const id = uniqueId("invalid");
     const body = JSON.stringify({ id, definition: definitionWith([httpStep("a")]) });
-    const response = await send("POST", "/v1/workflows", body, "text/plain");
+    const response = await send("POST", "/v1/workflows", body, contentType);
 
     expectErrorShape(response, 415);
     await expectNoWorkflow(id);
+  });
+
+  it("accepts application/json with parameters", async () => {
+    const id = uniqueId("charset");
+    const body = JSON.stringify({ id, definition: definitionWith([httpStep("a")]) });
+    expect((await send("POST", "/v1/workflows", body, "application/json; charset=utf-8")).status).toBe(201);
   });
 });
 
