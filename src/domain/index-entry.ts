@@ -15,7 +15,15 @@ export interface IndexEntry {
   version: number;
 }
 
+/**
+ * An open workflow with no deadline (one waiting on an operator) is still given one in the index, an hour on,
+ * so the sweep looks at it now and then: if the object ended it but crashed before its index write, that is
+ * how the index catches up. Waking a healthy one only refreshes this date.
+ */
+export const INDEX_WATCHDOG_MS = 60 * 60 * 1000;
+
 export function indexEntryOf(state: WorkflowState, nextDeadlineAt: number | undefined): IndexEntry {
+  const open = !isTerminal(state.status);
   return {
     tenant: state.tenant,
     id: state.id,
@@ -24,7 +32,7 @@ export function indexEntryOf(state: WorkflowState, nextDeadlineAt: number | unde
     createdAt: state.createdAt,
     updatedAt: state.updatedAt,
     ...(state.endedAt === undefined ? {} : { endedAt: state.endedAt }),
-    ...(nextDeadlineAt === undefined || isTerminal(state.status) ? {} : { nextDeadlineAt }),
+    ...(open ? { nextDeadlineAt: nextDeadlineAt ?? state.updatedAt + INDEX_WATCHDOG_MS } : {}),
     version: state.version,
   };
 }
