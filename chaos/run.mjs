@@ -141,6 +141,10 @@ async function main() {
       const status = f.view?.status ?? (f.started ? "unreadable" : "not started");
       outcomes[status] = (outcomes[status] ?? 0) + 1;
     }
+    const measurements = measure(finals, restart?.outage ?? null);
+    // Detections later than the supervisor's 1 s promise that the restart does not explain get timelines too.
+    const lateDetections = measurements.slowestDetections.filter((d) => !d.inOutage && d.overdueMs > 1_000).map((d) => d.id);
+    const evidenceIds = [...new Set([...idsNamedBy(checks, (id) => finals.some((f) => f.id === id && f.view)), ...lateDetections.slice(0, 3)])];
     const report = {
       runAt: new Date(runStart).toISOString(),
       verdict,
@@ -152,14 +156,9 @@ async function main() {
       outcomes,
       declinedByDesign: workflows.filter((wf) => wf.declinedStep).length,
       checks,
-      measurements: measure(finals, restart?.outage ?? null),
-      // The workflows the failed checks name, each as one merged engine + remote timeline.
-      evidence: timelines(
-        idsNamedBy(checks, (id) => finals.some((f) => f.id === id && f.view)),
-        finals,
-        remoteStats,
-        restart?.outage ?? null,
-      ),
+      measurements,
+      // The workflows the failed checks name and the latest detections, each as one merged engine + remote timeline.
+      evidence: timelines(evidenceIds, finals, remoteStats, restart?.outage ?? null),
       remote: {
         totals: remoteStats.totals,
         unkeyedRequests: remoteStats.unkeyedRequests,

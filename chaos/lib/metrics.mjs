@@ -3,6 +3,8 @@
 
 const FAILURE_TYPES = new Set(["step_failed", "step_timed_out", "step_heartbeat_missed"]);
 const DETECTION_TYPES = new Set(["step_heartbeat_missed", "step_timed_out"]);
+/** How long before the kill a deadline still counts as hit by the restart (the supervisor's 1 s promise). */
+const OUTAGE_LEAD_MS = 1_000;
 
 /** Nearest-rank percentiles, mean and max of a list of numbers (null fields when the list is empty). */
 export function summarize(values) {
@@ -22,6 +24,7 @@ export function measure(finals, outage) {
   const detectionOutsideOutage = [];
   const detectionByKind = {};
   const recovery = [];
+  const retryLateness = [];
   const actionAttempts = [];
   const compensationAttempts = [];
   const eventCounts = {};
@@ -35,6 +38,7 @@ export function measure(finals, outage) {
     const attemptKind = new Map();
     const attemptStart = new Map();
     const firstFailure = new Map();
+    const retryDueAt = new Map();
     for (const event of events) {
       eventCounts[event.type] = (eventCounts[event.type] ?? 0) + 1;
       const attemptKey = `${event.stepId}#${event.attempt}`;
@@ -48,13 +52,24 @@ export function measure(finals, outage) {
         attemptStart.set(attemptKey, event.at);
       }
       if (event.type === "step_started") attemptStart.set(attemptKey, event.at);
+      // A retry's backoff is a deadline too: the alarm should start the next attempt when it is due.
+      if (event.type === "step_retry_scheduled" && typeof event.data?.nextRetryAt === "number") {
+        retryDueAt.set(event.stepId, { at: event.data.nextRetryAt, kind: event.data.kind });
+      }
+      if (event.type === "compensation_started") retryDueAt.clear(); // pending action retries are cancelled
+      if (event.type === "step_scheduled" && retryDueAt.has(event.stepId)) {
+        const due = retryDueAt.get(event.stepId);
+        if (due.kind === event.data?.kind) retryLateness.push(Math.max(0, event.at - due.at));
+        retryDueAt.delete(event.stepId);
+      }
       if (DETECTION_TYPES.has(event.type) && typeof event.data?.overdueMs === "number") {
         const overdue = event.data.overdueMs;
         detection.push(overdue);
         const kind = event.data.timeout ?? event.type;
         (detectionByKind[kind] ??= []).push(overdue);
         const deadlineAt = event.data.deadlineAt;
-        const inOutage = outage && typeof deadlineAt === "number" && deadlineAt >= outage.from && deadlineAt <= outage.to;
+        // A deadline just before the kill is hit too: its alarm may not have run yet when the process died.
+        const inOutage = outage && typeof deadlineAt === "number" && deadlineAt >= outage.from - OUTAGE_LEAD_MS && deadlineAt <= outage.to;
         if (!inOutage) detectionOutsideOutage.push(overdue);
         slowest.push({ id, stepId: event.stepId, attempt: event.attempt, type: event.type, overdueMs: overdue, deadlineAt, inOutage: Boolean(inOutage) });
       }
@@ -83,8 +98,12 @@ export function measure(finals, outage) {
     detectionLatencyMs: summarize(detection),
     detectionLatencyOutsideRestartMs: summarize(detectionOutsideOutage),
     detectionLatencyByTimeoutMs: Object.fromEntries(Object.entries(detectionByKind).map(([kind, values]) => [kind, summarize(values)])),
-    slowestDetections: slowest.sort((a, b) => b.overdueMs - a.overdueMs).slice(0, 5),
+    // The slowest detections the restart does not explain come first: those are the ones to look into.
+    slowestDetections: [...slowest.filter((d) => !d.inOutage), ...slowest.filter((d) => d.inOutage)]
+      .sort((a, b) => Number(a.inOutage) - Number(b.inOutage) || b.overdueMs - a.overdueMs)
+      .slice(0, 8),
     recoveryMs: summarize(recovery),
+    retryStartLatenessMs: summarize(retryLateness),
     workflowDurationMs: summarize(durations),
     // The slowest workflows' histories, one line per event, to see where the time went.
     slowestWorkflows: longest

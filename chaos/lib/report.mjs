@@ -19,10 +19,11 @@ function measurementRows(report) {
     ["time", `soak ${(report.timing.soakMs / 1000).toFixed(1)} s, whole run ${(report.timing.totalMs / 1000).toFixed(1)} s`],
     ["restart", report.restart ? `killed at +${(report.restart.atMs / 1000).toFixed(1)} s, healthy again after ${(report.restart.downMs / 1000).toFixed(1)} s` : "none"],
     ["failure detection (overdueMs)", dist(m.detectionLatencyMs)],
-    ["  deadlines outside the restart", dist(m.detectionLatencyOutsideRestartMs)],
+    ["  deadlines not near the restart", dist(m.detectionLatencyOutsideRestartMs)],
   ];
   for (const [kind, d] of Object.entries(m.detectionLatencyByTimeoutMs)) rows.push([`  ${kind}`, dist(d)]);
   rows.push(
+    ["retry start lateness (vs nextRetryAt)", dist(m.retryStartLatenessMs)],
     ["recovery (failed attempt → success)", dist(m.recoveryMs)],
     ["workflow duration (created → ended)", dist(m.workflowDurationMs)],
     ["action attempts per step", m.actionAttemptsPerStep.n ? `mean ${m.actionAttemptsPerStep.mean}, max ${m.actionAttemptsPerStep.max}` : "–"],
