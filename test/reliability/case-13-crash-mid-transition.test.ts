@@ -1,69 +1,211 @@
+import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { clearInjectedFaults, injectFault } from "../../src/dev/faults";
-import { api, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
+import { planWorkflow } from "../../src/domain/definition";
+import { DefinitionSchema } from "../../src/domain/schemas";
+import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
+import type { StartRequest } from "../../src/scheduler/workflow-scheduler";
+import { api, historyOf, uniqueId, waitForStatus } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
-import { hang, json, mockRemote, REMOTE } from "../helpers/remote";
+import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { schedulerStub } from "../helpers/scheduler";
 import { FAST } from "../engine/fixtures";
+import { callTask, objectRecord, watchQueue } from "./support";
 
 afterEach(() => {
   clearInjectedFaults();
   vi.restoreAllMocks();
 });
 
-const definition = (scheduleToStartMs: number) => ({
+const CRASH = "injected fault: abortAfterPersist";
+
+const definition = (scheduleToStartMs: number, steps = ["a"]) => ({
   name: "crash",
-  defaults: { ...FAST, timeouts: { ...FAST.timeouts, scheduleToStartMs } },
-  steps: [{ id: "a", action: { type: "http", url: `${REMOTE}/a` } }],
+  defaults: { ...FAST, timeouts: { ...FAST.timeouts, scheduleToStartMs, heartbeatMs: 60_000, startToCloseMs: 60_000 } },
+  steps: steps.map((id) => ({ id, action: { type: "http", url: `${REMOTE}/${id}` } })),
 });
 
+/** The start RPC exactly as the front door makes it. */
+function startRequest(id: string, def: unknown): StartRequest {
+  return { tenant: "default", id, plan: planWorkflow(DefinitionSchema.parse(def)), input: null, requestHash: `hash-of-${id}` };
+}
+
+/** The RPC's rejection, or undefined when it resolved. */
+const rejectionOf = (call: Promise<unknown>) => call.then(() => undefined, (error: unknown) => error);
+
 describe("case 13: crash mid-transition", () => {
-  it("keeps the whole start after the object dies between persisting and sending; the retried start is idempotent and the lost send is recovered", async () => {
+  it("keeps none of a start the object died committing; the retried start on a fresh stub applies it whole, once", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
-    // The object resets right after committing the start (state, history, alarm), before the queue send.
+    const queue = await watchQueue(id);
+    const request = startRequest(id, definition(300));
     injectFault("abortAfterPersist", { probability: 1, times: 1 });
-    const first = await api("POST", "/v1/workflows", { id, definition: definition(300) });
-    // The abort came before the commit was durable, so none of it survived; the front door retried the
-    // (idempotent) start on a fresh stub, which started the workflow whole.
-    expect(first.status).toBe(201);
-    expect(first.body).toMatchObject({ id, status: "running", steps: [{ id: "a", status: "scheduled", attempt: 1 }] });
-    const again = await api("POST", "/v1/workflows", { id, definition: definition(300) });
-    expect(again.status).toBe(200);
 
-    // Whole transition, once: one start in the history, not a half or a double one.
-    const types = (await historyOf(id)).map((event) => event.type);
-    expect(types.filter((type) => type === "workflow_started")).toHaveLength(1);
+    // The object resets right after persisting the start (state, history, outbox, alarm), before its sends.
+    expect(await rejectionOf(schedulerStub(id).start(request))).toMatchObject({ message: CRASH, durableObjectReset: true });
+    expect(timesFired("abortAfterPersist")).toBe(1);
+
+    // None of it: no workflow, no history, no alarm, nothing sent, nothing indexed.
+    expect(await objectRecord(id)).toEqual({ exists: false, alarmAt: null });
+    expect(await schedulerStub(id).describe()).toBeUndefined();
+    expect(queue.of(id)).toEqual([]);
+    expect(await indexRow(id)).toBeNull();
+
+    // The retried start applies it whole; a repeat of it changes nothing.
+    const retried = await schedulerStub(id).start(request);
+    expect(retried).toMatchObject({ ok: true, created: true, workflow: { id, status: "running", steps: [{ id: "a", status: "scheduled", attempt: 1 }] } });
+    const after = await objectRecord(id);
+    const repeated = await schedulerStub(id).start(request);
+    expect(repeated).toMatchObject({ ok: true, created: false });
+    expect(await objectRecord(id)).toEqual(after);
+    expect(after.events?.map((event) => event.type)).toEqual(["workflow_started", "step_scheduled"]);
+    expect(after.alarmAt).toBe(after.workflow!.next_deadline_at);
+    expect(queue.of(id).map((entry) => entry.body.attempt)).toEqual([1]);
 
     const workflow = await waitForStatus(id, "completed");
-    expect(workflow.steps[0].attempts.at(-1).status).toBe("succeeded");
+    expect(workflow.steps[0].attempts).toHaveLength(1);
+    expect(remote.requestsFor(`${id}:a`)).toBe(1);
+  });
+
+  it("hides the crash from the client: the front door retries the idempotent start on a fresh stub and answers 201 once", async () => {
+    const remote = mockRemote(() => json({ ok: true }));
+    const id = uniqueId();
+    const queue = await watchQueue(id);
+    injectFault("abortAfterPersist", { probability: 1, times: 1 });
+
+    const first = await api("POST", "/v1/workflows", { id, definition: definition(300) });
+    expect(timesFired("abortAfterPersist")).toBe(1);
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ id, status: "running", steps: [{ id: "a", status: "scheduled", attempt: 1 }] });
+    expect((await api("POST", "/v1/workflows", { id, definition: definition(300) })).status).toBe(200);
+
+    expect((await historyOf(id)).filter((event) => event.type === "workflow_started")).toHaveLength(1);
+    const workflow = await waitForStatus(id, "completed");
+    expect(workflow.steps[0].attempts).toHaveLength(1);
+    expect(queue.of(id).map((entry) => entry.body.attempt)).toEqual([1]);
     expect(remote.requestsFor(`${id}:a`)).toBe(1);
     await vi.waitFor(async () => expect((await indexRow(id))?.status).toBe("completed"));
   });
 
-  it("applies a report whole or not at all when the object dies right after committing it, and a repeated report changes nothing", async () => {
-    mockRemote((call) => hang(call));
-    const { id } = await start(definition(5_000));
-    await vi.waitFor(async () => expect((await api("GET", `/v1/workflows/${id}`)).body.steps[0].status).toBe("running"));
-    const stub = () => schedulerStub(id);
-
-    const before = await historyOf(id);
+  it("keeps none of a claim the object died committing: the attempt is still scheduled, the retried claim takes it, a third is refused", async () => {
+    const id = uniqueId();
+    await watchQueue(id, { swallow: () => true });
+    expect((await schedulerStub(id).start(startRequest(id, definition(60_000)))).ok).toBe(true);
+    const before = await objectRecord(id);
     injectFault("abortAfterPersist", { probability: 1, times: 1 });
-    // The object dies right after applying the success, before the write was durable: none of it stays.
-    const crash = await stub()
-      .report("a", 1, { type: "succeeded", output: { done: true } })
-      .then(() => undefined, (error: unknown) => error);
-    expect(crash).toMatchObject({ message: "injected fault: abortAfterPersist", durableObjectReset: true });
+
+    expect(await rejectionOf(schedulerStub(id).claim("a", 1))).toMatchObject({ message: CRASH, durableObjectReset: true });
+    expect(await objectRecord(id)).toEqual(before);
+
+    expect(await schedulerStub(id).claim("a", 1)).toMatchObject({ ok: true, task: { stepId: "a", attempt: 1 } });
+    const claimed = await objectRecord(id);
+    expect(claimed.workflow!.version).toBe(before.workflow!.version + 1);
+    expect(await schedulerStub(id).claim("a", 1)).toMatchObject({ ok: false, code: "already_claimed" });
+    expect(await objectRecord(id)).toEqual(claimed);
+    expect((await historyOf(id)).filter((event) => event.type === "step_started")).toHaveLength(1);
+    await schedulerStub(id).cancel();
+  });
+
+  it("keeps none of a completion the object died committing; the agent's retried report is applied whole, once, and a repeat is gone", async () => {
+    const id = uniqueId();
+    await watchQueue(id, { swallow: () => true });
+    expect((await schedulerStub(id).start(startRequest(id, definition(60_000)))).ok).toBe(true);
+    expect((await schedulerStub(id).claim("a", 1)).ok).toBe(true);
+    const before = await objectRecord(id);
+    injectFault("abortAfterPersist", { probability: 1, times: 1 });
+
+    const crash = await rejectionOf(schedulerStub(id).report("a", 1, { type: "succeeded", output: { done: true } }));
+    expect(crash).toMatchObject({ message: CRASH, durableObjectReset: true });
+    // None of it: state, steps, history, outbox and alarm are exactly as before, and D1 never heard of an end.
+    expect(await objectRecord(id)).toEqual(before);
     expect((await api("GET", `/v1/workflows/${id}`)).body).toMatchObject({ status: "running", steps: [{ status: "running" }] });
-    expect(await historyOf(id)).toEqual(before);
+    expect((await indexRow(id))?.status).toBe("running");
 
-    // The agent's retried report is applied whole, once.
-    expect(await stub().report("a", 1, { type: "succeeded", output: { done: true } })).toMatchObject({ ok: true });
-    expect((await api("GET", `/v1/workflows/${id}`)).body).toMatchObject({ status: "completed", steps: [{ status: "succeeded", output: { done: true } }] });
-    expect((await historyOf(id)).filter((event) => event.type === "workflow_completed")).toHaveLength(1);
+    // All of it, once: the retried report ends the step and the workflow in one transition.
+    expect(await schedulerStub(id).report("a", 1, { type: "succeeded", output: { done: true } })).toMatchObject({ ok: true });
+    const after = await objectRecord(id);
+    expect(after.workflow).toMatchObject({ status: "completed", version: before.workflow!.version + 1 });
+    expect(after.events!.slice(before.events!.length).map((event) => event.type)).toEqual(["step_succeeded", "workflow_completed"]);
+    expect(after.alarmAt).toBeNull();
+    expect(after.outbox).toEqual([]);
+    expect(await indexRow(id)).toMatchObject({ status: "completed", version: after.workflow!.version });
 
-    const repeat = await stub().report("a", 1, { type: "succeeded", output: { done: "again" } });
-    expect(repeat).toMatchObject({ ok: false, code: "gone" });
+    // Repeating it is refused and changes nothing: the first output stands.
+    expect(await schedulerStub(id).report("a", 1, { type: "succeeded", output: { done: "again" } })).toMatchObject({ ok: false, code: "gone" });
+    expect(await objectRecord(id)).toEqual(after);
     expect((await api("GET", `/v1/workflows/${id}`)).body.steps[0].output).toEqual({ done: true });
+  });
+
+  it("answers a remote's completion 200 through the crash: the task route retries the fenced report on a fresh stub", async () => {
+    const remote = mockRemote(() => json({ accepted: true }, 202));
+    const id = uniqueId();
+    expect((await api("POST", "/v1/workflows", { id, definition: definition(60_000) })).status).toBe(201);
+    await vi.waitFor(async () => expect((await api("GET", `/v1/workflows/${id}`)).body.steps[0].status).toBe("waiting"));
+    const token = remote.calls[0]!.headers["shepherd-task-token"]!;
+    const before = await objectRecord(id);
+    injectFault("abortAfterPersist", { probability: 1, times: 1 });
+
+    expect(await callTask(token, "complete", { output: { n: 1 } })).toEqual({ status: 200, body: { ok: true } });
+    expect(timesFired("abortAfterPersist")).toBe(1);
+    const after = await objectRecord(id);
+    expect(after.workflow).toMatchObject({ status: "completed", version: before.workflow!.version + 1 });
+    expect(after.events!.filter((event) => event.type === "workflow_completed")).toHaveLength(1);
+    // The remote retrying its own call (it never saw the crash, but it might) is told the step has ended.
+    expect((await callTask(token, "complete", { output: { n: 2 } })).status).toBe(410);
+    expect((await api("GET", `/v1/workflows/${id}`)).body.output).toEqual({ a: { n: 1 } });
+  });
+
+  it("keeps all of a transition that was durable when the object died before its send; the lost dispatch is sent again at schedule-to-start", async () => {
+    const remote = mockRemote(() => json({ ok: true }));
+    const id = uniqueId();
+    const stub = schedulerStub(id);
+    // Attempt a/1 is held (the test plays its agent); b/1's send finds the object dying right after its
+    // transition was synced to disk, so the transition is durable and only the send is lost.
+    const sendBatch = await runInDurableObject(stub, (instance, state) => {
+      const queue = (instance as unknown as { env: Env }).env.TASKS;
+      const real = queue.sendBatch.bind(queue);
+      return vi.spyOn(queue, "sendBatch").mockImplementation(async (messages, options) => {
+        const list = [...messages];
+        const bodies = list.map((message) => message.body as { workflowId: string; stepId: string; attempt: number });
+        if (bodies.some((body) => body.workflowId === id && body.stepId === "a" && body.attempt === 1)) return {} as QueueSendBatchResponse;
+        if (bodies.some((body) => body.workflowId === id && body.stepId === "b" && body.attempt === 1)) {
+          await state.storage.sync();
+          state.abort("crash after the commit, before the send");
+        }
+        return real(list, options);
+      });
+    });
+    expect((await stub.start(startRequest(id, definition(300, ["a", "b"])))).ok).toBe(true);
+    expect((await stub.claim("a", 1)).ok).toBe(true);
+    const before = await objectRecord(id);
+
+    // The agent of a/1 reports without taking follow-ups, so b/1 goes through the queue.
+    expect(await rejectionOf(schedulerStub(id).report("a", 1, { type: "succeeded", output: { a: 1 } }, 0))).toMatchObject({ durableObjectReset: true });
+
+    // All of it: a succeeded and b/1 scheduled, in one version, with its history and its alarm.
+    const after = await objectRecord(id);
+    expect(after.workflow!.version).toBe(before.workflow!.version + 1);
+    expect(after.events!.slice(before.events!.length).map((event) => [event.type, event.step_id])).toEqual([
+      ["step_succeeded", "a"],
+      ["step_scheduled", "b"],
+    ]);
+    const view = (await api("GET", `/v1/workflows/${id}`)).body;
+    expect(view.steps.map((step: { status: string }) => step.status)).toEqual(["succeeded", "scheduled"]);
+    // Armed, never later than b/1's schedule-to-start deadline (an earlier alarm finds nothing due and re-arms).
+    expect(after.alarmAt).toEqual(expect.any(Number));
+    expect(after.alarmAt!).toBeLessThanOrEqual(view.steps[1].attempts[0].scheduledAt + 300);
+
+    // The agent's retried report changes nothing (the fresh instance only sets the alarm to the exact deadline).
+    expect(await schedulerStub(id).report("a", 1, { type: "succeeded", output: { a: 2 } }, 0)).toMatchObject({ ok: false, code: "gone" });
+    const retried = await objectRecord(id);
+    expect({ ...retried, alarmAt: "ignored" }).toEqual({ ...after, alarmAt: "ignored" });
+    expect(retried.alarmAt).toBe(view.steps[1].attempts[0].scheduledAt + 300);
+
+    // The alarm times out the b/1 nobody received and dispatches b/2, which completes the workflow.
+    const workflow = await waitForStatus(id, "completed");
+    expect(workflow.steps[1].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["timed_out", "succeeded"]);
+    expect(workflow.output).toEqual({ a: { a: 1 }, b: { ok: true } });
+    expect(remote.requestsFor(`${id}:a`)).toBe(0);
+    expect(remote.requestsFor(`${id}:b`)).toBe(1);
+    expect(sendBatch).toHaveBeenCalled();
   });
 });

@@ -1,0 +1,169 @@
+import { runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
+import { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
+import { getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
+import { indexRow } from "../helpers/index-db";
+import { json, mockRemote, REMOTE } from "../helpers/remote";
+import { schedulerStub } from "../helpers/scheduler";
+import { FAST } from "../engine/fixtures";
+import { storedWorkflow, watchSends } from "./helpers";
+
+afterEach(() => {
+  clearInjectedFaults();
+  vi.restoreAllMocks();
+});
+
+/** A failing alarm sets itself again this much later (src/scheduler/workflow-scheduler.ts). */
+const ALARM_FAILURE_RETRY_MS = 1_000;
+
+/** Every run of any scheduler's alarm handler: when, with what retry information, and whether it threw. */
+function watchAlarms() {
+  const runs: { at: number; retryCount: number; isRetry: boolean; threw: boolean }[] = [];
+  const alarm = WorkflowScheduler.prototype.alarm;
+  vi.spyOn(WorkflowScheduler.prototype, "alarm").mockImplementation(async function (this: WorkflowScheduler, info?: AlarmInvocationInfo) {
+    const run = { at: Date.now(), retryCount: info?.retryCount ?? 0, isRetry: info?.isRetry ?? false, threw: false };
+    runs.push(run);
+    try {
+      return await alarm.call(this, info);
+    } catch (error) {
+      run.threw = true;
+      throw error;
+    }
+  });
+  return runs;
+}
+
+const oneStep = (name: string, options: { heartbeatMs?: number; scheduleToStartMs?: number; maxAttempts?: number; onFailure?: string } = {}) => ({
+  name,
+  ...(options.onFailure ? { onFailure: options.onFailure } : {}),
+  defaults: {
+    retry: { ...FAST.retry, maxAttempts: options.maxAttempts ?? FAST.retry.maxAttempts },
+    timeouts: { ...FAST.timeouts, heartbeatMs: options.heartbeatMs ?? 150, scheduleToStartMs: options.scheduleToStartMs ?? FAST.timeouts.scheduleToStartMs },
+  },
+  steps: [{ id: "charge", action: { type: "http", url: `${REMOTE}/charge` } }],
+});
+
+/**
+ * Starts the workflow with attempt 1's message held back and claims attempt 1 as an agent that then dies, so the
+ * next thing due is the heartbeat deadline, which only the alarm can act on. Later attempts go to the real queue.
+ */
+async function startWithDeadAgent(definition: ReturnType<typeof oneStep>) {
+  const id = uniqueId();
+  const sends = watchSends((message) => message.workflowId === id && message.attempt === 1);
+  await start(definition, { id });
+  const claim = await schedulerStub(id).claim("charge", 1);
+  expect(claim.ok).toBe(true);
+  return { id, sends };
+}
+
+const eventsOf = async (id: string, type: string) => (await historyOf(id)).filter((event) => event.type === type);
+
+describe("case 11: alarm handler throws", () => {
+  it("re-arms itself 1 s later when the alarm throws, on the real alarm and on the platform's retryCount 5 alike; the next run times the attempt out once", async () => {
+    const remote = mockRemote(() => json({ charged: true }));
+    const alarms = watchAlarms();
+    const { id } = await startWithDeadAgent(oneStep("alarm-throws"));
+    injectFault("alarmThrows", { probability: 1, times: 2 });
+
+    // The real alarm fires at the heartbeat deadline and throws; it leaves the state alone and sets itself again.
+    await vi.waitFor(() => expect(timesFired("alarmThrows")).toBe(1), { timeout: 5_000, interval: 10 });
+    const [failed] = alarms;
+    expect(failed).toMatchObject({ retryCount: 0, threw: false });
+    expect((await getWorkflow(id)).steps[0].attempts[0].status).toBe("running");
+    const firstRearm = (await storedWorkflow(id)).alarmAt!;
+    expect(firstRearm - failed!.at).toBeGreaterThanOrEqual(ALARM_FAILURE_RETRY_MS - 100);
+    expect(firstRearm - failed!.at).toBeLessThanOrEqual(ALARM_FAILURE_RETRY_MS + 500);
+
+    // The platform's late retry (retryCount 5) fails too, and re-arms the same way rather than giving up.
+    const last = await runInDurableObject(schedulerStub(id), async (instance, state) => {
+      const before = Date.now();
+      await instance.alarm({ retryCount: 5, isRetry: true, scheduledTime: before });
+      return { before, alarmAt: await state.storage.getAlarm() };
+    });
+    expect(timesFired("alarmThrows")).toBe(2);
+    expect(last.alarmAt! - last.before).toBeGreaterThanOrEqual(ALARM_FAILURE_RETRY_MS - 100);
+    expect(last.alarmAt! - last.before).toBeLessThanOrEqual(ALARM_FAILURE_RETRY_MS + 500);
+    expect((await getWorkflow(id)).steps[0].attempts[0].status).toBe("running");
+
+    // Supervision did not lapse: the alarm it set fires and does the work, once.
+    const workflow = await waitForStatus(id, "completed");
+    expect(workflow.steps[0].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["timed_out", "succeeded"]);
+    const missed = await eventsOf(id, "step_heartbeat_missed");
+    expect(missed).toHaveLength(1);
+    expect(missed[0]!.data.overdueMs).toBeGreaterThanOrEqual(ALARM_FAILURE_RETRY_MS - 100);
+    expect(missed[0]!.data.overdueMs).toBeLessThan(3 * ALARM_FAILURE_RETRY_MS);
+    expect(remote.requestsFor(`${id}:charge`)).toBe(1);
+
+    // And it is idempotent: more (late, repeated) runs of the alarm change nothing.
+    const before = await storedWorkflow(id);
+    await runInDurableObject(schedulerStub(id), async (instance) => {
+      await instance.alarm({ retryCount: 5, isRetry: true, scheduledTime: Date.now() });
+      await instance.alarm({ retryCount: 5, isRetry: true, scheduledTime: Date.now() });
+    });
+    expect(await storedWorkflow(id)).toEqual(before);
+    expect(before.alarmAt).toBeNull();
+  });
+
+  it("leaves retrying to the platform when storage fails after the alarm's commit: the runtime retries with retryCount 1, and the retry does not apply the timeout again", async () => {
+    mockRemote(() => json({ charged: true }));
+    const alarms = watchAlarms();
+    const { id } = await startWithDeadAgent(oneStep("alarm-storage-fails"));
+    // The alarm commits the timeout, then setting the next alarm fails, and so does re-arming after that failure.
+    const setAlarm = await runInDurableObject(schedulerStub(id), (_instance, state) =>
+      vi.spyOn(state.storage, "setAlarm").mockRejectedValueOnce(new Error("injected storage failure")).mockRejectedValueOnce(new Error("injected storage failure")),
+    );
+
+    const workflow = await waitForStatus(id, "completed");
+    const [failed, retried] = alarms;
+    expect(failed).toMatchObject({ retryCount: 0, isRetry: false, threw: true });
+    expect(retried).toMatchObject({ retryCount: 1, isRetry: true, threw: false });
+    expect(setAlarm.mock.settledResults.slice(0, 2).map((result) => result.type)).toEqual(["rejected", "rejected"]);
+    // Cloudflare retries a throwing alarm after about 2 s.
+    expect(retried!.at - failed!.at).toBeGreaterThanOrEqual(1_500);
+    expect(workflow.steps[0].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["timed_out", "succeeded"]);
+    // The failed run had committed the timeout; the retry went on from there instead of timing it out again.
+    const missed = await eventsOf(id, "step_heartbeat_missed");
+    expect(missed).toHaveLength(1);
+    expect(missed[0]!.at).toBeLessThan(retried!.at);
+    expect(await eventsOf(id, "step_retry_scheduled")).toHaveLength(1);
+  });
+
+  it("keeps a D1 error inside the alarm from losing the status: the object ends failed at once and the alarm retries the index write", async () => {
+    mockRemote(() => json({ charged: true }));
+    const { id } = await startWithDeadAgent(oneStep("alarm-d1-fails", { maxAttempts: 1, onFailure: "fail" }));
+    expect((await indexRow(id))?.status).toBe("running");
+    // The alarm's transition ends the workflow; its index write to D1 fails.
+    injectFault("indexWriteFails", { probability: 1, times: 1 });
+
+    await waitForStatus(id, "failed");
+    await vi.waitFor(() => expect(timesFired("indexWriteFails")).toBe(1), { timeout: 5_000, interval: 10 });
+    const failedAt = (await getWorkflow(id)).endedAt;
+    const stored = await storedWorkflow(id);
+    expect((await indexRow(id))?.status).toBe("running");
+    // A terminal workflow needs no alarm of its own; this one is for the index write, about 1 s later.
+    expect(stored.alarmAt! - failedAt).toBeGreaterThanOrEqual(900);
+    expect(stored.alarmAt! - failedAt).toBeLessThanOrEqual(1_500);
+
+    await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "failed", version: stored.version, ended_at: failedAt }), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(async () => expect((await storedWorkflow(id)).alarmAt).toBeNull());
+  });
+
+  it("keeps a queue error inside the alarm from stranding the retry: the unsent attempt times out before start and is dispatched again", async () => {
+    const remote = mockRemote(() => json({ charged: true }));
+    const { id, sends } = await startWithDeadAgent(oneStep("alarm-enqueue-fails", { scheduleToStartMs: 200 }));
+    // The first send after the start is the alarm's, dispatching attempt 2 after the heartbeat timeout: it fails.
+    injectFault("enqueueFails", { probability: 1, times: 1 });
+
+    const workflow = await waitForStatus(id, "completed");
+    expect(timesFired("enqueueFails")).toBe(1);
+    expect(workflow.steps[0].attempts.map((attempt: { status: string; error?: { timeout?: string } }) => [attempt.status, attempt.error?.timeout])).toEqual([
+      ["timed_out", "heartbeat"],
+      ["timed_out", "schedule_to_start"],
+      ["succeeded", undefined],
+    ]);
+    // Attempt 2 never reached the queue; attempt 3 did and ran once.
+    expect(sends.of(id).map((entry) => entry.message.attempt)).toEqual([1, 3]);
+    expect(remote.calls.map((call) => call.headers["shepherd-attempt"])).toEqual(["3"]);
+  });
+});

@@ -1,0 +1,138 @@
+// Instruments for the fault-matrix tests: what the objects send to the queue, what the queue delivers to the
+// consumer and what the consumer answers, the object's stored version and alarm, and a remote's task-token calls.
+import { runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { vi } from "vitest";
+import worker from "../../src/index";
+import type { TaskMessage } from "../../src/domain/task-message";
+import { verifyTaskToken, type TaskTokenClaims } from "../../src/domain/task-token";
+import { schedulerStub } from "../helpers/scheduler";
+
+export interface SentTask {
+  /** When the object sent it. */
+  at: number;
+  message: TaskMessage;
+  /** Kept back from the real queue (see `watchSends`). */
+  held: boolean;
+  released: boolean;
+}
+
+/**
+ * Records every task message sent to TASKS (every object shares the test's binding), whether through `send` or
+ * `sendBatch`. The messages `hold` picks are kept back from the real queue, as if the agent that received them
+ * died before doing anything; `release` hands them to the real queue later. The rest go on to the real queue.
+ */
+export function watchSends(hold: (message: TaskMessage) => boolean = () => false) {
+  const sent: SentTask[] = [];
+  const queue = env.TASKS;
+  const sendBatch = queue.sendBatch.bind(queue);
+  const send = queue.send.bind(queue);
+  const record = (body: unknown): SentTask => {
+    const message = body as TaskMessage;
+    const entry = { at: Date.now(), message, held: hold(message), released: false };
+    sent.push(entry);
+    return entry;
+  };
+  vi.spyOn(queue, "sendBatch").mockImplementation(async (messages, options) => {
+    const onward = [...messages].filter((message) => !record(message.body).held);
+    if (onward.length > 0) return sendBatch(onward, options);
+    return {} as QueueSendBatchResponse;
+  });
+  vi.spyOn(queue, "send").mockImplementation(async (body, options) => (record(body).held ? ({} as QueueSendResponse) : send(body, options)));
+  return {
+    sent,
+    /** The messages sent for one workflow, in order. */
+    of: (workflowId: string) => sent.filter((entry) => entry.message.workflowId === workflowId),
+    /** Sends the held messages `which` picks to the real queue (around the spy, so they are not recorded twice). */
+    async release(which: (message: TaskMessage) => boolean = () => true) {
+      const due = sent.filter((entry) => entry.held && !entry.released && which(entry.message));
+      for (const entry of due) entry.released = true;
+      if (due.length > 0) await sendBatch(due.map((entry) => ({ body: entry.message })));
+      return due.length;
+    },
+    /** Sends messages to the real queue as one batch, around the spy. */
+    sendBatchToQueue: (bodies: unknown[]) => sendBatch(bodies.map((body) => ({ body }))),
+  };
+}
+
+export interface Delivery {
+  queue: string;
+  /** Which invocation of the queue handler (1, 2, ...) got it. */
+  batch: number;
+  batchSize: number;
+  id: string;
+  attempts: number;
+  body: TaskMessage;
+  /** What the consumer answered for it: ack, retry, or nothing (a crash sends it back). */
+  answer?: "ack" | "retry";
+}
+
+/**
+ * Wraps the Worker's queue handler (the real queue calls it through the module's default export) to record
+ * every delivery and the consumer's answer to each message. `loseAck` picks deliveries whose ack is swallowed,
+ * followed by a crash of the invocation once its work is done, so the real queue delivers them again: an ack lost
+ * on the way back.
+ */
+export function watchDeliveries(options: { loseAck?: (delivery: Delivery) => boolean } = {}) {
+  const deliveries: Delivery[] = [];
+  const handler = worker.queue.bind(worker);
+  let batches = 0;
+  vi.spyOn(worker, "queue").mockImplementation(async (batch, handlerEnv, ctx) => {
+    batches += 1;
+    let lost = 0;
+    const messages = batch.messages.map((message) => {
+      const delivery: Delivery = { queue: batch.queue, batch: batches, batchSize: batch.messages.length, id: message.id, attempts: message.attempts, body: message.body as TaskMessage };
+      deliveries.push(delivery);
+      const loseAck = options.loseAck?.(delivery) ?? false;
+      return {
+        id: message.id,
+        timestamp: message.timestamp,
+        attempts: message.attempts,
+        body: message.body,
+        ack() {
+          delivery.answer ??= "ack";
+          if (loseAck) lost += 1;
+          else message.ack();
+        },
+        retry(retryOptions?: QueueRetryOptions) {
+          delivery.answer ??= "retry";
+          message.retry(retryOptions);
+        },
+      };
+    });
+    const wrapped = { queue: batch.queue, messages, ackAll: () => messages.forEach((m) => m.ack()), retryAll: () => messages.forEach((m) => m.retry()) };
+    await handler(wrapped as unknown as MessageBatch<unknown>, handlerEnv, ctx);
+    if (lost > 0) throw new Error(`the consumer's ack of ${lost} message(s) was lost`);
+  });
+  return {
+    deliveries,
+    of: (workflowId: string) => deliveries.filter((delivery) => delivery.body?.workflowId === workflowId),
+  };
+}
+
+/** The object's own record: status and version from SQLite, its alarm, and how many history events it holds. */
+export async function storedWorkflow(id: string, tenant = "default") {
+  return runInDurableObject(schedulerStub(id, tenant), async (_instance, state) => ({
+    ...state.storage.sql.exec<{ status: string; version: number }>("SELECT status, version FROM workflow").one(),
+    alarmAt: await state.storage.getAlarm(),
+    events: state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM events").one().n,
+  }));
+}
+
+/** The claims of a genuine task token (its signature checked with the Worker's secret); undefined for a bad one. */
+export function tokenClaims(token: string): Promise<TaskTokenClaims | undefined> {
+  return verifyTaskToken(token, env.TASK_TOKEN_SECRET);
+}
+
+/** A remote service's call on its task token, as it would make it: no API token, the task token is the credential. */
+export async function callTask(token: string, action: "heartbeat" | "complete" | "fail", body: unknown): Promise<{ status: number; body: any }> {
+  const response = await exports.default.fetch(`http://shepherd.test/v1/tasks/${token}/${action}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
