@@ -32,6 +32,9 @@ export type StartResult =
   | { ok: true; created: boolean; workflow: WorkflowView }
   | { ok: false; code: "conflict"; message: string };
 
+/** Queues' `sendBatch` limit: 100 messages. */
+const SEND_BATCH_MAX = 100;
+
 /** A failed alarm tries again this soon, by setting itself (see `alarm`). */
 const ALARM_FAILURE_RETRY_MS = 1_000;
 
@@ -286,7 +289,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
     try {
       const messages = await Promise.all(effects.map(async (effect) => ({ body: await this.taskMessage(tenant, workflowId, effect) })));
       if (faultFires(this.env, "enqueueFails")) throw new InjectedFault("enqueueFails");
-      await this.env.TASKS.sendBatch(messages);
+      // A batch takes at most 100 messages (and 256 KB; a task message is under 1.2 KB): a wide fan-out is chunked.
+      for (let i = 0; i < messages.length; i += SEND_BATCH_MAX) await this.env.TASKS.sendBatch(messages.slice(i, i + SEND_BATCH_MAX));
     } catch (error) {
       console.error(JSON.stringify({ message: "enqueue failed; the schedule-to-start deadline will retry", workflowId, error: String(error) }));
     }

@@ -55,3 +55,14 @@ describe("steps as a graph", () => {
     expect(remote.calls.map((call) => new URL(call.url).pathname)).toEqual(["/one", "/two", "/three"]);
   });
 });
+
+describe("a wide fan-out", () => {
+  it("dispatches 150 parallel steps, more than one queue batch holds, and completes them all", async () => {
+    const remote = mockRemote(() => json({ ok: true }));
+    const steps = Array.from({ length: 150 }, (_, i) => ({ id: `s${i}`, dependsOn: [], action: { type: "http", url: `${REMOTE}/s${i}` } }));
+    const { id } = await start({ name: "fan-out", defaults: FAST, steps });
+    const workflow = await waitForStatus(id, "completed", 30_000);
+    expect(workflow.steps.every((step: { attempts: unknown[] }) => step.attempts.length === 1)).toBe(true);
+    expect(new Set(remote.calls.map((call) => call.headers["idempotency-key"])).size).toBe(150);
+  }, 40_000);
+});
