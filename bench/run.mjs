@@ -1,8 +1,9 @@
 // `npm run bench`: Shepherd against Cloudflare Workflows on this machine, all traffic on 127.0.0.1.
 //
-// One run: start the remote service (in this process), then for each engine in turn (never both at once,
-// so their figures do not interfere) start it under `wrangler dev` from a snapshot, run every case
-// `--repeat` times, stop it. Print one table of medians, write bench/results/*.json and docs/performance.md.
+// One run: start the remote service (in this process) and each engine under `wrangler dev` from a snapshot,
+// then run every case `--repeat` times on each engine, one engine at a time (never both under load at once,
+// so their figures do not interfere; see runAll for the order). Print one table of medians, write
+// bench/results/*.json and docs/performance.md.
 // See `npm run bench -- --help` and docs/performance.md ("How it is measured").
 /* global process, console, URL */
 import { execFileSync } from "node:child_process";
@@ -79,43 +80,81 @@ function versions(nodeBin) {
   };
 }
 
-async function runEngine(engine, sharedCtx, options, results) {
+/** One repeat of one case on one engine: wait for a quiet machine, measure, record; restart a dead engine. */
+async function measureOnce(engine, ctx, name, run, rep, options, figures) {
+  log(`${engine.label}: ${name} (repeat ${rep}/${options.repeat})`);
+  const waitStarted = Date.now();
+  const before = await waitForQuiet({ maxWaitMs: Math.min(options.quietWaitS * 1000, quietBudget.leftMs) });
+  quietBudget.leftMs = Math.max(0, quietBudget.leftMs - (Date.now() - waitStarted));
+  if (before >= 25) log(`other processes use ${before.toFixed(0)} % of a core; measuring anyway`);
+  const otherLoad = watchOtherLoad();
+  try {
+    const outcome = await run(ctx, engine, rep);
+    outcome.otherCpuPct = otherLoad();
+    (figures[name] ??= []).push(outcome);
+    log(`${engine.label}: ${name}: ${summarize(outcome)}`);
+    return true;
+  } catch (error) {
+    log(`${engine.label}: ${name} failed: ${error.message}`);
+    figures[name] = { error: error.message };
+    if (!(await alive(engine))) {
+      // One overloaded case should not cost the engine its other figures: start it again and go on.
+      log(`${engine.label}: not answering any more; restarting wrangler dev (log: ${engine.logFile})`);
+      await engine.restart();
+    }
+    return false;
+  }
+}
+
+/**
+ * Runs every case on every engine. Only one engine ever has work at a time. "interleaved" (the default)
+ * keeps both engines up and alternates them repeat by repeat (Shepherd first in odd repeats, Workflows first
+ * in even ones), so load from other processes on a shared machine falls on both alike; "sequential" runs all
+ * of one engine, stops it, then the other.
+ */
+async function runAll(engines, sharedCtx, options, results) {
   // Ids (and so the remote's Idempotency-Keys) are unique per engine: the remote's per-key behaviour
   // (fail once, hang once) and its records must never mix the two engines' requests.
-  const ctx = { ...sharedCtx, runTag: `${sharedCtx.runTag}-${engine.name.slice(0, 2)}` };
-  log(`${engine.label}: starting wrangler dev (${engine.source})`);
-  await engine.start();
-  log(`${engine.label}: ready; workerd pids ${engine.workerdPids().join(", ") || "(none found)"}`);
-  const figures = (results.engines[engine.name] = {});
-  try {
-    for (const [name, run, applies = () => true] of plannedCases(options)) {
-      for (let rep = 1; rep <= options.repeat && applies(engine, rep); rep++) {
-        log(`${engine.label}: ${name} (repeat ${rep}/${options.repeat})`);
-        const waitStarted = Date.now();
-        const before = await waitForQuiet({ maxWaitMs: Math.min(options.quietWaitS * 1000, quietBudget.leftMs) });
-        quietBudget.leftMs = Math.max(0, quietBudget.leftMs - (Date.now() - waitStarted));
-        if (before >= 25) log(`other processes use ${before.toFixed(0)} % of a core; measuring anyway`);
-        const otherLoad = watchOtherLoad();
-        let outcome;
-        try {
-          outcome = await run(ctx, engine, rep);
-          outcome.otherCpuPct = otherLoad();
-        } catch (error) {
-          log(`${engine.label}: ${name} failed: ${error.message}`);
-          figures[name] = { error: error.message };
-          break;
-        }
-        (figures[name] ??= []).push(outcome);
-        log(`${engine.label}: ${name}: ${summarize(outcome)}`);
-      }
-      if (figures[name]?.error && !(await alive(engine))) {
-        log(`${engine.label}: not answering any more; skipping its remaining cases (log: ${engine.logFile})`);
-        break;
-      }
-    }
-  } finally {
+  const ctxOf = (engine) => ({ ...sharedCtx, runTag: `${sharedCtx.runTag}-${engine.name.slice(0, 2)}` });
+  const start = async (engine) => {
+    log(`${engine.label}: starting wrangler dev (${engine.source})`);
+    await engine.start();
+    log(`${engine.label}: ready; workerd pids ${engine.workerdPids().join(", ") || "(none found)"}`);
+    results.engines[engine.name] = {};
+  };
+  const stop = async (engine) => {
     log(`${engine.label}: stopping`);
     await engine.stop();
+  };
+  const runCases = async (group) => {
+    for (const [name, run, applies = () => true] of plannedCases(options)) {
+      const failed = new Set();
+      for (let rep = 1; rep <= options.repeat; rep++) {
+        const order = rep % 2 === 1 ? group : [...group].reverse();
+        for (const engine of order) {
+          if (failed.has(engine) || !applies(engine, rep)) continue;
+          const ok = await measureOnce(engine, ctxOf(engine), name, run, rep, options, results.engines[engine.name]);
+          if (!ok) failed.add(engine);
+        }
+      }
+    }
+  };
+  if (options.order === "sequential") {
+    for (const engine of engines) {
+      await start(engine);
+      try {
+        await runCases([engine]);
+      } finally {
+        await stop(engine);
+      }
+    }
+    return;
+  }
+  try {
+    for (const engine of engines) await start(engine);
+    await runCases(engines);
+  } finally {
+    for (const engine of engines) await stop(engine);
   }
 }
 
@@ -124,12 +163,16 @@ function summarize(outcome) {
   return JSON.stringify(outcome, (key, v) => (key === "samples" ? undefined : typeof v === "number" ? Math.round(v * 100) / 100 : v));
 }
 
+/** Whether the engine still answers a read within a minute (three tries). */
 async function alive(engine) {
-  try {
-    return (await engine.readStatus("bench-health-probe")).state !== undefined;
-  } catch {
-    return false;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      if ((await engine.readStatus("bench-health-probe")).state !== undefined) return true;
+    } catch {
+      // Timed out or refused: try again.
+    }
   }
+  return false;
 }
 
 async function main() {
@@ -169,16 +212,14 @@ async function main() {
     const shepherd = shepherdEngine({ repo, tmp, port: ports.shepherd, inspectorPort: ports.shepherd + 1, source: options.source, verbose: options.verbose });
     results.meta.shepherdSource = shepherd.source;
     const all = { shepherd, workflows: workflowsEngine({ repo, tmp, port: ports.workflows, inspectorPort: ports.workflows + 1, verbose: options.verbose }) };
-    for (const name of options.engines) {
-      const engine = all[name];
-      engines.push(engine);
-      try {
-        await runEngine(engine, ctx, options, results);
-      } catch (error) {
-        failed = true;
-        log(`${engine.label}: ${error.message}`);
-        results.engines[name] = { start: { error: error.message } };
-      }
+    engines.push(...options.engines.map((name) => all[name]));
+    try {
+      await runAll(engines, ctx, options, results);
+    } catch (error) {
+      // An engine that cannot start (or restart): its cases so far stay, the run reports the rest as missing.
+      failed = true;
+      log(error.message);
+      results.error = error.message;
     }
   } finally {
     await remote.close();

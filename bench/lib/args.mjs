@@ -19,6 +19,9 @@ export const USAGE = `npm run bench -- [options]
   --idle-seconds S        how long the idle supervisor is watched (default 20)
   --quiet-wait S          before each measurement, wait up to S s for other processes to use < 25 % of a core
                           (default 60; at most 4 min of waiting in a whole run)
+  --order interleaved|sequential
+                          interleaved (default): both engines up, alternated repeat by repeat, so outside load
+                          falls on both alike; sequential: all of one engine, stopped, then the other
   --source worktree|head  Shepherd from the working tree (default) or from the last commit
   --docs / --no-docs      write docs/performance.md (default: yes, except with --quick)
   --out FILE              results JSON (default bench/results/latest.json)
@@ -50,6 +53,7 @@ export function parseOptions(argv) {
       "mixed-size": { type: "string" },
       "idle-seconds": { type: "string" },
       "quiet-wait": { type: "string" },
+      order: { type: "string" },
       source: { type: "string" },
       docs: { type: "boolean" },
       "no-docs": { type: "boolean" },
@@ -77,6 +81,7 @@ export function parseOptions(argv) {
     idleSeconds: pick("idle-seconds", 20, 5),
     supervisorWorkflows: quick ? 5 : 20,
     quietWaitS: pick("quiet-wait", 60, 5),
+    order: values.order ?? "interleaved",
     source: values.source ?? "worktree",
     writeDocs: values["no-docs"] ? false : (values.docs ?? !quick),
     out: values.out ?? (quick ? "bench/results/quick.json" : "bench/results/latest.json"),
@@ -86,6 +91,7 @@ export function parseOptions(argv) {
   };
   for (const name of options.cases) if (!ALL_CASES.includes(name)) throw new Error(`unknown case ${name}; cases: ${ALL_CASES.join(", ")}`);
   for (const name of options.engines) if (!ALL_ENGINES.includes(name)) throw new Error(`unknown engine ${name}; engines: ${ALL_ENGINES.join(", ")}`);
+  if (!["interleaved", "sequential"].includes(options.order)) throw new Error("--order must be interleaved or sequential");
   if (!["worktree", "head"].includes(options.source)) throw new Error("--source must be worktree or head");
   // The bench owns ports 8800-8809 only; other sessions on this machine use the ones around them.
   if (options.portBase < 8800 || options.portBase + 4 > 8809) throw new Error("--port-base must keep all 5 ports within 8800-8809");

@@ -1,7 +1,7 @@
 // The measurements. Each case drives one engine through the same adapter interface (startWorkflow,
 // readStatus) against the bench's remote, and returns a flat object of named figures for one repeat.
 // Every wait is bounded; a case that cannot finish throws, and the run reports it instead of hanging.
-import { cpuMs, sampleRss } from "./procs.mjs";
+import { cpuMs, memoryKb, sampleRss } from "./procs.mjs";
 import { now } from "./remote.mjs";
 import { mapPool, percentile, sleep, waitUntil } from "./util.mjs";
 
@@ -58,6 +58,7 @@ export async function throughput(ctx, engine, { tag, workflows, concurrency, slo
 
   const pids = engine.workerdPids();
   const cpuBefore = cpuMs(pids);
+  const rssBeforeKb = memoryKb(pids).rssKb;
   const stopRss = sampleRss(() => pids);
   const startedAt = now();
   const deadline = Date.now() + timeoutMs;
@@ -65,12 +66,10 @@ export async function throughput(ctx, engine, { tag, workflows, concurrency, slo
   let firstStartError;
   try {
     await mapPool(ids, concurrency, async (id, index) => {
-      const result = await engine.startWorkflow({
-        id,
-        steps: stepsFor(remote.url, STEPS_PER_WORKFLOW, pathFor(index)),
-        retry: DEFAULT_RETRY,
-        timeouts: DEFAULT_TIMEOUTS,
-      });
+      // A start that times out on an overloaded engine counts as failed; it must not end the whole run.
+      const result = await engine
+        .startWorkflow({ id, steps: stepsFor(remote.url, STEPS_PER_WORKFLOW, pathFor(index)), retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS })
+        .catch((error) => ({ ok: false, status: "no answer", error: error.message }));
       if (!result.ok) {
         startFailures++;
         firstStartError ??= `${result.status} ${result.error}`;
@@ -91,7 +90,8 @@ export async function throughput(ctx, engine, { tag, workflows, concurrency, slo
     while (pending.length > 0 && Date.now() < deadline) {
       const statuses = await mapPool(pending, concurrency, async (id) => {
         reads++;
-        return [id, await engine.readStatus(id)];
+        // A read that times out is tried again in the next pass, until the deadline.
+        return [id, await engine.readStatus(id).catch(() => ({ terminal: false }))];
       });
       for (const [id, status] of statuses) if (status.terminal) outcomes.set(id, status);
       pending = pending.filter((id) => !outcomes.has(id));
@@ -102,11 +102,11 @@ export async function throughput(ctx, engine, { tag, workflows, concurrency, slo
 
     // The same reads again, now that nothing else runs: their CPU per read, to take out of the run's figure.
     const cpuReadsBefore = cpuMs(pids);
-    await mapPool(ids, concurrency, (id) => engine.readStatus(id));
+    await mapPool(ids, concurrency, (id) => engine.readStatus(id).catch(() => undefined));
     const cpuPerRead = (cpuMs(pids) - cpuReadsBefore) / ids.length;
 
     // A run cut short leaves workflows running: end them so they do not weigh on the next measurement.
-    if (pending.length > 0) await mapPool(pending, concurrency, (id) => engine.cancel(id));
+    if (pending.length > 0) await mapPool(pending, concurrency, (id) => engine.cancel(id).catch(() => undefined));
 
     const completed = [...outcomes.values()].filter((status) => status.completed);
     if (completed.length === 0) throw new Error(`${engine.label}: no workflow of ${tag} completed`);
@@ -125,6 +125,8 @@ export async function throughput(ctx, engine, { tag, workflows, concurrency, slo
       cpuMsPerStep: steps > 0 ? Math.max(0, cpuRun - cpuPerRead * reads) / steps : undefined,
       cpuMsPerStatusRead: cpuPerRead,
       peakRssMb: peakRssKb / 1024,
+      // Objects of earlier runs stay in memory, so the peak carries them too; the growth is this run's own.
+      rssGrowthMb: (peakRssKb - rssBeforeKb) / 1024,
     };
   } finally {
     stopRss();
@@ -268,6 +270,10 @@ export async function supervisor(ctx, engine, { tag, workflows, idleSeconds }) {
   await sleep(idleSeconds * 1000);
   const after = await engine.devInfo(idleId);
   const perMinute = 60_000 / (now() - beforeAt);
+  // Counters live in the object's memory. If they went down, the idle object was evicted meanwhile (nothing
+  // woke it), and what the fresh instance counted (taken before it loads anything) is all the idle work done.
+  const evicted = after.storage.sqlCalls < before.storage.sqlCalls;
+  const idle = (key) => (after.storage[key] === undefined ? undefined : (after.storage[key] - (evicted ? 0 : before.storage[key])) * perMinute);
   await engine.cancel(idleId);
   return {
     available: 1,
@@ -275,10 +281,11 @@ export async function supervisor(ctx, engine, { tag, workflows, idleSeconds }) {
     rowsReadPerStep: total("rowsRead") / steps,
     rowsWrittenPerStep: total("rowsWritten") / steps,
     alarmWritesPerStep: infos[0].storage.alarmWrites === undefined ? undefined : total("alarmWrites") / steps,
-    idleSqlCallsPerMin: (after.storage.sqlCalls - before.storage.sqlCalls) * perMinute,
-    idleRowsReadPerMin: (after.storage.rowsRead - before.storage.rowsRead) * perMinute,
-    idleRowsWrittenPerMin: (after.storage.rowsWritten - before.storage.rowsWritten) * perMinute,
-    idleAlarmWritesPerMin: after.storage.alarmWrites === undefined ? undefined : (after.storage.alarmWrites - before.storage.alarmWrites) * perMinute,
+    idleSqlCallsPerMin: idle("sqlCalls"),
+    idleRowsReadPerMin: idle("rowsRead"),
+    idleRowsWrittenPerMin: idle("rowsWritten"),
+    idleAlarmWritesPerMin: idle("alarmWrites"),
+    idleEvicted: evicted ? 1 : 0,
     idleAlarmAt: after.alarmAt,
   };
 }

@@ -18,6 +18,7 @@ export function tableRows(options) {
       { case: c, key: "wallS", label: `Throughput W=${workflows}: wall time (s)` },
       { case: c, key: "cpuMsPerStep", label: `Throughput W=${workflows}: workerd CPU ms/step` },
       { case: c, key: "peakRssMb", label: `Throughput W=${workflows}: workerd peak RSS (MB)` },
+      { case: c, key: "rssGrowthMb", label: `Throughput W=${workflows}: workerd RSS growth in the run (MB)` },
     );
   }
   rows.push(
@@ -25,7 +26,7 @@ export function tableRows(options) {
     { case: "latency", samples: "latency", p: 99, label: "Latency 5-step start→completed p99 (ms)" },
     { case: "latency", samples: "observed", p: 50, label: "Latency seen by a 10 ms status poll p50 (ms)" },
     { case: "latency", samples: "accept", p: 50, label: "…of which start request → workflow_started p50 (ms)" },
-    { case: "latency", samples: "queueHop", p: 50, label: "…per step: scheduled → claimed (queue hop) p50 (ms)" },
+    { case: "latency", samples: "queueHop", p: 50, label: "…per step: step_scheduled → step_started (dispatch + claim) p50 (ms)" },
     { case: "latency", samples: "claimToRemote", p: 50, label: "…per step: claimed → request at remote p50 (ms)" },
     { case: "latency", samples: "remoteToReport", p: 50, label: "…per step: remote answered → success applied p50 (ms)" },
     { case: "retry", samples: "retryGap", p: 50, label: "Retry: 503 sent → retry arrives p50 (ms)" },
@@ -87,7 +88,7 @@ export function renderTable(results, options) {
 
 /** Errors of failed cases, listed under the table so a hole in it is explained. */
 export function renderErrors(results) {
-  const lines = [];
+  const lines = results.error ? [`- the run: ${results.error}`] : [];
   for (const [engine, cases] of Object.entries(results.engines)) {
     for (const [name, runs] of Object.entries(cases)) if (runs.error) lines.push(`- ${engine} ${name}: ${runs.error}`);
   }
@@ -117,7 +118,7 @@ function generatedSection(results, options, table, errors) {
 
 ${meta.date} · ${meta.cores} cores (${meta.cpuModel}), ${meta.memoryGb} GB RAM · node ${meta.versions.node} ·
 wrangler ${meta.versions.wrangler} · workerd ${meta.versions.workerd} · Shepherd ${meta.shepherdSource} ·
-\`${meta.command}\` (${options.repeat} repeat${options.repeat === 1 ? "" : "s"}, medians shown; took ${meta.durationMin.toFixed(1)} min)
+\`${meta.command}\` (${options.repeat} repeat${options.repeat === 1 ? "" : "s"}, engines ${options.order}, medians shown; took ${meta.durationMin.toFixed(1)} min)
 
 ${table}
 ${errors ? `\nCases that failed:\n\n${errors}\n` : ""}

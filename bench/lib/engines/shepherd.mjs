@@ -40,6 +40,20 @@ export function shepherdEngine({ repo, tmp, port, inspectorPort, source, verbose
   const persistTo = join(tmp, "shepherd-state");
   let dev;
 
+  async function launch() {
+    dev = await startWranglerDev({
+      repo, tmp, cwd: dir, port, inspectorPort, persistTo, verbose,
+      logFile: join(tmp, "shepherd-dev.log"),
+      healthPath: "/healthz",
+      vars: {
+        TASK_TOKEN_SECRET: "bench-secret",
+        ALLOW_PRIVATE_TARGETS: "true",
+        API_TOKENS: `bench:${TOKEN}`,
+        DEV_HOOKS: "true",
+      },
+    });
+  }
+
   /** A start request: sequential steps (each depends on the one before), the same body shape for every step. */
   function startBody(spec) {
     return {
@@ -67,17 +81,12 @@ export function shepherdEngine({ repo, tmp, port, inspectorPort, source, verbose
         repo, tmp, cwd: dir, logFile: join(tmp, "shepherd-migrate.log"),
         args: ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo],
       });
-      dev = await startWranglerDev({
-        repo, tmp, cwd: dir, port, inspectorPort, persistTo, verbose,
-        logFile: join(tmp, "shepherd-dev.log"),
-        healthPath: "/healthz",
-        vars: {
-          TASK_TOKEN_SECRET: "bench-secret",
-          ALLOW_PRIVATE_TARGETS: "true",
-          API_TOKENS: `bench:${TOKEN}`,
-          DEV_HOOKS: "true",
-        },
-      });
+      await launch();
+    },
+    /** wrangler dev again on the same snapshot and state, for an engine that stopped answering mid-run. */
+    async restart() {
+      await dev?.stop();
+      await launch();
     },
     stop: () => dev?.stop(),
     workerdPids: () => dev?.workerdPids() ?? [],

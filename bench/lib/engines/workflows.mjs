@@ -20,6 +20,15 @@ export function toWorkflowsRetry(policy) {
 export function workflowsEngine({ repo, tmp, port, inspectorPort, verbose }) {
   const dir = join(tmp, "workflows-app");
   let dev;
+
+  async function launch() {
+    dev = await startWranglerDev({
+      repo, tmp, cwd: dir, port, inspectorPort, verbose,
+      persistTo: join(tmp, "workflows-state"),
+      logFile: join(tmp, "workflows-dev.log"),
+      healthPath: "/healthz",
+    });
+  }
   return {
     name: "workflows",
     label: "Workflows",
@@ -28,12 +37,12 @@ export function workflowsEngine({ repo, tmp, port, inspectorPort, verbose }) {
 
     async start() {
       cpSync(join(repo, "bench", "workflows-baseline"), dir, { recursive: true, filter: (path) => !path.includes(".wrangler") });
-      dev = await startWranglerDev({
-        repo, tmp, cwd: dir, port, inspectorPort, verbose,
-        persistTo: join(tmp, "workflows-state"),
-        logFile: join(tmp, "workflows-dev.log"),
-        healthPath: "/healthz",
-      });
+      await launch();
+    },
+    /** wrangler dev again on the same copy and state, for an engine that stopped answering mid-run. */
+    async restart() {
+      await dev?.stop();
+      await launch();
     },
     stop: () => dev?.stop(),
     workerdPids: () => dev?.workerdPids() ?? [],
