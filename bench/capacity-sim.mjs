@@ -10,6 +10,7 @@
 /* global process, console, URL */
 import { Buffer } from "node:buffer";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
@@ -79,7 +80,7 @@ function measured(resultsPath) {
   };
   const largest = Object.keys(shepherd).filter((name) => name.startsWith("throughput-")).sort((a, b) => Number(b.split("-")[1]) - Number(a.split("-")[1]))[0];
   return {
-    source: `${resultsPath} (${results.meta?.date ?? "undated"})`,
+    source: `${relative(repo, resultsPath) || resultsPath} (${results.meta?.date ?? "undated"})`,
     cpuMsPerStep: largest && medianOf(largest, "cpuMsPerStep"),
     cpuMsPerStatusRead: largest && medianOf(largest, "cpuMsPerStatusRead"),
     sqlCallsPerStep: medianOf("supervisor", "sqlCallsPerStep"),
@@ -230,6 +231,7 @@ function main() {
       "retry-rate": { type: "string" },
       "d1-write-ms": { type: "string" },
       "retention-days": { type: "string" },
+      "calls-per-host": { type: "string" },
       json: { type: "boolean" },
       "write-doc": { type: "boolean" },
     },
@@ -246,6 +248,8 @@ function main() {
       retryRate: numeric("retry-rate"),
       d1WriteMs: numeric("d1-write-ms"),
       indexRetentionDays: numeric("retention-days"),
+      // e.g. 6, if an AgentHost's outgoing connections turn out to be capped like a request's (docs/capacity.md).
+      callsPerAgentHost: numeric("calls-per-host"),
     }).filter(([, value]) => value !== undefined),
   );
   const costs = measured(values.results);
