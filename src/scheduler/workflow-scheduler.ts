@@ -61,6 +61,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
   private armedAt: number | null | undefined;
   /** Alarm writes and deletes by this instance, counted with the SQL work for the benchmarks. */
   private alarmWrites = 0;
+  /** The outbox entry being written to D1 right now, if any. */
+  private indexWriteInFlight: number | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -241,6 +243,9 @@ export class WorkflowScheduler extends DurableObject<Env> {
   private async flushIndex(deadline: number | undefined): Promise<void> {
     const pending = this.store.pendingIndex();
     if (!pending || pending.nextAttemptAt > Date.now()) return;
+    // One write per entry at a time: calls that arrive meanwhile neither repeat it nor wait for it.
+    if (this.indexWriteInFlight === pending.seq) return;
+    this.indexWriteInFlight = pending.seq;
     try {
       if (faultFires(this.env, "indexWriteFails")) throw new InjectedFault("indexWriteFails");
       await upsertIndexEntry(this.env.DB, pending.entry);
@@ -250,6 +255,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
       console.error(JSON.stringify({ message: "index write failed; the alarm will retry", workflowId: pending.entry.id, retryAt, error: String(error) }));
       this.store.deferIndex(pending.seq, retryAt);
       await this.armAlarm(this.alarmTarget(deadline, Date.now()));
+    } finally {
+      if (this.indexWriteInFlight === pending.seq) this.indexWriteInFlight = undefined;
     }
   }
 
