@@ -1,7 +1,7 @@
 // Instruments shared by the fault-matrix tests of rows 12–23: what reaches the task queue (and how big it is),
 // the object's own SQLite record and alarm, the cron trigger, and a remote's calls on its task token.
 import { createExecutionContext, createScheduledController, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { vi } from "vitest";
 import worker from "../../src/index";
 import type { TaskMessage } from "../../src/domain/task-message";
@@ -81,16 +81,7 @@ export async function runCron(scheduledTime: number) {
   await waitOnExecutionContext(ctx);
 }
 
-/** A remote service's call on its task token: no API token, the task token is the credential. */
-export async function callTask(token: string, action: "heartbeat" | "complete" | "fail", body: unknown): Promise<{ status: number; body: any }> {
-  const response = await exports.default.fetch(`http://shepherd.test/v1/tasks/${token}/${action}`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
+export { callTask } from "./helpers";
 
 /** A promise the test resolves when it chooses, to hold a remote or a write at a point of its choosing. */
 export function gate() {
