@@ -3,6 +3,7 @@
  * value, so a request pays for parsing only when the setting changed.
  */
 import { allowedHostsFor, parseAllowedTargets, type ParsedAllowedTargets } from "./domain/allowed-targets";
+import { DEFAULT_BACKPRESSURE_LAG_MS } from "./domain/back-pressure";
 import type { TargetPolicy } from "./domain/targets";
 
 /** A setting that is present but unusable; the front door answers 503 `not_configured`. */
@@ -21,8 +22,18 @@ export function targetPolicyFor(env: Env, tenant: string): TargetPolicy {
 
 const DEFAULT_SWEEP_GRACE_MS = 60_000;
 
+/** A non-negative number of milliseconds from a setting, or the default when it is absent or not one. */
+function millisecondsSetting(raw: string | undefined, fallback: number): number {
+  const value = Number(raw);
+  return raw !== undefined && raw.trim() !== "" && Number.isFinite(value) && value >= 0 ? value : fallback;
+}
+
 /** How far past its indexed deadline a workflow must be before the sweep wakes its object. */
 export function sweepGraceMs(env: Env): number {
-  const value = Number(env.SWEEP_GRACE_MS);
-  return env.SWEEP_GRACE_MS !== undefined && Number.isFinite(value) && value >= 0 ? value : DEFAULT_SWEEP_GRACE_MS;
+  return millisecondsSetting(env.SWEEP_GRACE_MS, DEFAULT_SWEEP_GRACE_MS);
+}
+
+/** How much task-queue lag the front door tolerates before it refuses new starts. */
+export function backPressureLagMs(env: Env): number {
+  return millisecondsSetting(env.BACKPRESSURE_LAG_MS, DEFAULT_BACKPRESSURE_LAG_MS);
 }

@@ -5,6 +5,8 @@ interface ShepherdEnv {
   WORKFLOW_SCHEDULER: DurableObjectNamespace<import("./scheduler/workflow-scheduler").WorkflowScheduler>;
   /** Where claimed attempts run (src/agents/agent-host.ts), sharded by hash. */
   AGENT_HOST: DurableObjectNamespace<import("./agents/agent-host").AgentHost>;
+  /** The task queue's lag as its consumers see it (src/queue-lag/monitor.ts): one object. */
+  QUEUE_LAG: DurableObjectNamespace<import("./queue-lag/monitor").QueueLagMonitor>;
   TASKS: Queue<unknown>;
   DB: D1Database;
   /** Per-tenant write rate limit (wrangler.toml [[ratelimits]]); absent means unlimited. */
@@ -19,6 +21,8 @@ interface ShepherdEnv {
   ALLOWED_TARGETS?: string | Record<string, string[]>;
   /** Milliseconds past its indexed deadline before the cron sweep wakes a workflow (default 60000). */
   SWEEP_GRACE_MS?: string;
+  /** Milliseconds of task-queue lag past which new starts get 503 with Retry-After (default 10000). */
+  BACKPRESSURE_LAG_MS?: string;
   /** "true" enables the dev-only routes and fault injection (npm start, tests); never set in wrangler.toml. */
   DEV_HOOKS?: string;
   /** Dev only: JSON object of fault name to probability (see src/dev/faults.ts); ignored without DEV_HOOKS. */
@@ -33,6 +37,6 @@ declare namespace Cloudflare {
   // Types `exports` from "cloudflare:workers" (ctx.exports / exports.default in tests).
   interface GlobalProps {
     mainModule: typeof import("./index");
-    durableNamespaces: "WorkflowScheduler" | "AgentHost";
+    durableNamespaces: "WorkflowScheduler" | "AgentHost" | "QueueLagMonitor";
   }
 }

@@ -4,6 +4,7 @@ import { createApp } from "./api/app";
 import { sweepOverdueWorkflows } from "./supervisor/sweep";
 
 export { AgentHost } from "./agents/agent-host";
+export { QueueLagMonitor } from "./queue-lag/monitor";
 export { WorkflowScheduler } from "./scheduler/workflow-scheduler";
 
 const app = createApp();

@@ -1,23 +1,40 @@
 import { DurableObject } from "cloudflare:workers";
+import { faultFires } from "../dev/faults";
 import type { ClaimedTask } from "../domain/machine";
 import type { TaskMessage } from "../domain/task-message";
+import { schedulerFor } from "../scheduler/stub";
 import { performTask } from "./perform-task";
 
 /** Enough hosts that no one object's request rate or connection limit bounds the agents. */
 const AGENT_HOST_SHARDS = 64;
 
+/** What became of a task message handed to a host. */
+export type HandOffResult = { started: true } | { started: false; reason: string };
+
 /**
- * Where claimed attempts run. `perform` returns as soon as the attempt has started; the work (the remote
- * call, heartbeats, the report) goes on in this object, so the queue consumer is free for the next batch.
- * Holds no state: if the object is evicted mid-call, heartbeats stop and the supervisor retries the attempt.
+ * Where attempts run. `take` claims the message's attempt and returns as soon as it has started; the work (the
+ * remote call, heartbeats, the report) goes on in this object, so the queue consumer is free for the next batch.
+ * The claim is made here, just before the request, not by the consumer: a consumer that dies before handing
+ * the message over leaves it unacknowledged, so the queue delivers it again and nothing is lost or counted.
+ * Holds no state: if the object is evicted mid-attempt, heartbeats stop and the supervisor retries the attempt.
  */
 export class AgentHost extends DurableObject<Env> {
   private readonly running = new Set<Promise<void>>();
 
-  perform(message: TaskMessage, task: ClaimedTask): { started: true } {
+  async take(message: TaskMessage): Promise<HandOffResult> {
+    // A redelivered or stale message is refused here, before anything reaches the remote.
+    const claim = await schedulerFor(this.env, message.tenant, message.workflowId).claim(message.stepId, message.attempt);
+    if (!claim.ok) return { started: false, reason: claim.code };
+    if (!("task" in claim)) return { started: false, reason: "not_claimed" };
+    // The agent dies silently after its claim: no request, no heartbeat, no report; only the supervisor can notice.
+    if (faultFires(this.env, "agentDiesAfterClaim")) return { started: true };
+    this.run(message, claim.task as ClaimedTask);
+    return { started: true };
+  }
+
+  private run(message: TaskMessage, task: ClaimedTask): void {
     const work: Promise<void> = performTask(message, task, this.env).finally(() => this.running.delete(work));
     this.running.add(work);
-    return { started: true };
   }
 }
 
@@ -31,8 +48,8 @@ function shardOf(key: string): number {
   return (hash >>> 0) % AGENT_HOST_SHARDS;
 }
 
-export function agentHostFor(env: Env, message: TaskMessage): { perform(message: TaskMessage, task: ClaimedTask): Promise<{ started: true }> } {
+export function agentHostFor(env: Env, message: TaskMessage): { take(message: TaskMessage): Promise<HandOffResult> } {
   return env.AGENT_HOST.getByName(`agents-${shardOf(`${message.tenant}:${message.workflowId}:${message.stepId}`)}`) as unknown as {
-    perform(message: TaskMessage, task: ClaimedTask): Promise<{ started: true }>;
+    take(message: TaskMessage): Promise<HandOffResult>;
   };
 }

@@ -1,18 +1,18 @@
 import { faultFires, InjectedFault } from "../dev/faults";
-import type { ClaimedTask } from "../domain/machine";
-import { TaskMessageSchema, type TaskMessage } from "../domain/task-message";
-import { schedulerFor } from "../scheduler/stub";
+import { TaskMessageSchema } from "../domain/task-message";
 import { agentHostFor } from "./agent-host";
-import { performTask } from "./perform-task";
+import { reportQueueLag } from "../queue-lag/monitor";
 
 /**
- * The agents' front: the queue consumer claims each attempt from its workflow's object and hands it to an
- * agent host, which performs it, heartbeats and reports. The claim is the hand-off point: from then on the
- * object's deadlines own the attempt, so the message is acknowledged at once and no remote call holds the
- * batch. (A consumer runs one batch at a time locally, and a batch's invocation stays open until all of its
- * work, `waitUntil` included, is done: a slow remote would hold up everyone queued behind it.)
+ * The agents' front: the queue consumer hands each attempt to an agent host, which claims it from its
+ * workflow's object and performs it. A message is acknowledged only once a host has taken it (or refused it
+ * as stale): a consumer that dies before that leaves it to the queue to deliver again, so a dispatch is never
+ * lost and never uses an attempt. No remote call holds the batch. (A consumer runs one batch at a time
+ * locally, and a batch's invocation stays open until all of its work, `waitUntil` included, is done: a slow
+ * remote would hold up everyone queued behind it.)
  */
 export async function consumeTaskBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const lag = reportQueueLag(env, batch, Date.now());
   // Every message gets its answer (ack or retry) before a crash of one is passed on, so the crash only
   // sends back the messages it did not get to.
   const outcomes = await Promise.allSettled(
@@ -26,39 +26,19 @@ export async function consumeTaskBatch(batch: MessageBatch<unknown>, env: Env): 
       }
       // An agent crash that takes the whole batch down: what was not acked yet is delivered again.
       if (faultFires(env, "consumerThrows")) throw new InjectedFault("consumerThrows");
-      let task: ClaimedTask | undefined;
       try {
-        task = await claimTask(parsed.data, env);
+        await agentHostFor(env, parsed.data).take(parsed.data);
       } catch (error) {
-        // The object could not be reached (reset, overloaded): deliver again later; after max_retries the
-        // message goes to the dead-letter queue, whose consumer records it and fails the attempt.
-        console.error(JSON.stringify({ message: "claim failed; retrying delivery", id: message.id, error: String(error) }));
+        // No host or object could be reached (reset, overloaded): deliver again later; after max_retries the
+        // message goes to the dead-letter queue, whose consumer has the object send it again.
+        console.error(JSON.stringify({ message: "hand-off failed; retrying delivery", id: message.id, error: String(error) }));
         message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
         return;
       }
       message.ack();
-      if (task) await handOff(parsed.data, task, env);
     }),
   );
+  await lag;
   const crash = outcomes.find((outcome) => outcome.status === "rejected");
   if (crash) throw crash.reason;
-}
-
-/** The claim refuses a redelivered or stale message before anything reaches the remote: undefined then. */
-async function claimTask(message: TaskMessage, env: Env): Promise<ClaimedTask | undefined> {
-  const claim = await schedulerFor(env, message.tenant, message.workflowId).claim(message.stepId, message.attempt);
-  if (!claim.ok || !("task" in claim)) return undefined;
-  // The agent dies silently: no request, no heartbeat, no report; only the supervisor can notice.
-  if (faultFires(env, "agentDiesAfterClaim")) return undefined;
-  return claim.task as ClaimedTask;
-}
-
-/** If no agent host takes the attempt, the consumer performs it itself rather than leave it to time out. */
-async function handOff(message: TaskMessage, task: ClaimedTask, env: Env): Promise<void> {
-  try {
-    await agentHostFor(env, message).perform(message, task);
-  } catch (error) {
-    console.error(JSON.stringify({ message: "agent host unavailable; performing in the consumer", workflowId: message.workflowId, error: String(error) }));
-    await performTask(message, task, env);
-  }
 }

@@ -1,5 +1,8 @@
 import { Hono } from "hono";
+import { backPressureLagMs } from "../config";
 import { devHooksEnabled } from "../dev/faults";
+import { backPressure } from "../domain/back-pressure";
+import { currentQueueLag } from "../queue-lag/monitor";
 import { ID_PATTERN } from "../domain/schemas";
 import { schedulerFor } from "../scheduler/stub";
 import { requireApiToken } from "./auth";
@@ -21,4 +24,16 @@ export const devRoutes = new Hono<AppEnv>()
     const inspected = await schedulerFor(c.env, c.get("tenant"), id).inspect();
     if ("ok" in inspected) throw rejectionToError(inspected);
     return c.json(inspected);
+  })
+  // What back-pressure at the front door sees: the task queue's lag as the consumers last reported it.
+  .get("/dev/dispatch", async (c) => {
+    const now = Date.now();
+    const sample = await currentQueueLag(c.env, now);
+    const boundMs = backPressureLagMs(c.env);
+    return c.json({
+      lagMs: sample?.lagMs ?? null,
+      reportedAt: sample?.at ?? null,
+      boundMs,
+      backPressure: backPressure(sample, now, boundMs).overloaded,
+    });
   });

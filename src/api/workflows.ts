@@ -8,6 +8,7 @@ import { checkTarget, type TargetPolicy } from "../domain/targets";
 import { schedulerFor } from "../scheduler/stub";
 import { decodeCursor, encodeCursor } from "../workflow-index/cursor";
 import { listWorkflows } from "../workflow-index/d1-index";
+import { refuseStartWhenOverloaded } from "./back-pressure";
 import type { AppEnv } from "./context";
 import { ApiError, validationFailed, type ValidationIssue } from "./errors";
 import { describeOrThrow } from "./describe";
@@ -110,6 +111,7 @@ export const workflowRoutes = new OpenAPIHono<AppEnv>()
     const tenant = c.get("tenant");
     const issues = targetIssues(body, targetPolicy(c.env, tenant));
     if (issues.length > 0) throw validationFailed(issues);
+    await refuseStartWhenOverloaded(c.env);
     const id = body.id ?? `wf_${crypto.randomUUID()}`;
     const result = await schedulerFor(c.env, tenant, id).start({
       tenant,

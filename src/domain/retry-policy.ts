@@ -11,7 +11,8 @@ export const ResolvedRetryPolicySchema = z.object({
 });
 
 export const ResolvedTimeoutsSchema = z.object({
-  scheduleToStartMs: z.number(),
+  /** Absent unless the definition sets it: an attempt may wait in the queue as long as the queue needs. */
+  scheduleToStartMs: z.number().optional(),
   startToCloseMs: z.number(),
   heartbeatMs: z.number(),
 });
@@ -29,7 +30,6 @@ export const DEFAULT_RETRY: RetryPolicy = {
 };
 
 export const DEFAULT_TIMEOUTS: Timeouts = {
-  scheduleToStartMs: 60_000,
   startToCloseMs: 300_000,
   heartbeatMs: 30_000,
 };

@@ -34,10 +34,14 @@ export const RetryPolicySchema = z.strictObject({
 
 /**
  * Deadlines of one attempt.
- * Defaults: scheduleToStartMs 60000, startToCloseMs 300000, heartbeatMs 30000.
+ * Defaults: scheduleToStartMs none, startToCloseMs 300000, heartbeatMs 30000.
  */
 export const TimeoutsSchema = z.strictObject({
-  /** Longest an attempt may sit in the queue before an agent claims it. Default 60000 ms. */
+  /**
+   * Longest an attempt may sit in the queue before an agent claims it; then it times out and the retry policy
+   * applies. No default: as in Temporal, a retry would wait at the back of the same queue, so a timeout here
+   * cannot make a slow queue faster and only burns attempts. Set it only when a late start is worse than none.
+   */
   scheduleToStartMs: z.int().min(1).max(604_800_000).optional(),
   /** Longest one attempt may take from claim to report. Default 300000 ms. */
   startToCloseMs: z.int().min(1).max(604_800_000).optional(),

@@ -37,6 +37,8 @@ export const AttemptSchema = z.object({
   endedAt: z.number().optional(),
   lastHeartbeatAt: z.number().optional(),
   error: StepErrorSchema.optional(),
+  /** How often this attempt's task message was sent again after the queue dead-lettered it. */
+  redispatches: z.number().optional(),
 });
 
 export const StepStateSchema = z.object({

@@ -1,6 +1,6 @@
 import type { IndexEntry } from "../domain/index-entry";
 import type { HistoryEntry } from "../domain/machine";
-import { StepStateSchema, WorkflowFieldsSchema, type WorkflowState } from "../domain/state";
+import { StepStateSchema, WorkflowFieldsSchema, type AttemptKind, type WorkflowState } from "../domain/state";
 import { applySchemaMigrations, schemaExists } from "./schema";
 
 export interface HistoryEvent {
@@ -20,11 +20,41 @@ export interface PendingIndexEntry {
   nextAttemptAt: number;
 }
 
+/** The attempt a task message names; the message itself (with its signed token) is made when it is sent. */
+export interface QueuedTask {
+  stepId: string;
+  attempt: number;
+  kind: AttemptKind;
+}
+
+/** A task message committed with its attempt that the queue has not accepted yet. */
+export interface UnsentTask {
+  seq: number;
+  task: QueuedTask;
+  /** Failed sends so far. */
+  attempts: number;
+  /** When the alarm sends it if nothing else has: the lease of a send under way, or a failed send's backoff. */
+  nextAttemptAt: number;
+}
+
+/** What one transition writes besides its state and history. */
+export interface CommitWrites {
+  nextDeadlineAt: number | undefined;
+  now: number;
+  requestHash?: string;
+  indexEntry?: IndexEntry;
+  /** Task messages to send, and when the alarm must send them should this instance not get to it. */
+  tasks?: { queued: QueuedTask[]; sendBy: number };
+}
+
 export interface StorageStats {
   sqlCalls: number;
   rowsRead: number;
   rowsWritten: number;
 }
+
+/** Bound parameters per statement, kept well under SQLite's limit. */
+const SQL_LIST_MAX = 50;
 
 type OutboxRow = { seq: number; payload_json: string; attempts: number; next_attempt_at: number };
 type WorkflowRow = { request_hash: string; state_json: string };
@@ -43,6 +73,8 @@ export class WorkflowStore {
   private planStored = false;
   /** The outbox's index entry as last read or written; `null` once known to be empty. */
   private pendingIndexEntry: PendingIndexEntry | null | undefined;
+  /** The outbox's unsent task messages by seq, as last read or written; undefined until first needed. */
+  private unsentTaskRows: Map<number, UnsentTask> | undefined;
 
   /** Storage work done by this instance since it was loaded, for the benchmarks' per-step costs. */
   readonly stats: StorageStats = { sqlCalls: 0, rowsRead: 0, rowsWritten: 0 };
@@ -95,18 +127,13 @@ export class WorkflowStore {
   }
 
   /** Writes a transition's new state and history in one transaction: all of it lands, or none. */
-  persist(
-    state: WorkflowState,
-    history: HistoryEntry[],
-    nextDeadlineAt: number | undefined,
-    now: number,
-    requestHash?: string,
-    indexEntry?: IndexEntry,
-  ): void {
+  persist(state: WorkflowState, history: HistoryEntry[], writes: CommitWrites): void {
     const sql = this.storage.sql;
-    const hash = requestHash ?? this.cached?.requestHash ?? "";
+    const { nextDeadlineAt, now, indexEntry, tasks } = writes;
+    const hash = writes.requestHash ?? this.cached?.requestHash ?? "";
     const written = new Map<string, string>();
     let pending: PendingIndexEntry | undefined;
+    let unsent: UnsentTask[] = [];
     try {
       this.storage.transactionSync(() => {
         if (!this.hasSchema) applySchemaMigrations(sql);
@@ -131,6 +158,7 @@ export class WorkflowStore {
         });
         this.insertHistory(history, now);
         if (indexEntry) pending = this.insertIndexEntry(indexEntry, now);
+        if (tasks) unsent = tasks.queued.map((task) => this.insertTask(task, tasks.sendBy));
       });
     } catch (error) {
       this.forget();
@@ -141,6 +169,46 @@ export class WorkflowStore {
     this.planStored = true;
     this.cached = { state, requestHash: hash };
     if (pending) this.pendingIndexEntry = pending;
+    // Not yet read: the first read finds these rows in storage with the rest.
+    for (const task of unsent) this.unsentTaskRows?.set(task.seq, task);
+  }
+
+  private insertTask(task: QueuedTask, sendBy: number): UnsentTask {
+    const seq = this.query<{ seq: number }>("INSERT INTO outbox (kind, payload_json, next_attempt_at) VALUES ('task', ?, ?) RETURNING seq", JSON.stringify(task), sendBy)
+      .one().seq;
+    return { seq, task, attempts: 0, nextAttemptAt: sendBy };
+  }
+
+  /** Task messages committed but not yet accepted by the queue, oldest first. */
+  unsentTasks(): UnsentTask[] {
+    if (!this.unsentTaskRows) {
+      const rows = this.hasSchema
+        ? this.query<OutboxRow>("SELECT seq, payload_json, attempts, next_attempt_at FROM outbox WHERE kind = 'task' ORDER BY seq").toArray()
+        : [];
+      this.unsentTaskRows = new Map(
+        rows.map((row) => [row.seq, { seq: row.seq, task: JSON.parse(row.payload_json) as QueuedTask, attempts: row.attempts, nextAttemptAt: row.next_attempt_at }]),
+      );
+    }
+    return [...this.unsentTaskRows.values()];
+  }
+
+  /** The queue accepted these messages. */
+  markTasksSent(seqs: number[]): void {
+    for (let i = 0; i < seqs.length; i += SQL_LIST_MAX) {
+      const chunk = seqs.slice(i, i + SQL_LIST_MAX);
+      this.query(`DELETE FROM outbox WHERE seq IN (${chunk.map(() => "?").join(", ")})`, ...chunk);
+    }
+    for (const seq of seqs) this.unsentTaskRows?.delete(seq);
+  }
+
+  /** The send failed: try these again at `nextAttemptAt`. */
+  deferTasks(seqs: number[], nextAttemptAt: number): void {
+    for (const seq of seqs) {
+      const row = this.unsentTaskRows?.get(seq);
+      if (!row) continue;
+      this.query("UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE seq = ?", nextAttemptAt, seq);
+      this.unsentTaskRows?.set(seq, { ...row, attempts: row.attempts + 1, nextAttemptAt });
+    }
   }
 
   /** Puts an index entry in the outbox on its own, e.g. to refresh the indexed deadline. */
@@ -217,6 +285,7 @@ export class WorkflowStore {
     this.cached = undefined;
     this.planStored = false;
     this.pendingIndexEntry = undefined;
+    this.unsentTaskRows = undefined;
     this.persistedSteps.clear();
   }
 }

@@ -2,22 +2,13 @@ import { DurableObject } from "cloudflare:workers";
 import type { WorkflowPlan } from "../domain/definition";
 import { faultFires, InjectedFault } from "../dev/faults";
 import { indexEntryOf, indexNeedsEntry } from "../domain/index-entry";
-import {
-  claimEagerly,
-  nextDeadlineAt,
-  startWorkflow,
-  transition,
-  type Effect,
-  type ReportRejection,
-  type TransitionResult,
-  type WorkflowEvent,
-} from "../domain/machine";
-import { signTaskToken } from "../domain/task-token";
-import type { AttemptReport, TaskMessage } from "../domain/task-message";
-import type { WorkflowState } from "../domain/state";
+import { claimEagerly, nextDeadlineAt, reportEvent, startWorkflow, transition, type TransitionResult, type WorkflowEvent } from "../domain/machine";
+import type { AttemptReport } from "../domain/task-message";
+import { activeAttempt, type WorkflowState } from "../domain/state";
 import { toWorkflowView, type WorkflowView } from "../domain/view";
-import { upsertIndexEntry } from "../workflow-index/d1-index";
+import { OutboxDelivery, SEND_LEASE_MS } from "./outbox";
 import { WorkflowStore, type HistoryEvent, type StorageStats } from "./store";
+import { SupervisorAlarm } from "./supervisor-alarm";
 
 export interface StartRequest {
   tenant: string;
@@ -32,16 +23,8 @@ export type StartResult =
   | { ok: true; created: boolean; workflow: WorkflowView }
   | { ok: false; code: "conflict"; message: string };
 
-/** Queues' `sendBatch` limit: 100 messages. */
-const SEND_BATCH_MAX = 100;
-
 /** A failed alarm tries again this soon, by setting itself (see `alarm`). */
 const ALARM_FAILURE_RETRY_MS = 1_000;
-
-/** A failed index write is tried again after 1 s, 2 s, 4 s ... at most a minute apart. */
-function indexRetryDelayMs(failures: number): number {
-  return Math.min(60_000, 1_000 * 2 ** failures);
-}
 
 interface CommitOptions {
   requestHash?: string;
@@ -53,20 +36,18 @@ const NOT_FOUND = { ok: false, code: "not_found", message: "workflow not found" 
 
 /**
  * The scheduler and supervisor of one workflow. Every method has the same four beats: load, apply the pure
- * transition, persist it in one synchronous burst, then perform its effects (alarm, queue sends).
+ * transition, persist it in one synchronous burst, then perform its effects (alarm, queue sends, index).
  */
 export class WorkflowScheduler extends DurableObject<Env> {
   private readonly store: WorkflowStore;
-  /** The alarm time this instance last set; only saves redundant writes, storage stays the truth. */
-  private armedAt: number | null | undefined;
-  /** Alarm writes and deletes by this instance, counted with the SQL work for the benchmarks. */
-  private alarmWrites = 0;
-  /** The outbox entry being written to D1 right now, if any. */
-  private indexWriteInFlight: number | undefined;
+  private readonly alarmClock: SupervisorAlarm;
+  private readonly outbox: OutboxDelivery;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new WorkflowStore(ctx.storage);
+    this.alarmClock = new SupervisorAlarm(ctx.storage);
+    this.outbox = new OutboxDelivery(this.store, env);
   }
 
   async start(request: StartRequest): Promise<StartResult> {
@@ -102,24 +83,18 @@ export class WorkflowScheduler extends DurableObject<Env> {
 
   /**
    * An agent's report. `takeFollowUps` > 0 lets that agent take the attempts the report schedules (eager
-   * dispatch, see `claimEagerly`); they come back in `followUps`, with their task tokens.
+   * dispatch, see `claimEagerly`); they come back in `followUps`, with their task messages.
    */
   async report(stepId: string, attempt: number, report: AttemptReport, takeFollowUps = 0) {
-    const event: WorkflowEvent =
-      report.type === "succeeded"
-        ? { type: "AttemptSucceeded", stepId, attempt, output: report.output }
-        : report.type === "accepted"
-          ? { type: "AttemptAccepted", stepId, attempt }
-          : { type: "AttemptFailed", stepId, attempt, error: report.error, ...(report.retryAfterMs === undefined ? {} : { retryAfterMs: report.retryAfterMs }) };
     const loaded = this.store.load();
     if (!loaded) return NOT_FOUND;
     const now = Date.now();
-    const result = claimEagerly(transition(loaded.state, event, now) as TransitionResult<{ ok: true } | ReportRejection>, takeFollowUps, now);
+    const result = claimEagerly(transition(loaded.state, reportEvent(stepId, attempt, report), now), takeFollowUps, now);
     await this.commit(loaded.state, result, now);
     if (result.claimed.length === 0) return result.reply;
     const { tenant, id } = result.state;
     const followUps = await Promise.all(
-      result.claimed.map(async (task) => ({ message: await this.taskMessage(tenant, id, task), task })),
+      result.claimed.map(async (task) => ({ message: await this.outbox.taskMessage(tenant, id, task), task })),
     );
     return { ...result.reply, followUps };
   }
@@ -152,7 +127,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
   async wake(): Promise<{ ok: true; status: WorkflowState["status"] } | typeof NOT_FOUND> {
     const loaded = this.store.load();
     if (!loaded) return NOT_FOUND;
-    this.armedAt = undefined;
+    this.alarmClock.forget();
     const now = Date.now();
     const result = transition(loaded.state, { type: "DeadlinesReached" }, now);
     await this.commit(loaded.state, result, now, { reindex: true });
@@ -163,16 +138,20 @@ export class WorkflowScheduler extends DurableObject<Env> {
    * Dev only (the route is off without DEV_HOOKS): what the supervisor holds and the storage work this
    * instance did since it was loaded. Counted before it loads anything itself, so asking costs nothing.
    */
-  async inspect(): Promise<{ id: string; status: WorkflowState["status"]; alarmAt: number | null; nextDeadlineAt: number | null; indexPending: boolean; storage: StorageStats & { alarmWrites: number } } | typeof NOT_FOUND> {
-    const storage = { ...this.store.stats, alarmWrites: this.alarmWrites };
+  async inspect() {
+    const storage: StorageStats & { alarmWrites: number } = { ...this.store.stats, alarmWrites: this.alarmClock.writes };
     const loaded = this.store.load();
     if (!loaded) return NOT_FOUND;
+    const queued = loaded.state.steps.map(activeAttempt).filter((attempt) => attempt?.status === "scheduled");
     return {
       id: loaded.state.id,
       status: loaded.state.status,
       alarmAt: await this.ctx.storage.getAlarm(),
       nextDeadlineAt: nextDeadlineAt(loaded.state) ?? null,
       indexPending: this.store.pendingIndex() !== undefined,
+      /** Since when the oldest attempt no agent has claimed yet has waited: our own queue's lag for this workflow. */
+      unclaimedSince: queued.length === 0 ? null : Math.min(...queued.map((attempt) => attempt!.scheduledAt)),
+      unsentTasks: this.store.unsentTasks().length,
       storage,
     };
   }
@@ -180,7 +159,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
   /** The supervisor. Acts only on what is due, so a repeated or early alarm is harmless. */
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
     // The alarm that woke us is spent: the next commit must set one again.
-    this.armedAt = undefined;
+    this.alarmClock.forget();
     try {
       if (faultFires(this.env, "alarmThrows")) throw new InjectedFault("alarmThrows");
       const loaded = this.store.load();
@@ -213,93 +192,27 @@ export class WorkflowScheduler extends DurableObject<Env> {
     const deadline = nextDeadlineAt(result.state);
     const indexEntry = options.reindex || indexNeedsEntry(previous, result.state) ? indexEntryOf(result.state, deadline) : undefined;
     if (result.changed) {
-      this.store.persist(result.state, result.history, deadline, now, options.requestHash, indexEntry);
+      const queued = result.effects.map(({ stepId, attempt, kind }) => ({ stepId, attempt, kind }));
+      const tasks = queued.length > 0 ? { queued, sendBy: now + SEND_LEASE_MS } : undefined;
+      this.store.persist(result.state, result.history, { nextDeadlineAt: deadline, now, ...options, indexEntry, tasks });
     } else {
       this.store.appendHistory(result.history, now);
       if (indexEntry) this.store.queueIndexEntry(indexEntry, now);
     }
     // Issued with no await after the SQL writes, the alarm commits atomically with them (write coalescing).
-    await this.armAlarm(this.alarmTarget(deadline, now));
-    // A crash between persisting and acting: state and alarm are durable, the sends and index write are not.
+    await this.alarmClock.arm(this.alarmTarget(deadline, now));
+    // A crash between persisting and acting: state, outbox and alarm are durable; the sends are not made.
     if (faultFires(this.env, "abortAfterPersist")) this.ctx.abort("injected fault: abortAfterPersist");
-    await this.enqueue(result.state.tenant, result.state.id, result.effects);
-    await this.flushIndex(deadline);
+    const delivery = await this.outbox.deliver(result.state.tenant, result.state.id);
+    const target = this.alarmTarget(deadline, Date.now());
+    if (delivery.failed) await this.alarmClock.arm(target);
+    else if (delivery.freedLeases.length > 0) await this.alarmClock.release(delivery.freedLeases, target);
   }
 
-  /**
-   * The earliest of the state's deadlines and a deferred index write. An index write due now is left out:
-   * this same commit is about to make it, and arms the alarm for it only if it fails.
-   */
+  /** The earliest of the state's deadlines and the outbox's next delivery. */
   private alarmTarget(deadline: number | undefined, now: number): number | undefined {
-    const pending = this.store.pendingIndex();
-    if (!pending || pending.nextAttemptAt <= now) return deadline;
-    return deadline === undefined ? pending.nextAttemptAt : Math.min(deadline, pending.nextAttemptAt);
-  }
-
-  /**
-   * Sends the outbox's index entry to D1. A failure loses nothing: the entry stays in the outbox and the
-   * alarm tries again with backoff, so D1 being down delays the index but never drops a status.
-   */
-  private async flushIndex(deadline: number | undefined): Promise<void> {
-    const pending = this.store.pendingIndex();
-    if (!pending || pending.nextAttemptAt > Date.now()) return;
-    // One write per entry at a time: calls that arrive meanwhile neither repeat it nor wait for it.
-    if (this.indexWriteInFlight === pending.seq) return;
-    this.indexWriteInFlight = pending.seq;
-    try {
-      if (faultFires(this.env, "indexWriteFails")) throw new InjectedFault("indexWriteFails");
-      await upsertIndexEntry(this.env.DB, pending.entry);
-      this.store.markIndexed(pending.seq);
-    } catch (error) {
-      const retryAt = Date.now() + indexRetryDelayMs(pending.attempts);
-      console.error(JSON.stringify({ message: "index write failed; the alarm will retry", workflowId: pending.entry.id, retryAt, error: String(error) }));
-      this.store.deferIndex(pending.seq, retryAt);
-      await this.armAlarm(this.alarmTarget(deadline, Date.now()));
-    } finally {
-      if (this.indexWriteInFlight === pending.seq) this.indexWriteInFlight = undefined;
-    }
-  }
-
-  /**
-   * One alarm, never later than the earliest deadline; none when nothing is pending. Moving it earlier is done
-   * at once; moving it later waits until it fires: that alarm finds nothing due and sets the real deadline.
-   * Heartbeats and each next step only ever push the deadline later, so most commits write no alarm at all.
-   */
-  private async armAlarm(deadline: number | undefined): Promise<void> {
-    const target = deadline ?? null;
-    if (this.armedAt === target) return;
-    if (target !== null && this.armedAt !== undefined && this.armedAt !== null && this.armedAt <= target) return;
-    // Noted before the await, so a transition that runs meanwhile compares against what is being set.
-    this.armedAt = target;
-    this.alarmWrites += 1;
-    try {
-      if (target === null) await this.ctx.storage.deleteAlarm();
-      else await this.ctx.storage.setAlarm(target);
-    } catch (error) {
-      this.armedAt = undefined;
-      throw error;
-    }
-  }
-
-  /**
-   * Runs after the state is durable. A failed send loses nothing: the attempt stays scheduled and its
-   * schedule-to-start deadline makes the supervisor retry it.
-   */
-  /** The message naming one attempt, with its signed task token. */
-  private async taskMessage(tenant: string, workflowId: string, attempt: { stepId: string; attempt: number; kind: TaskMessage["kind"] }): Promise<TaskMessage> {
-    const claims = { tenant, workflowId, stepId: attempt.stepId, attempt: attempt.attempt };
-    return { ...claims, kind: attempt.kind, token: await signTaskToken(claims, this.env.TASK_TOKEN_SECRET) };
-  }
-
-  private async enqueue(tenant: string, workflowId: string, effects: Effect[]): Promise<void> {
-    if (effects.length === 0) return;
-    try {
-      const messages = await Promise.all(effects.map(async (effect) => ({ body: await this.taskMessage(tenant, workflowId, effect) })));
-      if (faultFires(this.env, "enqueueFails")) throw new InjectedFault("enqueueFails");
-      // A batch takes at most 100 messages (and 256 KB; a task message is under 1.2 KB): a wide fan-out is chunked.
-      for (let i = 0; i < messages.length; i += SEND_BATCH_MAX) await this.env.TASKS.sendBatch(messages.slice(i, i + SEND_BATCH_MAX));
-    } catch (error) {
-      console.error(JSON.stringify({ message: "enqueue failed; the schedule-to-start deadline will retry", workflowId, error: String(error) }));
-    }
+    const delivery = this.outbox.nextAttemptAt(now);
+    if (delivery === undefined) return deadline;
+    return deadline === undefined ? delivery : Math.min(deadline, delivery);
   }
 }

@@ -5,6 +5,7 @@ import worker from "../../src/index";
 import { historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { holdBackSends } from "../helpers/scheduler";
+import { MAX_REDISPATCHES } from "../../src/domain/machine/reports";
 import { FAST } from "../engine/fixtures";
 
 afterEach(() => vi.restoreAllMocks());
@@ -19,7 +20,7 @@ async function deliverDeadLetters(bodies: unknown[]) {
 const oneStep = { name: "dead-letter", defaults: FAST, steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }] };
 
 describe("the dead-letter queue's consumer", () => {
-  it("records a dead-lettered task on its workflow's history and retries the unclaimed attempt at once", async () => {
+  it("sends a dead-lettered, unclaimed attempt again without using an attempt, and the work happens once", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
     const held = await holdBackSends(id);
@@ -30,10 +31,27 @@ describe("the dead-letter queue's consumer", () => {
     expect(result.explicitAcks).toEqual(["dead-0"]);
 
     const workflow = await waitForStatus(id, "completed");
+    expect(workflow.steps[0].attempts.map((attempt: { n: number; status: string }) => [attempt.n, attempt.status])).toEqual([[1, "succeeded"]]);
+    const dead = (await historyOf(id)).filter((event) => event.type === "task_dead_lettered");
+    expect(dead).toEqual([expect.objectContaining({ stepId: "only", attempt: 1, data: { outcome: "re-dispatched", redispatches: 1 } })]);
+    expect(remote.requestsFor(`${id}:only`)).toBe(1);
+  });
+
+  it(`fails the attempt as retryable once its message has been dead-lettered ${MAX_REDISPATCHES + 1} times (a poison message must end)`, async () => {
+    const remote = mockRemote(() => json({ ok: true }));
+    const id = uniqueId();
+    const held = await holdBackSends(id, MAX_REDISPATCHES + 1);
+    await start(oneStep, { id });
+    for (let round = 1; round <= MAX_REDISPATCHES + 1; round++) {
+      expect(held).toHaveLength(round);
+      await deliverDeadLetters([held.at(-1)]);
+    }
+
+    const workflow = await waitForStatus(id, "completed");
     expect(workflow.steps[0].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["failed", "succeeded"]);
-    expect(workflow.steps[0].attempts[0].error.message).toMatch(/dead-lettered/);
-    const dead = (await historyOf(id)).find((event) => event.type === "task_dead_lettered");
-    expect(dead).toMatchObject({ stepId: "only", attempt: 1, data: { outcome: "attempt failed" } });
+    expect(workflow.steps[0].attempts[0].error.message).toMatch(/dead-lettered the task message 3 times/);
+    const outcomes = (await historyOf(id)).filter((event) => event.type === "task_dead_lettered").map((event) => event.data.outcome);
+    expect(outcomes).toEqual(["re-dispatched", "re-dispatched", "attempt failed"]);
     expect(remote.requestsFor(`${id}:only`)).toBe(1);
   });
 

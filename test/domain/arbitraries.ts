@@ -16,7 +16,7 @@ export interface StepShape {
   readsOwnOutput: boolean;
   maxAttempts: number;
   initialIntervalMs: number;
-  timeouts: { scheduleToStartMs: number; startToCloseMs: number; heartbeatMs: number };
+  timeouts: { scheduleToStartMs: number | undefined; startToCloseMs: number; heartbeatMs: number };
 }
 
 export interface PlanShape {
@@ -36,7 +36,8 @@ const stepShapeArb = (options: { templates: boolean }): fc.Arbitrary<StepShape> 
     maxAttempts: fc.integer({ min: 1, max: 4 }),
     initialIntervalMs: fc.constantFrom(TEST_RETRY.initialIntervalMs, 0, 700),
     timeouts: fc.record({
-      scheduleToStartMs: fc.constantFrom(TEST_TIMEOUTS.scheduleToStartMs, 200, 2_000),
+      // Undefined is the contract's default: no deadline while an attempt waits in our queue.
+      scheduleToStartMs: fc.constantFrom(undefined, TEST_TIMEOUTS.scheduleToStartMs, 200, 2_000),
       startToCloseMs: fc.constantFrom(TEST_TIMEOUTS.startToCloseMs, 1_500, 20_000),
       heartbeatMs: fc.constantFrom(TEST_TIMEOUTS.heartbeatMs, 400, 3_000),
     }),

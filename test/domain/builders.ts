@@ -76,6 +76,7 @@ export const failed = (stepId: string, attempt = 1, fields: { error?: Partial<St
 export const failedPermanently = (stepId: string, attempt = 1, message = "HTTP 422") =>
   failed(stepId, attempt, { error: { message, retryable: false, status: 422 } });
 export const deadlinesReached = () => ({ type: "DeadlinesReached" as const });
+export const deadLettered = (stepId: string, attempt = 1) => ({ type: "TaskDeadLettered" as const, stepId, attempt });
 export const cancelRequested = () => ({ type: "CancelRequested" as const });
 export const retryRequested = (stepId: string) => ({ type: "StepRetryRequested" as const, stepId });
 export const skipRequested = (stepId: string, output?: unknown) => ({

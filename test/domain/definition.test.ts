@@ -181,7 +181,8 @@ describe("planWorkflow", () => {
       steps: [{ id: "a", dependsOn: [], action: httpAction("a"), retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS }],
     });
     expect(DEFAULT_RETRY).toEqual({ maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 60_000, jitter: 0.2 });
-    expect(DEFAULT_TIMEOUTS).toEqual({ scheduleToStartMs: 60_000, startToCloseMs: 300_000, heartbeatMs: 30_000 });
+    // No schedule-to-start by default: waiting in our own queue is not the attempt failing (as in Temporal).
+    expect(DEFAULT_TIMEOUTS).toEqual({ startToCloseMs: 300_000, heartbeatMs: 30_000 });
   });
 
   it("makes each step without dependsOn depend on the one before it", () => {

@@ -50,6 +50,20 @@ const rows: TransitionCase[] = [
     },
   },
   {
+    name: "leaves an attempt waiting in our queue alone however long it waits, when its step sets no scheduleToStartMs (the default)",
+    plan: plan([step("a")], { defaults: { timeouts: { startToCloseMs: 5_000, heartbeatMs: 1_000 } } }),
+    given: [wait(7 * 24 * 3_600_000)],
+    when: tick,
+    then: {
+      status: "running",
+      steps: { a: "scheduled" },
+      history: [],
+      effects: [],
+      changed: false,
+      check: (result) => expect(nextDeadlineAt(result.state)).toBeUndefined(),
+    },
+  },
+  {
     name: "leaves a queued attempt alone until its schedule-to-start deadline",
     plan: plan([step("a")]),
     given: [wait(499)],

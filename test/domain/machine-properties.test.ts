@@ -55,10 +55,13 @@ function same(actual: unknown, expected: unknown, message: string): void {
 const oneOf = <T>(value: T, allowed: readonly T[], message: string): void =>
   holds(allowed.includes(value), `${message}: ${String(value)} is not one of ${allowed.join(", ")}`);
 
-/** The contract's deadlines of an active attempt: in the queue, its whole run, the silence between heartbeats. */
-function attemptDeadlineAt(state: WorkflowState, step: StepState, attempt: Attempt): number {
+/**
+ * The contract's deadlines of an active attempt: in the queue (only when the step sets one), its whole run, the
+ * silence between heartbeats.
+ */
+function attemptDeadlineAt(state: WorkflowState, step: StepState, attempt: Attempt): number | undefined {
   const { timeouts } = planOf(state, step.id);
-  if (attempt.status === "scheduled") return attempt.scheduledAt + timeouts.scheduleToStartMs;
+  if (attempt.status === "scheduled") return timeouts.scheduleToStartMs === undefined ? undefined : attempt.scheduledAt + timeouts.scheduleToStartMs;
   const startedAt = attempt.startedAt ?? attempt.scheduledAt;
   return Math.min(startedAt + timeouts.startToCloseMs, (attempt.lastHeartbeatAt ?? startedAt) + timeouts.heartbeatMs);
 }
@@ -195,14 +198,17 @@ function checkNextDeadline(state: WorkflowState): void {
   if (state.deadlineAt !== undefined && !state.compensation) candidates.push(state.deadlineAt);
   for (const step of state.steps) {
     const active = activeOf(step);
-    if (active) candidates.push(attemptDeadlineAt(state, step, active));
+    const deadline = active && attemptDeadlineAt(state, step, active);
+    if (deadline !== undefined) candidates.push(deadline);
     if (step.nextRetryAt !== undefined) candidates.push(step.nextRetryAt);
   }
   const next = nextDeadlineAt(state);
   const earliest = candidates.length === 0 ? undefined : Math.min(...candidates);
   holds(next === earliest, `nextDeadlineAt is ${next}, the earliest deadline is ${earliest}`);
   if (state.status === "running" || state.status === "compensating") {
-    holds(next !== undefined, `${state.status}: nothing will wake the workflow`);
+    // An attempt waiting in our queue is woken by its delivery (or, if the queue gives up, its dead letter).
+    const queued = state.steps.some((step) => activeOf(step)?.status === "scheduled");
+    holds(next !== undefined || queued, `${state.status}: nothing will wake the workflow`);
   }
 }
 
@@ -403,7 +409,8 @@ function checkTick(before: WorkflowState, now: number, result: Result): void {
     const active = activeOf(was);
     if (!active) continue;
     const after = stepIn(state, was.id)!.attempts[active.n - 1]!;
-    const due = attemptDeadlineAt(before, was, active) <= now;
+    const deadline = attemptDeadlineAt(before, was, active);
+    const due = deadline !== undefined && deadline <= now;
     const allowed = due ? ["timed_out", "cancelled"] : [active.status, "cancelled"];
     oneOf(after.status, allowed, `${was.id}#${active.n} ${due ? "is overdue" : "is not due"} at the tick`);
   }

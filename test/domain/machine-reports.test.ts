@@ -4,6 +4,7 @@ import {
   accepted,
   cancelRequested,
   claimed,
+  deadLettered,
   deadlinesReached,
   describeHistory,
   expectTransition,
@@ -88,6 +89,55 @@ const heartbeatRows: TransitionCase[] = [
     then: { status: "compensating", history: [], effects: [], changed: false, reply: { ok: true, cancelRequested: true } },
   },
 ];
+
+/** A message dead-lettered this often is poison; before that, our own trouble (see MAX_REDISPATCHES). */
+const deadLetterRows: TransitionCase[] = [
+  {
+    name: "sends an unclaimed attempt's dead-lettered message again: same attempt, no attempt used",
+    plan: plan([step("a")]),
+    given: [wait(100)],
+    when: deadLettered("a", 1),
+    then: {
+      status: "running",
+      steps: { a: "scheduled" },
+      history: ["task_dead_lettered a#1"],
+      effects: ["enqueue a#1 action"],
+      reply: { ok: true },
+      check: (result) => {
+        const a = stepOf(result.state, "a");
+        expect(a).toMatchObject({ attempt: 1, budgetUsed: 1 });
+        expect(a.attempts).toEqual([expect.objectContaining({ n: 1, status: "scheduled", redispatches: 1 })]);
+        expect(result.history[0]?.data).toEqual({ outcome: "re-dispatched", redispatches: 1 });
+      },
+    },
+  },
+  {
+    name: "fails the attempt as retryable when its message dead-letters a third time (poison), and schedules the retry",
+    plan: plan([step("a")]),
+    given: [deadLettered("a", 1), deadLettered("a", 1)],
+    when: deadLettered("a", 1),
+    then: {
+      status: "running",
+      steps: { a: "retrying" },
+      history: ["task_dead_lettered a#1", "step_failed a#1", "step_retry_scheduled a#1"],
+      effects: [],
+      check: (result) => {
+        expect(stepOf(result.state, "a").attempts[0]).toMatchObject({ status: "failed", error: { retryable: true, message: expect.stringMatching(/dead-lettered the task message 3 times/) } });
+      },
+    },
+  },
+  {
+    name: "only notes a dead letter for an attempt an agent already claimed",
+    plan: plan([step("a")]),
+    given: [claimed("a")],
+    when: deadLettered("a", 1),
+    then: { status: "running", steps: { a: "running" }, history: ["task_dead_lettered a#1"], effects: [], changed: false, reply: { ok: true } },
+  },
+];
+
+describe("dead letters", () => {
+  it.each(deadLetterRows)("$name", (row) => expectTransition(row));
+});
 
 describe("heartbeats", () => {
   it.each(heartbeatRows)("$name", (row) => expectTransition(row));

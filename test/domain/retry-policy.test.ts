@@ -67,6 +67,7 @@ describe("resolving policies", () => {
       maxIntervalMs: 60_000,
       jitter: 0,
     });
-    expect(resolveTimeouts(undefined, { heartbeatMs: 5_000 })).toEqual({ scheduleToStartMs: 60_000, startToCloseMs: 300_000, heartbeatMs: 5_000 });
+    expect(resolveTimeouts(undefined, { heartbeatMs: 5_000 })).toEqual({ startToCloseMs: 300_000, heartbeatMs: 5_000 });
+    expect(resolveTimeouts({ scheduleToStartMs: 2_000 }, { heartbeatMs: 5_000 })).toEqual({ scheduleToStartMs: 2_000, startToCloseMs: 300_000, heartbeatMs: 5_000 });
   });
 });

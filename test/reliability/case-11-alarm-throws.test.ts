@@ -149,9 +149,9 @@ describe("case 11: alarm handler throws", () => {
     await vi.waitFor(async () => expect((await storedWorkflow(id)).alarmAt).toBeNull());
   });
 
-  it("keeps a queue error inside the alarm from stranding the retry: the unsent attempt times out before start and is dispatched again", async () => {
+  it("keeps a queue error inside the alarm from stranding the retry: the unsent attempt stays in the outbox and the alarm sends it again, using no attempt", async () => {
     const remote = mockRemote(() => json({ charged: true }));
-    const { id, sends } = await startWithDeadAgent(oneStep("alarm-enqueue-fails", { scheduleToStartMs: 200 }));
+    const { id, sends } = await startWithDeadAgent(oneStep("alarm-enqueue-fails"));
     // The first send after the start is the alarm's, dispatching attempt 2 after the heartbeat timeout: it fails.
     injectFault("enqueueFails", { probability: 1, times: 1 });
 
@@ -159,11 +159,10 @@ describe("case 11: alarm handler throws", () => {
     expect(timesFired("enqueueFails")).toBe(1);
     expect(workflow.steps[0].attempts.map((attempt: { status: string; error?: { timeout?: string } }) => [attempt.status, attempt.error?.timeout])).toEqual([
       ["timed_out", "heartbeat"],
-      ["timed_out", "schedule_to_start"],
       ["succeeded", undefined],
     ]);
-    // Attempt 2 never reached the queue; attempt 3 did and ran once.
-    expect(sends.of(id).map((entry) => entry.message.attempt)).toEqual([1, 3]);
-    expect(remote.calls.map((call) => call.headers["shepherd-attempt"])).toEqual(["3"]);
+    // Attempt 2's first send failed; the alarm sent it again, and it ran once.
+    expect(sends.of(id).map((entry) => entry.message.attempt)).toEqual([1, 2]);
+    expect(remote.calls.map((call) => call.headers["shepherd-attempt"])).toEqual(["2"]);
   });
 });

@@ -1,8 +1,9 @@
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { planWorkflow } from "../../src/domain/definition";
 import { DefinitionSchema } from "../../src/domain/schemas";
 import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
+import { SEND_LEASE_MS } from "../../src/scheduler/outbox";
 import type { StartRequest } from "../../src/scheduler/workflow-scheduler";
 import { api, historyOf, uniqueId, waitForStatus } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
@@ -18,9 +19,9 @@ afterEach(() => {
 
 const CRASH = "injected fault: abortAfterPersist";
 
-const definition = (scheduleToStartMs: number, steps = ["a"]) => ({
+const definition = (scheduleToStartMs: number | undefined, steps = ["a"]) => ({
   name: "crash",
-  defaults: { ...FAST, timeouts: { ...FAST.timeouts, scheduleToStartMs, heartbeatMs: 60_000, startToCloseMs: 60_000 } },
+  defaults: { retry: FAST.retry, timeouts: { startToCloseMs: 60_000, heartbeatMs: 60_000, ...(scheduleToStartMs === undefined ? {} : { scheduleToStartMs }) } },
   steps: steps.map((id) => ({ id, action: { type: "http", url: `${REMOTE}/${id}` } })),
 });
 
@@ -154,12 +155,13 @@ describe("case 13: crash mid-transition", () => {
     expect((await api("GET", `/v1/workflows/${id}`)).body.output).toEqual({ a: { n: 1 } });
   });
 
-  it("keeps all of a transition that was durable when the object died before its send; the lost dispatch is sent again at schedule-to-start", async () => {
+  it("keeps all of a transition that was durable when the object died before its send; the alarm finds the unsent dispatch in the outbox and sends the same attempt", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
     const stub = schedulerStub(id);
     // Attempt a/1 is held (the test plays its agent); b/1's send finds the object dying right after its
     // transition was synced to disk, so the transition is durable and only the send is lost.
+    let crashed = false;
     const sendBatch = await runInDurableObject(stub, (instance, state) => {
       const queue = (instance as unknown as { env: Env }).env.TASKS;
       const real = queue.sendBatch.bind(queue);
@@ -167,21 +169,22 @@ describe("case 13: crash mid-transition", () => {
         const list = [...messages];
         const bodies = list.map((message) => message.body as { workflowId: string; stepId: string; attempt: number });
         if (bodies.some((body) => body.workflowId === id && body.stepId === "a" && body.attempt === 1)) return {} as QueueSendBatchResponse;
-        if (bodies.some((body) => body.workflowId === id && body.stepId === "b" && body.attempt === 1)) {
+        if (!crashed && bodies.some((body) => body.workflowId === id && body.stepId === "b" && body.attempt === 1)) {
+          crashed = true;
           await state.storage.sync();
           state.abort("crash after the commit, before the send");
         }
         return real(list, options);
       });
     });
-    expect((await stub.start(startRequest(id, definition(300, ["a", "b"])))).ok).toBe(true);
+    expect((await stub.start(startRequest(id, definition(undefined, ["a", "b"])))).ok).toBe(true);
     expect((await stub.claim("a", 1)).ok).toBe(true);
     const before = await objectRecord(id);
 
     // The agent of a/1 reports without taking follow-ups, so b/1 goes through the queue.
     expect(await rejectionOf(schedulerStub(id).report("a", 1, { type: "succeeded", output: { a: 1 } }, 0))).toMatchObject({ durableObjectReset: true });
 
-    // All of it: a succeeded and b/1 scheduled, in one version, with its history and its alarm.
+    // All of it: a succeeded and b/1 scheduled, in one version, with its history, its unsent message and its alarm.
     const after = await objectRecord(id);
     expect(after.workflow!.version).toBe(before.workflow!.version + 1);
     expect(after.events!.slice(before.events!.length).map((event) => [event.type, event.step_id])).toEqual([
@@ -190,22 +193,29 @@ describe("case 13: crash mid-transition", () => {
     ]);
     const view = (await api("GET", `/v1/workflows/${id}`)).body;
     expect(view.steps.map((step: { status: string }) => step.status)).toEqual(["succeeded", "scheduled"]);
-    // Armed, never later than b/1's schedule-to-start deadline (an earlier alarm finds nothing due and re-arms).
+    expect(await unsentTasks(id)).toEqual([{ stepId: "b", attempt: 1, kind: "action" }]);
+    // Armed, never later than the lease of the send (b/1 itself has no deadline: no schedule-to-start).
     expect(after.alarmAt).toEqual(expect.any(Number));
-    expect(after.alarmAt!).toBeLessThanOrEqual(view.steps[1].attempts[0].scheduledAt + 300);
+    expect(after.alarmAt!).toBeLessThanOrEqual(view.steps[1].attempts[0].scheduledAt + SEND_LEASE_MS);
 
-    // The agent's retried report changes nothing (the fresh instance only sets the alarm to the exact deadline).
-    expect(await schedulerStub(id).report("a", 1, { type: "succeeded", output: { a: 2 } }, 0)).toMatchObject({ ok: false, code: "gone" });
-    const retried = await objectRecord(id);
-    expect({ ...retried, alarmAt: "ignored" }).toEqual({ ...after, alarmAt: "ignored" });
-    expect(retried.alarmAt).toBe(view.steps[1].attempts[0].scheduledAt + 300);
-
-    // The alarm times out the b/1 nobody received and dispatches b/2, which completes the workflow.
+    // Nobody calls the object again: its alarm sends b/1 (the same attempt, no attempt used), which completes it.
+    expect(await runDurableObjectAlarm(schedulerStub(id))).toBe(true);
     const workflow = await waitForStatus(id, "completed");
-    expect(workflow.steps[1].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["timed_out", "succeeded"]);
+    expect(workflow.steps[1].attempts.map((attempt: { n: number; status: string }) => [attempt.n, attempt.status])).toEqual([[1, "succeeded"]]);
     expect(workflow.output).toEqual({ a: { a: 1 }, b: { ok: true } });
+    expect(await unsentTasks(id)).toEqual([]);
     expect(remote.requestsFor(`${id}:a`)).toBe(0);
     expect(remote.requestsFor(`${id}:b`)).toBe(1);
     expect(sendBatch).toHaveBeenCalled();
+
+    // The agent's retried report changes nothing.
+    expect(await schedulerStub(id).report("a", 1, { type: "succeeded", output: { a: 2 } }, 0)).toMatchObject({ ok: false, code: "gone" });
   });
 });
+
+/** The task messages an object committed and the queue has not accepted yet, from its outbox. */
+function unsentTasks(id: string) {
+  return runInDurableObject(schedulerStub(id), (_instance, state) =>
+    state.storage.sql.exec<{ payload_json: string }>("SELECT payload_json FROM outbox WHERE kind = 'task' ORDER BY seq").toArray().map((row) => JSON.parse(row.payload_json)),
+  );
+}

@@ -1,4 +1,4 @@
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
 import { api, historyOf, uniqueId, waitForStatus } from "../helpers/api";
@@ -13,19 +13,25 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const SCHEDULE_TO_START_MS = 200;
+/** A failed send is tried again by the alarm after about 1 s (20 % jitter), then 2 s, 4 s … */
+const FIRST_RESEND_MS = { min: 800, max: 1_200 };
 
 const definition = (extra: Record<string, unknown> = {}) => ({
   name: "enqueue-fails",
-  defaults: { ...FAST, timeouts: { ...FAST.timeouts, scheduleToStartMs: SCHEDULE_TO_START_MS } },
+  // No schedule-to-start: a send that failed is our own trouble, and the outbox, not a timeout, repairs it.
+  defaults: { retry: FAST.retry, timeouts: { startToCloseMs: FAST.timeouts.startToCloseMs, heartbeatMs: FAST.timeouts.heartbeatMs } },
   steps: [{ id: "a", action: { type: "http", url: `${REMOTE}/a` } }],
   ...extra,
 });
 
 const attemptStatuses = (workflow: { steps: { attempts: { status: string }[] }[] }) => workflow.steps[0]!.attempts.map((attempt) => attempt.status);
 
+/** What is still in the object's outbox waiting for the queue. */
+const unsentTasks = (id: string) =>
+  runInDurableObject(schedulerStub(id), (_instance, state) => state.storage.sql.exec("SELECT payload_json FROM outbox WHERE kind = 'task'").toArray().length);
+
 describe("case 15: enqueue fails", () => {
-  it("commits the start and its alarm before the send; the failed send is answered 201 all the same and the alarm dispatches the step again", async () => {
+  it("commits the start, its unsent message and its alarm before the send; the failed send is answered 201 all the same and the alarm sends the same attempt again", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
     const queue = await watchQueue(id);
@@ -36,32 +42,36 @@ describe("case 15: enqueue fails", () => {
     expect(started.status).toBe(201);
     expect(started.body).toMatchObject({ id, status: "running", steps: [{ id: "a", status: "scheduled", attempt: 1 }] });
 
-    // Before the send failed, the transition and its alarm (schedule-to-start of attempt 1) were committed.
+    // Before the send failed, the transition and its message were committed; the alarm is set to send it again.
     const stored = await objectRecord(id);
     expect(stored.workflow).toMatchObject({ status: "running", version: 1 });
     expect(stored.events!.map((event) => event.type)).toEqual(["workflow_started", "step_scheduled"]);
-    expect(stored.alarmAt).toBe(started.body.steps[0].attempts[0].scheduledAt + SCHEDULE_TO_START_MS);
+    const scheduledAt = started.body.steps[0].attempts[0].scheduledAt;
+    expect(stored.alarmAt! - scheduledAt).toBeGreaterThanOrEqual(FIRST_RESEND_MS.min);
+    expect(stored.alarmAt! - scheduledAt).toBeLessThanOrEqual(FIRST_RESEND_MS.max + 100);
+    expect(await unsentTasks(id)).toBe(1);
     expect(queue.of(id)).toEqual([]);
 
     // Every answer agrees meanwhile: read, list (the index) and a repeated start all show the same running workflow.
     expect((await api("GET", `/v1/workflows/${id}`)).body).toEqual(started.body);
     const again = await api("POST", "/v1/workflows", { id, definition: definition() });
-    expect(again).toEqual({ status: 200, body: started.body });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(started.body);
     expect(await indexRow(id)).toMatchObject({ status: "running", version: 1 });
 
+    // The repeated start already delivered the outbox (any call does); the alarm would have, too.
+    await runDurableObjectAlarm(schedulerStub(id));
     const workflow = await waitForStatus(id, "completed");
-    expect(attemptStatuses(workflow)).toEqual(["timed_out", "succeeded"]);
-    expect(workflow.steps[0].attempts[0].error).toMatchObject({ timeout: "schedule_to_start" });
-    const timedOut = (await historyOf(id)).find((event) => event.type === "step_timed_out");
-    expect(timedOut).toMatchObject({ stepId: "a", attempt: 1 });
-    expect(timedOut!.at).toBeGreaterThanOrEqual(stored.alarmAt!);
-    // Only attempt 2 ever reached the queue, and the remote saw one request.
-    expect(queue.of(id).map((entry) => entry.body.attempt)).toEqual([2]);
+    expect(attemptStatuses(workflow)).toEqual(["succeeded"]);
+    expect((await historyOf(id)).filter((event) => event.type === "step_timed_out")).toEqual([]);
+    // Attempt 1 reached the queue once, and the remote saw one request.
+    expect(queue.of(id).map((entry) => entry.body.attempt)).toEqual([1]);
     expect(remote.requestsFor(`${id}:a`)).toBe(1);
+    expect(await unsentTasks(id)).toBe(0);
     await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "completed", version: (await objectRecord(id)).workflow!.version }));
   });
 
-  it("survives the queue refusing sends again and again (Too Many Requests, internal error): each attempt is retried from its deadline", async () => {
+  it("survives the queue refusing sends again and again (Too Many Requests, internal error): the alarm sends the same attempt with backoff, using no attempt", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
     // What the object tried to send, and what the queue took: the first two sends of this workflow throw as
@@ -85,12 +95,22 @@ describe("case 15: enqueue fails", () => {
     const started = await api("POST", "/v1/workflows", { id, definition: definition() });
     expect(started.status).toBe(201);
     expect(started.body.steps[0]).toMatchObject({ status: "scheduled", attempt: 1 });
+    const firstRetry = (await objectRecord(id)).alarmAt! - started.body.steps[0].attempts[0].scheduledAt;
+    expect(firstRetry).toBeGreaterThanOrEqual(FIRST_RESEND_MS.min);
+
+    // Time moved, not waited for: the alarm's send fails again and backs off further; the next one gets through.
+    await runDurableObjectAlarm(schedulerStub(id));
+    const outbox = await runInDurableObject(schedulerStub(id), (_instance, state) =>
+      state.storage.sql.exec<{ attempts: number; next_attempt_at: number }>("SELECT attempts, next_attempt_at FROM outbox WHERE kind = 'task'").one(),
+    );
+    expect(outbox.attempts).toBe(2);
+    expect(outbox.next_attempt_at - Date.now()).toBeGreaterThan(FIRST_RESEND_MS.max);
+    await runDurableObjectAlarm(schedulerStub(id));
 
     const workflow = await waitForStatus(id, "completed");
-    expect(attemptStatuses(workflow)).toEqual(["timed_out", "timed_out", "succeeded"]);
-    expect(workflow.steps[0].attempts.slice(0, 2).map((attempt: { error: { timeout: string } }) => attempt.error.timeout)).toEqual(["schedule_to_start", "schedule_to_start"]);
-    expect(attempted).toEqual([1, 2, 3]);
-    expect(delivered).toEqual([3]);
+    expect(attemptStatuses(workflow)).toEqual(["succeeded"]);
+    expect(attempted).toEqual([1, 1, 1]);
+    expect(delivered).toEqual([1]);
     expect(remote.requestsFor(`${id}:a`)).toBe(1);
   });
 
@@ -107,12 +127,13 @@ describe("case 15: enqueue fails", () => {
     expect(retried.status).toBe(202);
     expect(retried.body).toMatchObject({ status: "running", steps: [{ status: "scheduled", attempt: 2 }] });
     const stored = await objectRecord(id);
-    expect(stored.alarmAt).toBe(retried.body.steps[0].attempts[1].scheduledAt + SCHEDULE_TO_START_MS);
+    expect(stored.alarmAt! - retried.body.steps[0].attempts[1].scheduledAt).toBeLessThanOrEqual(FIRST_RESEND_MS.max + 100);
     expect((await api("GET", `/v1/workflows/${id}`)).body).toEqual(retried.body);
 
+    await runDurableObjectAlarm(schedulerStub(id));
     const workflow = await waitForStatus(id, "completed");
-    expect(attemptStatuses(workflow)).toEqual(["failed", "timed_out", "succeeded"]);
-    expect(queue.of(id).map((entry) => entry.body.attempt)).toEqual([1, 3]);
+    expect(attemptStatuses(workflow)).toEqual(["failed", "succeeded"]);
+    expect(queue.of(id).map((entry) => entry.body.attempt)).toEqual([1, 2]);
     expect(remote.requestsFor(`${id}:a`)).toBe(2);
   });
 });

@@ -1,5 +1,5 @@
 import type { StepPlan } from "../definition";
-import type { AttemptKind, StepState, WorkflowState } from "../state";
+import type { Attempt, AttemptKind, StepState, WorkflowState } from "../state";
 
 /** Effects are performed by the shell only after the new state is durable. */
 export type Effect = { type: "EnqueueAttempt"; stepId: string; attempt: number; kind: AttemptKind };
@@ -57,5 +57,12 @@ export class TransitionContext {
     step.status = kind === "action" ? "scheduled" : "compensating";
     this.record("step_scheduled", { stepId: step.id, attempt: step.attempt, data: { kind } });
     this.effects.push({ type: "EnqueueAttempt", stepId: step.id, attempt: step.attempt, kind });
+  }
+
+  /** Sends the task message of an attempt that is still queued once more: same number, no attempt used. */
+  redispatchAttempt(step: StepState, attempt: Attempt): void {
+    attempt.redispatches = (attempt.redispatches ?? 0) + 1;
+    this.changed = true;
+    this.effects.push({ type: "EnqueueAttempt", stepId: step.id, attempt: attempt.n, kind: attempt.kind });
   }
 }

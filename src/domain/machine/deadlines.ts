@@ -6,9 +6,13 @@ import { afterStepChange } from "./reports";
 
 type TimeoutKind = "schedule_to_start" | "start_to_close" | "heartbeat";
 
-/** When an active attempt stops being allowed to run, and which of its timeouts sets that. */
-function attemptDeadline(attempt: Attempt, timeouts: Timeouts): { at: number; kind: TimeoutKind } {
+/**
+ * When an active attempt stops being allowed to run, and which of its timeouts sets that. A queued attempt
+ * has no deadline unless its step sets `scheduleToStartMs`: waiting in our own queue is not the attempt failing.
+ */
+function attemptDeadline(attempt: Attempt, timeouts: Timeouts): { at: number; kind: TimeoutKind } | undefined {
   if (attempt.status === "scheduled") {
+    if (timeouts.scheduleToStartMs === undefined) return undefined;
     return { at: attempt.scheduledAt + timeouts.scheduleToStartMs, kind: "schedule_to_start" };
   }
   const startedAt = attempt.startedAt ?? attempt.scheduledAt;
@@ -17,7 +21,10 @@ function attemptDeadline(attempt: Attempt, timeouts: Timeouts): { at: number; ki
   return heartbeat < close ? { at: heartbeat, kind: "heartbeat" } : { at: close, kind: "start_to_close" };
 }
 
-/** The earliest moment the supervisor must act, or undefined when nothing is pending (terminal, or waiting on people). */
+/**
+ * The earliest moment the supervisor must act, or undefined when nothing is pending: terminal, waiting on people,
+ * or waiting only for our queue to deliver (which the queue guarantees, or dead-letters and we re-dispatch).
+ */
 export function nextDeadlineAt(state: WorkflowState): number | undefined {
   if (isTerminal(state.status)) return undefined;
   const candidates: number[] = [];
@@ -26,7 +33,8 @@ export function nextDeadlineAt(state: WorkflowState): number | undefined {
     const attempt = activeAttempt(step);
     if (attempt) {
       const plan = state.plan.steps.find((s) => s.id === step.id);
-      if (plan) candidates.push(attemptDeadline(attempt, plan.timeouts).at);
+      const deadline = plan && attemptDeadline(attempt, plan.timeouts);
+      if (deadline) candidates.push(deadline.at);
     } else if (step.nextRetryAt !== undefined) {
       candidates.push(step.nextRetryAt);
     }
@@ -49,7 +57,7 @@ export function superviseDeadlines(ctx: TransitionContext): void {
     const attempt = activeAttempt(step);
     if (!attempt) continue;
     const deadline = attemptDeadline(attempt, ctx.plan(step.id).timeouts);
-    if (deadline.at > now) continue;
+    if (!deadline || deadline.at > now) continue;
     const overdueMs = now - deadline.at;
     const type = deadline.kind === "heartbeat" ? "step_heartbeat_missed" : "step_timed_out";
     ctx.record(type, { stepId: step.id, attempt: attempt.n, data: { timeout: deadline.kind, deadlineAt: deadline.at, overdueMs } });

@@ -1,5 +1,6 @@
 import type { WorkflowPlan } from "../definition";
 import type { StepError, WorkflowState } from "../state";
+import type { AttemptReport } from "../task-message";
 import { TransitionContext, type Effect, type HistoryEntry } from "./context";
 import { superviseDeadlines } from "./deadlines";
 import { cancelWorkflow, compensateWorkflow, retryStep, skipStep } from "./operator";
@@ -24,6 +25,18 @@ export type WorkflowEvent =
   | { type: "StepRetryRequested"; stepId: string }
   | { type: "StepSkipRequested"; stepId: string; output?: unknown }
   | { type: "CompensationRequested" };
+
+/** An agent's report on an attempt, as the event it is. */
+export function reportEvent(stepId: string, attempt: number, report: AttemptReport): Extract<WorkflowEvent, { type: "AttemptSucceeded" | "AttemptAccepted" | "AttemptFailed" }> {
+  switch (report.type) {
+    case "succeeded":
+      return { type: "AttemptSucceeded", stepId, attempt, output: report.output };
+    case "accepted":
+      return { type: "AttemptAccepted", stepId, attempt };
+    case "failed":
+      return { type: "AttemptFailed", stepId, attempt, error: report.error, ...(report.retryAfterMs === undefined ? {} : { retryAfterMs: report.retryAfterMs }) };
+  }
+}
 
 type ReplyOf<E extends WorkflowEvent["type"]> = E extends "AttemptClaimed"
   ? ReturnType<typeof claimAttempt>

@@ -176,8 +176,16 @@ export function recordFailure(
 }
 
 /**
- * The queue gave up on an attempt's message. An attempt no agent has claimed fails now, as retryable, rather
- * than at its schedule-to-start deadline; for any other attempt the dead letter is only noted.
+ * How often an unclaimed attempt's message is sent again after the queue dead-lettered it. A dead letter is our
+ * own trouble (the consumer could not reach the object, or crashed), not the step's, so it uses no attempt;
+ * but a message that dead-letters every time is poison, and must end rather than cycle for ever.
+ */
+export const MAX_REDISPATCHES = 2;
+
+/**
+ * The queue gave up on an attempt's message. An attempt no agent has claimed is dispatched again, without
+ * using an attempt, up to MAX_REDISPATCHES times; after that it fails as retryable and the retry policy takes
+ * over. For an attempt that was claimed or has ended, the dead letter is only noted.
  */
 export function recordDeadLetter(ctx: TransitionContext, stepId: string, n: number): { ok: true } | ReportRejection {
   const step = ctx.step(stepId);
@@ -187,8 +195,14 @@ export function recordDeadLetter(ctx: TransitionContext, stepId: string, n: numb
     ctx.note("task_dead_lettered", { stepId, attempt: n, data: { outcome: "ignored: the attempt was claimed or has ended" } });
     return { ok: true };
   }
-  ctx.record("task_dead_lettered", { stepId, attempt: n, data: { outcome: "attempt failed" } });
-  failAttempt(ctx, step, attempt, { message: "the queue gave up delivering the task message (dead-lettered)", retryable: true });
+  const redispatches = attempt.redispatches ?? 0;
+  if (redispatches < MAX_REDISPATCHES) {
+    ctx.record("task_dead_lettered", { stepId, attempt: n, data: { outcome: "re-dispatched", redispatches: redispatches + 1 } });
+    ctx.redispatchAttempt(step, attempt);
+    return { ok: true };
+  }
+  ctx.record("task_dead_lettered", { stepId, attempt: n, data: { outcome: "attempt failed", redispatches } });
+  failAttempt(ctx, step, attempt, { message: `the queue dead-lettered the task message ${redispatches + 1} times`, retryable: true });
   afterStepChange(ctx);
   return { ok: true };
 }

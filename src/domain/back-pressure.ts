@@ -1,0 +1,27 @@
+/** One measurement of our own queue's lag: how long the messages being delivered had waited. */
+export interface QueueLagSample {
+  lagMs: number;
+  /** When it was measured. */
+  at: number;
+}
+
+/**
+ * A sample older than this says nothing about now: consumers report while they receive messages, so no fresh
+ * sample means the queue is empty (or not being consumed, which back-pressure at the front door cannot mend).
+ */
+export const QUEUE_LAG_FRESH_MS = 5_000;
+
+/** The default bound: past 10 s of queue lag, new starts are refused until the queue catches up. */
+export const DEFAULT_BACKPRESSURE_LAG_MS = 10_000;
+
+export type BackPressure = { overloaded: false } | { overloaded: true; lagMs: number; retryAfterSeconds: number };
+
+/**
+ * Whether the front door should refuse new starts. Only starts are refused: they are what adds to the backlog,
+ * while everything already accepted keeps running. A refused client is told to come back in about half the
+ * current lag, when the queue has had time to drain part of it.
+ */
+export function backPressure(sample: QueueLagSample | undefined, now: number, boundMs: number): BackPressure {
+  if (!sample || now - sample.at > QUEUE_LAG_FRESH_MS || sample.lagMs <= boundMs) return { overloaded: false };
+  return { overloaded: true, lagMs: sample.lagMs, retryAfterSeconds: Math.min(30, Math.max(1, Math.ceil(sample.lagMs / 2_000))) };
+}

@@ -1,0 +1,105 @@
+import { faultFires, InjectedFault } from "../dev/faults";
+import { backoffMs } from "../domain/backoff";
+import type { TaskMessage } from "../domain/task-message";
+import { signTaskToken } from "../domain/task-token";
+import { upsertIndexEntry } from "../workflow-index/d1-index";
+import type { QueuedTask, WorkflowStore } from "./store";
+
+/** Queues' `sendBatch` limit: 100 messages (and 256 KB; a task message is under 1.2 KB). */
+const SEND_BATCH_MAX = 100;
+
+/**
+ * A send is leased to the instance that committed it for this long; if that instance dies before the queue
+ * accepts the messages, the alarm sends them then. Never a deadline of the attempt: only of our own send.
+ */
+export const SEND_LEASE_MS = 10_000;
+
+const SEND_RETRY = { initialMs: 1_000, maxMs: 60_000, jitter: 0.2 };
+const INDEX_RETRY = { initialMs: 1_000, maxMs: 60_000 };
+
+/** What one delivery did, for the alarm: whether something failed (and waits for it), and the leases it freed. */
+export interface DeliveryOutcome {
+  failed: boolean;
+  freedLeases: number[];
+}
+
+/**
+ * Delivers what commits left in the object's outbox: task messages to the queue and the index entry to D1.
+ * Both were written in the same transaction as the state they belong to, so a crash or a failed call loses
+ * nothing: the entry stays, and the alarm tries again with backoff. One delivery of each entry at a time:
+ * calls that arrive meanwhile neither repeat it nor wait for it.
+ */
+export class OutboxDelivery {
+  private readonly sending = new Set<number>();
+  private indexWriteInFlight: number | undefined;
+
+  constructor(
+    private readonly store: WorkflowStore,
+    private readonly env: Env,
+  ) {}
+
+  /** When the alarm must deliver something next. What is due now is left out: the commit delivers it now. */
+  nextAttemptAt(now: number): number | undefined {
+    const times = this.store.unsentTasks().map((task) => task.nextAttemptAt);
+    const index = this.store.pendingIndex();
+    if (index) times.push(index.nextAttemptAt);
+    const later = times.filter((at) => at > now);
+    return later.length === 0 ? undefined : Math.min(...later);
+  }
+
+  async deliver(tenant: string, workflowId: string): Promise<DeliveryOutcome> {
+    const sent = await this.sendTasks(tenant, workflowId);
+    const indexed = await this.flushIndex();
+    return { failed: sent.failed || !indexed, freedLeases: sent.freedLeases };
+  }
+
+  /** The message naming one attempt, with its signed task token. */
+  async taskMessage(tenant: string, workflowId: string, task: QueuedTask): Promise<TaskMessage> {
+    const claims = { tenant, workflowId, stepId: task.stepId, attempt: task.attempt };
+    return { ...claims, kind: task.kind, token: await signTaskToken(claims, this.env.TASK_TOKEN_SECRET) };
+  }
+
+  private async sendTasks(tenant: string, workflowId: string): Promise<DeliveryOutcome> {
+    const unsent = this.store.unsentTasks().filter((task) => !this.sending.has(task.seq));
+    if (unsent.length === 0) return { failed: false, freedLeases: [] };
+    for (const task of unsent) this.sending.add(task.seq);
+    let accepted = 0;
+    try {
+      const messages = await Promise.all(unsent.map(async (row) => ({ body: await this.taskMessage(tenant, workflowId, row.task) })));
+      if (faultFires(this.env, "enqueueFails")) throw new InjectedFault("enqueueFails");
+      for (; accepted < messages.length; accepted += SEND_BATCH_MAX) {
+        await this.env.TASKS.sendBatch(messages.slice(accepted, accepted + SEND_BATCH_MAX));
+        this.store.markTasksSent(unsent.slice(accepted, accepted + SEND_BATCH_MAX).map((row) => row.seq));
+      }
+      return { failed: false, freedLeases: [...new Set(unsent.map((row) => row.nextAttemptAt))] };
+    } catch (error) {
+      const left = unsent.slice(accepted);
+      const retryAt = Date.now() + backoffMs(Math.min(...left.map((row) => row.attempts)), SEND_RETRY);
+      console.error(JSON.stringify({ message: "enqueue failed; the alarm will send again", workflowId, unsent: left.length, retryAt, error: String(error) }));
+      this.store.deferTasks(left.map((row) => row.seq), retryAt);
+      return { failed: true, freedLeases: [] };
+    } finally {
+      for (const task of unsent) this.sending.delete(task.seq);
+    }
+  }
+
+  /** Sends the outbox's index entry to D1; false when it failed (the entry waits for the alarm). */
+  private async flushIndex(): Promise<boolean> {
+    const pending = this.store.pendingIndex();
+    if (!pending || pending.nextAttemptAt > Date.now() || this.indexWriteInFlight === pending.seq) return true;
+    this.indexWriteInFlight = pending.seq;
+    try {
+      if (faultFires(this.env, "indexWriteFails")) throw new InjectedFault("indexWriteFails");
+      await upsertIndexEntry(this.env.DB, pending.entry);
+      this.store.markIndexed(pending.seq);
+      return true;
+    } catch (error) {
+      const retryAt = Date.now() + backoffMs(pending.attempts, INDEX_RETRY);
+      console.error(JSON.stringify({ message: "index write failed; the alarm will retry", workflowId: pending.entry.id, retryAt, error: String(error) }));
+      this.store.deferIndex(pending.seq, retryAt);
+      return false;
+    } finally {
+      if (this.indexWriteInFlight === pending.seq) this.indexWriteInFlight = undefined;
+    }
+  }
+}
