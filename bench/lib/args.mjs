@@ -1,7 +1,7 @@
 // Command-line options of `npm run bench -- [options]`.
 import { parseArgs } from "node:util";
 
-export const ALL_CASES = ["throughput", "latency", "retry", "detection", "supervisor", "mixed"];
+export const ALL_CASES = ["throughput", "latency", "retry", "detection", "supervisor", "mixed", "burst"];
 export const ALL_ENGINES = ["shepherd", "workflows"];
 
 export const USAGE = `npm run bench -- [options]
@@ -16,6 +16,9 @@ export const USAGE = `npm run bench -- [options]
   --retry-samples N       per retry repeat (default 5)
   --detection-samples N   in all, spread over the repeats (default 20)
   --mixed-size W          workflows in the mixed-load case (default 50)
+  --burst-sizes 1000,5000 burst workflow counts W (default 1000,5000,10000; --quick 300); Workflows runs only
+                          the smallest (it cannot finish the large ones in reasonable time)
+  --burst-clients N       concurrent clients starting the burst, each honouring 429/503 Retry-After (default 32)
   --idle-seconds S        how long the idle supervisor is watched (default 20)
   --quiet-wait S          before each measurement, wait up to S s for other processes to use < 25 % of a core
                           (default 60; at most 4 min of waiting in a whole run)
@@ -51,6 +54,8 @@ export function parseOptions(argv) {
       "retry-samples": { type: "string" },
       "detection-samples": { type: "string" },
       "mixed-size": { type: "string" },
+      "burst-sizes": { type: "string" },
+      "burst-clients": { type: "string" },
       "idle-seconds": { type: "string" },
       "quiet-wait": { type: "string" },
       order: { type: "string" },
@@ -78,6 +83,8 @@ export function parseOptions(argv) {
     retrySamples: pick("retry-samples", 5, 2),
     detectionSamples: pick("detection-samples", 20, 3),
     mixedSize: pick("mixed-size", 50, 20),
+    burstSizes: pick("burst-sizes", [1000, 5000, 10000], [300], (v) => list(v).map((n) => int(n, "burst-sizes"))),
+    burstClients: pick("burst-clients", 32, 32),
     idleSeconds: pick("idle-seconds", 20, 5),
     supervisorWorkflows: quick ? 5 : 20,
     quietWaitS: pick("quiet-wait", 60, 5),

@@ -7,16 +7,16 @@ import { mapPool, percentile, sleep, waitUntil } from "./util.mjs";
 
 export const STEPS_PER_WORKFLOW = 5;
 /** Shepherd's defaults, spelled out so both engines get the same policy (Workflows via toWorkflowsRetry). */
-const DEFAULT_RETRY = { maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, jitter: 0.2 };
-const DEFAULT_TIMEOUTS = { startToCloseMs: 300_000, heartbeatMs: 30_000 };
+export const DEFAULT_RETRY = { maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, jitter: 0.2 };
+export const DEFAULT_TIMEOUTS = { startToCloseMs: 300_000, heartbeatMs: 30_000 };
 /** The retry case's policy: one retry, as soon as possible. 0 is the smallest interval both engines accept. */
 const IMMEDIATE_RETRY = { maxAttempts: 2, initialIntervalMs: 0, backoffCoefficient: 2, jitter: 0 };
 /** The same fixed interval for every status poll of both engines. */
 const POLL_INTERVAL_MS = 10;
 /** Workflow ids use only [a-z0-9-], which both engines accept. */
-const idFor = (ctx, tag, index) => `${ctx.runTag}-${tag}-${index}`;
+export const idFor = (ctx, tag, index) => `${ctx.runTag}-${tag}-${index}`;
 
-function stepsFor(remoteUrl, count, pathFor = () => "/ok") {
+export function stepsFor(remoteUrl, count, pathFor = () => "/ok") {
   return Array.from({ length: count }, (_, index) => ({ id: `s${index + 1}`, url: `${remoteUrl}${pathFor(index)}` }));
 }
 

@@ -86,6 +86,88 @@ export function renderTable(results, options) {
   return lines.join("\n");
 }
 
+/** The burst table's columns: the figure, its heading, and whether it is a count (printed as an integer). */
+const BURST_COLUMNS = [
+  { key: "completed", label: "completed", count: true },
+  { key: "failed", label: "failed", count: true },
+  { key: "notEnded", label: "not ended", count: true },
+  { key: "startFailures", label: "start failures", count: true },
+  { key: "stepsPerSec", label: "steps/s" },
+  { key: "goodput", label: "goodput vs smallest W" },
+  { key: "wallS", label: "wall (s)" },
+  { key: "queueLagP50Ms", label: "queue lag p50 (ms)" },
+  { key: "queueLagP99Ms", label: "queue lag p99 (ms)" },
+  { key: "maxReportedLagMs", label: "max reported lag (ms)" },
+  { key: "cpuMsPerStep", label: "CPU ms/step" },
+  { key: "peakRssMb", label: "peak RSS (MB)" },
+  { key: "backPressureAnswers", label: "429/503 answers", count: true },
+  { key: "retryAfterWaitS", label: "Retry-After wait (s)" },
+  { key: "schedToStartTimeouts", label: "schedule_to_start timeouts", count: true },
+  { key: "attemptsPerStep", label: "attempts/step" },
+];
+
+/** The median of one burst figure over an engine's repeats at one W; undefined when none has it. */
+function burstFigure(results, engine, workflows, key) {
+  const runs = results.engines[engine]?.[`burst-${workflows}`];
+  if (!Array.isArray(runs)) return undefined;
+  return median(runs.map((run) => run[key]).filter((v) => v !== undefined));
+}
+
+/**
+ * The Burst section: one row per engine and W, medians over the repeats. Goodput is steps/s at that W ÷
+ * steps/s at the smallest W the engine ran (the fix's target: within 20 % at 5 000 and 10 000 of 1 000).
+ * Empty when the run had no burst case.
+ */
+export function renderBurstTable(results, options) {
+  if (!options.cases.includes("burst")) return "";
+  const sizes = [...options.burstSizes].sort((a, b) => a - b);
+  const lines = [
+    `| Engine | W | ${BURST_COLUMNS.map((column) => column.label).join(" | ")} |`,
+    `| --- | ---: | ${BURST_COLUMNS.map(() => "---:").join(" | ")} |`,
+  ];
+  for (const engine of Object.keys(results.engines)) {
+    const ran = sizes.filter((workflows) => results.engines[engine][`burst-${workflows}`] !== undefined);
+    const base = burstFigure(results, engine, ran[0], "stepsPerSec");
+    for (const workflows of ran) lines.push(`| ${ENGINE_LABELS[engine] ?? engine} | ${workflows} | ${burstCells(results, engine, workflows, base).join(" | ")} |`);
+  }
+  return lines.join("\n");
+}
+
+const ENGINE_LABELS = { shepherd: "Shepherd", workflows: "Workflows" };
+
+function burstCells(results, engine, workflows, baseStepsPerSec) {
+  // The reason is listed under the tables with the other failed cases.
+  if (results.engines[engine][`burst-${workflows}`].error) return BURST_COLUMNS.map((_, index) => (index === 0 ? "error" : "—"));
+  const figure = (key) => burstFigure(results, engine, workflows, key);
+  return BURST_COLUMNS.map(({ key, count }) => {
+    const stepsPerSec = figure("stepsPerSec");
+    const value = key !== "goodput" ? figure(key) : baseStepsPerSec > 0 && stepsPerSec !== undefined ? stepsPerSec / baseStepsPerSec : undefined;
+    if (value === undefined) return "n/a";
+    return count ? value.toFixed(0) : formatNumber(value);
+  });
+}
+
+const BURST_NOTE = `W five-step workflows against \`/ok\` (default retry and timeouts, no \`scheduleToStartMs\`, so the
+engine's default applies), started by concurrent clients as fast as the engine accepts them; a 429/503 with
+Retry-After is sent again after it. Wall time runs from the first start to the engine's completion stamp of the
+last workflow. failed: ended in any other terminal status. Queue lag: the first step's first attempt, scheduled →
+claimed (an attempt that timed out unclaimed counts its wait until then). max reported lag: the dev-only
+\`GET /dev/dispatch\`, sampled every second (n/a where the engine has no such route or reported no lag). CPU
+ms/step: per step that reached the remote, status read-back discounted. attempts/step: over completed
+workflows; 1.00 means no retries. Workflows runs only the smallest W (it cannot finish the large ones in
+reasonable time); the figures that need a workflow view are n/a for it.`;
+
+/**
+ * Everything printed and written: the comparison table (when the run has any of its cases) and the Burst
+ * section under its own heading.
+ */
+export function renderTables(results, options) {
+  const parts = tableRows(options).length > 0 ? [renderTable(results, options)] : [];
+  const burst = renderBurstTable(results, options);
+  if (burst) parts.push(`### Burst\n\n${burst}\n\n${BURST_NOTE}`);
+  return parts.join("\n\n");
+}
+
 /** Errors of failed cases, listed under the table so a hole in it is explained. */
 export function renderErrors(results) {
   const lines = results.error ? [`- the run: ${results.error}`] : [];

@@ -5,7 +5,7 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * One JSON request with a timeout; never throws for an HTTP status, only for a network failure or a
- * timeout. Returns { status, body } (body undefined when it is not JSON).
+ * timeout. Returns { status, body, text, headers } (body undefined when it is not JSON).
  */
 export async function requestJson(url, { method = "GET", body, headers = {}, timeoutMs = 30_000 } = {}) {
   const response = await fetch(url, {
@@ -21,7 +21,19 @@ export async function requestJson(url, { method = "GET", body, headers = {}, tim
   } catch {
     parsed = undefined;
   }
-  return { status: response.status, body: parsed, text };
+  return { status: response.status, body: parsed, text, headers: response.headers };
+}
+
+/**
+ * Retry-After as seconds from now (it may be a number of seconds or an HTTP date); undefined when absent or
+ * unreadable, so the caller can tell "no advice" from "retry at once".
+ */
+export function retryAfterSeconds(headers) {
+  const value = headers?.get("retry-after")?.trim();
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, (at - Date.now()) / 1000);
 }
 
 /** Runs fn over items with at most `limit` calls in flight; results in item order. */

@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { startWranglerDev, wranglerOnce } from "../wrangler.mjs";
-import { requestJson } from "../util.mjs";
+import { requestJson, retryAfterSeconds } from "../util.mjs";
 
 /** What the Worker needs to build and run; nothing else of the project is copied. */
 const SNAPSHOT_PATHS = ["src", "migrations", "wrangler.toml", "package.json", "tsconfig.json"];
@@ -72,7 +72,7 @@ export function shepherdEngine({ repo, tmp, port, inspectorPort, source, verbose
   return {
     name: "shepherd",
     label: "Shepherd",
-    supports: { detection: true, supervisor: true },
+    supports: { detection: true, supervisor: true, burstAtScale: true },
     source: describeSource(repo, source),
 
     async start() {
@@ -92,10 +92,20 @@ export function shepherdEngine({ repo, tmp, port, inspectorPort, source, verbose
     workerdPids: () => dev?.workerdPids() ?? [],
     logFile: join(tmp, "shepherd-dev.log"),
 
-    /** spec: { id, steps: [{id, url}], retry: Shepherd retry policy, timeouts: Shepherd timeouts }. */
+    /**
+     * spec: { id, steps: [{id, url}], retry: Shepherd retry policy, timeouts: Shepherd timeouts }.
+     * `existing`: the engine already had this id with this body (a 200 replay), which is only a success for a
+     * caller that sent the start before; `retryAfterS` is the engine's advice on a 429 or 503.
+     */
     async startWorkflow(spec) {
-      const { status, text } = await requestJson(`${dev.url}/v1/workflows`, { method: "POST", body: startBody(spec), headers: AUTH });
-      return { ok: status === 201, status, error: status === 201 ? undefined : text.slice(0, 300) };
+      const { status, text, headers } = await requestJson(`${dev.url}/v1/workflows`, { method: "POST", body: startBody(spec), headers: AUTH });
+      return {
+        ok: status === 201,
+        status,
+        existing: status === 200,
+        retryAfterS: retryAfterSeconds(headers),
+        error: status === 201 ? undefined : text.slice(0, 300),
+      };
     },
 
     /** { state, terminal, completed, endedAt? } with the engine's own completion stamp. */
@@ -120,6 +130,16 @@ export function shepherdEngine({ repo, tmp, port, inspectorPort, source, verbose
     async devInfo(id) {
       const { status, body } = await requestJson(`${dev.url}/dev/workflows/${encodeURIComponent(id)}`, { headers: AUTH });
       return status === 200 && body?.storage ? body : undefined;
+    },
+
+    /**
+     * The dev-only dispatch figures { lagMs, reportedAt, boundMs, backPressure } (lagMs null until the
+     * consumers first report one), or undefined while the endpoint does not exist (404). A short timeout: it
+     * is sampled every second while the engine is busy.
+     */
+    async dispatchInfo() {
+      const { status, body } = await requestJson(`${dev.url}/dev/dispatch`, { headers: AUTH, timeoutMs: 5_000 });
+      return status === 200 && body ? body : undefined;
     },
 
     async cancel(id) {
