@@ -1,12 +1,13 @@
-// `npm run chaos`: the chaos soak of reliability-cases.md row 25. One command that starts a misbehaving
-// remote service and a frozen copy of Shepherd under `wrangler dev`, runs a bounded load of sagas through
-// remote and Worker-side faults with one crash-restart in the middle, then checks what Temporal's omes and
-// Restate's Jepsen checks would: everything ended, nothing happened twice, the index agrees, supervision
-// never lapsed, and the run made progress. Prints one table, writes chaos/results/latest.json, and exits
-// non-zero when a check fails (or was skipped because its API is missing, unless --allow-skips).
+// `npm run chaos`: the chaos soak of reliability-cases.md rows 25 and 26. One command that starts a
+// misbehaving remote service and a frozen copy of Shepherd under `wrangler dev`, runs a bounded load of sagas
+// through remote and Worker-side faults with one crash-restart in the middle and, at the same time, a burst
+// of extra workflows started at once, then checks what Temporal's omes and Restate's Jepsen checks would:
+// everything ended, nothing happened twice, the index agrees, supervision never lapsed, the run made
+// progress, and the burst's backlog failed nobody. Prints one table, writes chaos/results/latest.json, and
+// exits non-zero when a check fails (or was skipped because its API is missing, unless --allow-skips).
 //
-//   npm run chaos                      # 200 workflows, 10 concurrent, one restart, ≤ 3 min
-//   npm run chaos -- --quick           # CI: 30 workflows, 5 concurrent, ≤ 90 s
+//   npm run chaos                      # 200 workflows, 10 concurrent, burst of 2000, one restart
+//   npm run chaos -- --quick           # CI: 30 workflows, 5 concurrent, burst of 300
 //   npm run chaos -- --help
 /* global URL, console, process, setTimeout */
 import { copyFileSync, createWriteStream, mkdirSync } from "node:fs";
@@ -15,8 +16,10 @@ import { join } from "node:path";
 import { startRemote } from "./remote.mjs";
 import { parseArgs, USAGE } from "./lib/args.mjs";
 import { startAlarmSampler } from "./lib/alarms.mjs";
-import { checkAlarms, checkEffects, checkIndex, checkProgress, checkServerFaults, checkTerminal } from "./lib/checks.mjs";
+import { buildBurstWorkflows, driveBurst } from "./lib/burst.mjs";
+import { checkAlarms, checkEffects, checkIndex, checkProgress, checkScheduleToStart, checkServerFaults, checkTerminal } from "./lib/checks.mjs";
 import { createClient, mapLimit } from "./lib/client.mjs";
+import { startDispatchSampler } from "./lib/dispatch.mjs";
 import { idsNamedBy, timelines } from "./lib/evidence.mjs";
 import { measure } from "./lib/metrics.mjs";
 import { assertPortsFree, atInterrupt, installCleanup, killAllGroups } from "./lib/processes.mjs";
@@ -29,6 +32,13 @@ const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));
 const PROGRESS_THRESHOLD = 0.95;
 /** Beyond the bound, the watchdog kills everything: the harness must stop by itself even if it hangs. */
 const WATCHDOG_GRACE_S = 45;
+/**
+ * Open burst workflows added to each alarm sample (rotating through them): sampling thousands every 2 s
+ * would load the engine more than the burst does. Every workflow is still read at the end.
+ */
+const BURST_ALARM_SAMPLE = 20;
+/** The final reading of views and histories, and the checks' own reads, per burst workflow (2 cores, loaded). */
+const CHECKS_RESERVE_PER_BURST_MS = 25;
 
 const log = (message) => console.log(`chaos: ${message}`);
 
@@ -53,7 +63,7 @@ async function main() {
   const runStart = Date.now();
   const bound = runStart + options.maxSeconds * 1000;
   // Time kept back at the end for reading every workflow and running the checks.
-  const checksReserveMs = Math.max(12_000, options.maxSeconds * 140);
+  const checksReserveMs = Math.max(12_000, options.maxSeconds * 140) + options.burst * CHECKS_RESERVE_PER_BURST_MS;
   setTimeout(() => {
     console.error(`chaos: watchdog: still running ${WATCHDOG_GRACE_S} s past the ${options.maxSeconds} s bound; killing everything`);
     killAllGroups();
@@ -78,54 +88,78 @@ async function main() {
 
     const client = createClient(`http://127.0.0.1:${ports.shepherd}`);
     const workflows = buildWorkflows({ seed: options.seed, count: options.workflows, remoteUrl: remote.url, remoteFaults: options.remoteFaults });
+    const burstWorkflows = buildBurstWorkflows({ seed: options.seed, count: options.burst, remoteUrl: remote.url, remoteFaults: options.remoteFaults });
+    const allWorkflows = [...workflows, ...burstWorkflows];
     let restart = null;
     let restarting = false;
     const inFlight = new Set();
 
-    const doRestart = async () => {
+    const doRestart = async (reason) => {
       restarting = true;
       const from = Date.now();
-      log("restarting shepherd (kill -9 of the wrangler process group, same --persist-to)");
+      log(`restarting shepherd (kill -9 of the wrangler process group, same --persist-to): ${reason}`);
       await stopShepherd(shepherd);
       shepherd = await startShepherd(sandbox, serverOptions);
       const to = Date.now();
-      restart = { atMs: from - runStart, downMs: to - from, outage: { from, to } };
+      restart = { atMs: from - runStart, downMs: to - from, reason, outage: { from, to } };
       restarting = false;
       log(`shepherd healthy again after ${to - from} ms`);
     };
 
     const soakStart = Date.now();
-    const sampler = startAlarmSampler({ client, inFlight: () => [...inFlight], paused: () => restarting });
-    log(`running ${workflows.length} workflows, ${options.concurrency} at a time`);
-    const results = await driveWorkload({
+    const deadline = bound - checksReserveMs;
+    let burst = null;
+    const sampler = startAlarmSampler({ client, inFlight: () => [...inFlight, ...(burst?.openSample(BURST_ALARM_SAMPLE) ?? [])], paused: () => restarting });
+    const dispatchSampler = startDispatchSampler({ client, paused: () => restarting, origin: soakStart });
+    log(`running ${workflows.length} workflows, ${options.concurrency} at a time` + (burstWorkflows.length ? `, and a burst of ${burstWorkflows.length} from ${options.burstClients} clients` : ""));
+    if (burstWorkflows.length) {
+      burst = driveBurst({
+        client,
+        workflows: burstWorkflows,
+        clients: options.burstClients,
+        deadline,
+        paused: () => restarting,
+        onProgress: ({ started, terminal, backPressure, total }) => log(`burst: ${started}/${total} started (${backPressure} back-pressure answers), ${terminal} terminal`),
+      });
+    }
+    const regular = await driveWorkload({
       client,
       workflows,
       concurrency: options.concurrency,
-      deadline: bound - checksReserveMs,
+      deadline,
       restartAfter: options.restart ? Math.ceil(workflows.length / 2) : null,
+      // With a burst the crash comes when its backlog peaks, if that is before halfway: a kill that finds
+      // thousands of queued messages is the one that tests re-dispatch of lost dispatches.
+      restartSignal: burst?.allStarted.then((s) => `the burst's ${s.size} starts all answered, its backlog at its peak`),
       restart: doRestart,
       onStarted: (id) => inFlight.add(id),
       onEnded: (id) => inFlight.delete(id),
       onProgress: ({ started, done, total }) => log(`${started}/${total} started, ${done} terminal`),
     });
+    const burstRun = burst ? await burst.done : { results: [], summary: null };
+    const results = [...regular, ...burstRun.results];
     await sampler.stop();
+    const dispatch = await dispatchSampler.stop();
     const soakMs = Date.now() - soakStart;
     log(`soak over after ${(soakMs / 1000).toFixed(1)} s; reading every workflow and its history`);
 
     // The final word of each object: its view and whole history.
+    const readStart = Date.now();
     const finals = await mapLimit(results, 10, async (result) => {
       const res = await client.getWorkflow(result.id);
       const history = res.status === 200 ? await client.getHistory(result.id) : { events: [] };
-      return { id: result.id, started: result.started, view: res.status === 200 ? res.body : null, readStatus: res.status, events: history.events };
+      return { id: result.id, kind: result.kind ?? "soak", started: result.started, view: res.status === 200 ? res.body : null, readStatus: res.status, events: history.events };
     });
+    const readMs = Date.now() - readStart;
     const remoteStats = remote.stats();
 
     const checks = [
       checkTerminal(results, finals),
-      checkEffects(remoteStats, finals, workflows),
+      checkEffects(remoteStats, finals, allWorkflows),
       await checkIndex(client, finals),
       await checkAlarms(client, finals, sampler),
-      checkProgress(finals, workflows, PROGRESS_THRESHOLD),
+      checkProgress(finals, allWorkflows, PROGRESS_THRESHOLD),
+      checkScheduleToStart(finals, allWorkflows),
       checkServerFaults(sandbox.features, options.serverFaults),
     ];
     const failed = checks.filter((c) => c.status === "fail");
@@ -142,6 +176,7 @@ async function main() {
       outcomes[status] = (outcomes[status] ?? 0) + 1;
     }
     const measurements = measure(finals, restart?.outage ?? null);
+    const burstFinals = finals.filter((f) => f.kind === "burst");
     // Detections later than the supervisor's 1 s promise that the restart does not explain get timelines too.
     const lateDetections = measurements.slowestDetections.filter((d) => !d.inOutage && d.overdueMs > 1_000).map((d) => d.id);
     const evidenceIds = [...new Set([...idsNamedBy(checks, (id) => finals.some((f) => f.id === id && f.view)), ...lateDetections.slice(0, 3)])];
@@ -151,10 +186,14 @@ async function main() {
       config: { ...options, thresholds: { progress: PROGRESS_THRESHOLD, alarmOverdueMs: 5_000 } },
       source: sandbox.source,
       features: sandbox.features,
-      timing: { soakMs, totalMs: Date.now() - runStart, shepherdReadyMs: shepherd.readyMs },
+      timing: { soakMs, readMs, checksMs: Date.now() - readStart - readMs, totalMs: Date.now() - runStart, shepherdReadyMs: shepherd.readyMs },
       restart,
       outcomes,
-      declinedByDesign: workflows.filter((wf) => wf.declinedStep).length,
+      declinedByDesign: allWorkflows.filter((wf) => wf.declinedStep).length,
+      burst: burstRun.summary && burstReport(burstRun.summary, burstFinals, burstWorkflows, restart?.outage ?? null),
+      dispatch,
+      // The regular workload meets the same front door; its back-pressure answers are counted apart.
+      regularBackPressure: sumCounts(regular.map((r) => r.backPressure ?? {})),
       checks,
       measurements,
       // The workflows the failed checks name and the latest detections, each as one merged engine + remote timeline.
@@ -182,6 +221,31 @@ async function main() {
     if (options.keep) log(`kept ${sandbox.dir}`);
     else sandbox.remove();
   }
+}
+
+function sumCounts(tables) {
+  const sum = {};
+  for (const table of tables) for (const [key, n] of Object.entries(table)) sum[key] = (sum[key] ?? 0) + n;
+  return sum;
+}
+
+/** The burst's figures for the table: what the front door did with it, how it ended, what it cost per step. */
+function burstReport(summary, burstFinals, burstWorkflows, outage) {
+  const outcomes = {};
+  for (const f of burstFinals) {
+    const status = f.view?.status ?? (f.started ? "unreadable" : "not started");
+    outcomes[status] = (outcomes[status] ?? 0) + 1;
+  }
+  const m = measure(burstFinals, outage);
+  return {
+    ...summary,
+    outcomes,
+    declinedByDesign: burstWorkflows.filter((wf) => wf.declinedStep).length,
+    actionAttemptsPerStep: m.actionAttemptsPerStep,
+    actionAttemptsHistogram: m.actionAttemptsHistogram,
+    workflowDurationMs: m.workflowDurationMs,
+    timeouts: m.detectionLatencyByTimeoutMs,
+  };
 }
 
 main().then(

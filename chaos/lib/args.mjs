@@ -16,13 +16,23 @@ export const DEFAULT_SERVER_FAULTS = Object.freeze({
 
 const PORT_RANGE = [8810, 8819];
 
+/**
+ * Default bound on the whole run: the regular soak's, plus time per burst workflow for the engine to work
+ * through them (measured on 2 loaded cores, with margin) and for the harness to read them at the end.
+ */
+const BURST_SECONDS_PER_WORKFLOW = { soak: 0.12, quick: 0.2 };
+export const DEFAULT_BURST = { soak: 2000, quick: 300 };
+
 export const USAGE = `npm run chaos -- [flags]
 
-  --quick               CI preset: 30 workflows, 5 concurrent, 90 s
+  --quick               CI preset: 30 workflows, 5 concurrent, a burst of ${DEFAULT_BURST.quick}, bound 90 s + ${BURST_SECONDS_PER_WORKFLOW.quick} s per burst workflow
   --workflows N         workflows to run (default 200)
   --concurrency C       workflows in flight at once (default 10)
+  --burst N             extra 3-step workflows (no scheduleToStartMs) started at once while the soak runs (default ${DEFAULT_BURST.soak}; 0 = none)
+  --burst-clients C     concurrent clients starting the burst (default 32)
   --seed S              seed of the workload and the remote's faults (default 1)
-  --max-seconds T       bound on the whole run, start-up and checks included (default 180)
+  --max-seconds T       bound on the whole run, start-up and checks included
+                        (default 180 s + ${BURST_SECONDS_PER_WORKFLOW.soak} s per burst workflow)
   --no-restart          skip the mid-run restart of Shepherd
   --fault NAME=P        set one fault probability (repeatable). Remote: ${Object.keys(DEFAULT_REMOTE_FAULTS).join(", ")}
                         (decline is per action key, the others per attempt). Server: ${SERVER_FAULT_KEYS.join(", ")}
@@ -37,6 +47,8 @@ export function parseArgs(argv) {
   const options = {
     workflows: 200,
     concurrency: 10,
+    burst: DEFAULT_BURST.soak,
+    burstClients: 32,
     seed: "1",
     maxSeconds: 180,
     restart: true,
@@ -65,6 +77,8 @@ export function parseArgs(argv) {
       case "--quick": options.preset = "quick"; break;
       case "--workflows": options.workflows = integer(take(), flag, 1); explicit.add("workflows"); break;
       case "--concurrency": options.concurrency = integer(take(), flag, 1); explicit.add("concurrency"); break;
+      case "--burst": options.burst = integer(take(), flag, 0); explicit.add("burst"); break;
+      case "--burst-clients": options.burstClients = integer(take(), flag, 1); break;
       case "--seed": options.seed = String(take()); break;
       case "--max-seconds": options.maxSeconds = integer(take(), flag, 30); explicit.add("maxSeconds"); break;
       case "--no-restart": options.restart = false; break;
@@ -89,7 +103,9 @@ export function parseArgs(argv) {
     if (!explicit.has("workflows")) options.workflows = 30;
     if (!explicit.has("concurrency")) options.concurrency = 5;
     if (!explicit.has("maxSeconds")) options.maxSeconds = 90;
+    if (!explicit.has("burst")) options.burst = DEFAULT_BURST.quick;
   }
+  if (!explicit.has("maxSeconds")) options.maxSeconds += Math.ceil(options.burst * BURST_SECONDS_PER_WORKFLOW[options.preset]);
   if (options.portBase + 2 > PORT_RANGE[1]) throw new Error(`--port-base must leave three ports within ${PORT_RANGE[0]}–${PORT_RANGE[1]}`);
   checkFaultTable(options.remoteFaults, Object.keys(options.remoteFaults));
   checkFaultTable(options.serverFaults, SERVER_FAULT_KEYS);

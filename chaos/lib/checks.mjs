@@ -188,7 +188,9 @@ export function checkProgress(finals, workflows, threshold) {
   const others = {};
   for (const f of notCompleted) others[f.status ?? "not started"] = (others[f.status ?? "not started"] ?? 0) + 1;
   const otherText = Object.entries(others).map(([status, n]) => `${status} ${n}`).join(", ");
-  const detail = `${completed}/${eligible.length} = ${(rate * 100).toFixed(1)} %${otherText ? `; others: ${otherText}` : ""} (${declined.size} declined by design left out)`;
+  const burst = eligible.filter((f) => f.kind === "burst");
+  const burstText = burst.length ? `; burst ${burst.filter((f) => f.view?.status === "completed").length}/${burst.length}` : "";
+  const detail = `${completed}/${eligible.length} = ${(rate * 100).toFixed(1)} %${burstText}${otherText ? `; others: ${otherText}` : ""} (${declined.size} declined by design left out)`;
   const started = notCompleted.filter((f) => f.status);
   return (rate >= threshold ? pass : fail)(name, detail, { rate, notCompleted: started.slice(0, 20), notStartedCount: notCompleted.length - started.length });
 }
@@ -203,4 +205,69 @@ export function checkServerFaults(features, serverFaults) {
   return unknown.length
     ? skipped(name, `skipped for ${unknown.join(", ")} (not in this build's src/); others passed to the Worker`)
     : pass(name, `${asked.join(", ")} passed to the Worker (DEV_HOOKS=true)`);
+}
+
+/** Whether a step's own timeouts or its definition's defaults set scheduleToStartMs. */
+function asksScheduleToStart(definition, stepId) {
+  const step = definition.steps.find((s) => s.id === stepId);
+  return step?.timeouts?.scheduleToStartMs !== undefined || definition.defaults?.timeouts?.scheduleToStartMs !== undefined;
+}
+
+/**
+ * A backlog in Shepherd's own queue never fails a workflow (api-v1, "Dispatch under load"): no attempt of a
+ * step that did not set scheduleToStartMs timed out `schedule_to_start` (read from the view's attempts and
+ * from the history's step_timed_out events, either is enough), and every burst workflow completed unless
+ * the remote declined it by design. Causes of the other endings are named so a failure here points at
+ * the queue or elsewhere.
+ */
+export function checkScheduleToStart(finals, workflows) {
+  const name = "no workflow failed by a schedule-to-start it did not ask for";
+  const byId = new Map(workflows.map((wf) => [wf.id, wf]));
+  const unasked = [];
+  for (const f of finals) {
+    const wf = byId.get(f.id);
+    if (!wf) continue;
+    const seen = new Set();
+    const note = (stepId, attempt, source) => {
+      if (asksScheduleToStart(wf.payload.definition, stepId) || seen.has(`${stepId}#${attempt}`)) return;
+      seen.add(`${stepId}#${attempt}`);
+      unasked.push({ id: f.id, kind: wf.kind, stepId, attempt, source, workflowStatus: f.view?.status ?? null });
+    };
+    for (const step of f.view?.steps ?? []) {
+      for (const a of step.attempts ?? []) if (a.error?.timeout === "schedule_to_start") note(step.id, a.n, "view");
+    }
+    for (const e of f.events) if (e.type === "step_timed_out" && e.data?.timeout === "schedule_to_start") note(e.stepId, e.attempt, "history");
+  }
+  const burst = finals.filter((f) => byId.get(f.id)?.kind === "burst");
+  const unexpected = [];
+  let completed = 0;
+  let declinedCompensated = 0;
+  // A workflow that never ended is the terminal check's failure; counting it here too would blame the queue twice.
+  let notEnded = 0;
+  for (const f of burst) {
+    const wf = byId.get(f.id);
+    const status = f.view?.status ?? null;
+    if (!TERMINAL_STATUSES.has(status)) notEnded += 1;
+    else if (status === "completed") completed += 1;
+    else if (wf.declinedStep && status === "compensated") declinedCompensated += 1;
+    else unexpected.push({ id: f.id, status, declinedStep: wf.declinedStep, cause: endingCause(f.view) });
+  }
+  const causes = {};
+  for (const u of unexpected) causes[u.cause] = (causes[u.cause] ?? 0) + 1;
+  const workflowsHit = new Set(unasked.map((u) => u.id)).size;
+  const detail =
+    `${unasked.length} unasked schedule_to_start timeout(s) in ${workflowsHit} of ${finals.length} workflows` +
+    (burst.length ? `; burst ${completed + declinedCompensated}/${burst.length} as expected (${completed} completed, ${declinedCompensated} declined by design → compensated)` : "; no burst") +
+    (unexpected.length ? `; ${unexpected.length} other ending(s): ${Object.entries(causes).map(([c, n]) => `${c} ${n}`).join(", ")}` : "") +
+    (notEnded ? `; ${notEnded} not ended (see the terminal check)` : "");
+  return (unasked.length || unexpected.length ? fail : pass)(name, detail, { unasked: unasked.slice(0, 30), unexpectedBurstEndings: unexpected.slice(0, 30) });
+}
+
+/** Why a workflow did not complete, in a word or two: the timeout kind or HTTP status of the step that ended it. */
+function endingCause(view) {
+  const failedStep = view.steps.find((s) => s.error && (s.status === "failed" || s.status === "compensated" || s.status === "cancelled")) ?? view.steps.find((s) => s.error);
+  const error = failedStep?.error ?? view.error;
+  if (!error) return view.status;
+  const why = error.timeout ?? (error.status ? `HTTP ${error.status}` : error.message?.slice(0, 40));
+  return `${view.status}: ${why}`;
 }

@@ -10,7 +10,10 @@ export function createClient(baseUrl) {
   const base = new URL(baseUrl);
   if (base.hostname !== "127.0.0.1") throw new Error(`the chaos client only talks to 127.0.0.1 (got ${baseUrl})`);
 
-  /** One request: {status, body, error}; status 0 when no answer came (refused, reset, timed out). */
+  /**
+   * One request: {status, body, error, retryAfter}; status 0 when no answer came (refused, reset, timed out).
+   * `retryAfter` is the raw Retry-After header (or null): back-pressure is part of the answer.
+   */
   async function request(method, path, { body, timeoutMs = REQUEST_TIMEOUT_MS } = {}) {
     const headers = {};
     // Auth is required on /v1 and the dev routes (task callbacks use their token, but the soak makes none).
@@ -30,9 +33,9 @@ export function createClient(baseUrl) {
       } catch {
         parsed = { text };
       }
-      return { status: response.status, body: parsed, error: null };
+      return { status: response.status, body: parsed, error: null, retryAfter: response.headers.get("retry-after") };
     } catch (error) {
-      return { status: 0, body: null, error: error?.cause?.code ?? error?.name ?? String(error) };
+      return { status: 0, body: null, error: error?.cause?.code ?? error?.name ?? String(error), retryAfter: null };
     }
   }
 
@@ -41,8 +44,10 @@ export function createClient(baseUrl) {
     request,
     startWorkflow: (payload) => request("POST", "/v1/workflows", { body: payload }),
     getWorkflow: (id) => request("GET", `/v1/workflows/${encodeURIComponent(id)}`),
-    listWorkflows: (cursor) => request("GET", `/v1/workflows?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`),
+    listWorkflows: (cursor, { name } = {}) =>
+      request("GET", `/v1/workflows?limit=100${name ? `&name=${encodeURIComponent(name)}` : ""}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`),
     getDevWorkflow: (id) => request("GET", `/dev/workflows/${encodeURIComponent(id)}`),
+    getDevDispatch: () => request("GET", "/dev/dispatch"),
     /** The whole history, page by page (bounded: at most `maxPages` pages). */
     async getHistory(id, maxPages = 20) {
       const events = [];

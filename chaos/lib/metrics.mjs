@@ -26,6 +26,7 @@ export function measure(finals, outage) {
   const recovery = [];
   const retryLateness = [];
   const actionAttempts = [];
+  const actionAttemptsHistogram = {};
   const compensationAttempts = [];
   const eventCounts = {};
   let staleReports = 0;
@@ -89,7 +90,10 @@ export function measure(finals, outage) {
     for (const step of view?.steps ?? []) {
       const actions = step.attempts.filter((a) => (a.kind ?? "action") === "action").length;
       const compensations = step.attempts.filter((a) => a.kind === "compensation").length;
-      if (actions > 0) actionAttempts.push(actions);
+      if (actions > 0) {
+        actionAttempts.push(actions);
+        actionAttemptsHistogram[actions] = (actionAttemptsHistogram[actions] ?? 0) + 1;
+      }
       if (compensations > 0) compensationAttempts.push(compensations);
     }
   }
@@ -111,6 +115,8 @@ export function measure(finals, outage) {
       .slice(0, 3)
       .map(({ id, durationMs, events }) => ({ id, durationMs, timeline: events.map((e) => timelineLine(e, events[0]?.at ?? e.at)) })),
     actionAttemptsPerStep: summarize(actionAttempts),
+    // Steps by how many action attempts they took: {"1": 850, "2": 40, …}.
+    actionAttemptsHistogram,
     compensationAttemptsPerStep: summarize(compensationAttempts),
     staleReportRejected: staleReports,
     staleReportRejectedByReport: staleByReport,

@@ -16,8 +16,8 @@ function measurementRows(report) {
   const r = report.remote.totals;
   const rows = [
     ["outcomes", `${counts(report.outcomes)} (${report.declinedByDesign} declined by design)`],
-    ["time", `soak ${(report.timing.soakMs / 1000).toFixed(1)} s, whole run ${(report.timing.totalMs / 1000).toFixed(1)} s`],
-    ["restart", report.restart ? `killed at +${(report.restart.atMs / 1000).toFixed(1)} s, healthy again after ${(report.restart.downMs / 1000).toFixed(1)} s` : "none"],
+    ["time", `soak ${(report.timing.soakMs / 1000).toFixed(1)} s, reading ${(report.timing.readMs / 1000).toFixed(1)} s, checks ${(report.timing.checksMs / 1000).toFixed(1)} s, whole run ${(report.timing.totalMs / 1000).toFixed(1)} s`],
+    ["restart", report.restart ? `killed at +${(report.restart.atMs / 1000).toFixed(1)} s (${report.restart.reason}), healthy again after ${(report.restart.downMs / 1000).toFixed(1)} s` : "none"],
     ["failure detection (overdueMs)", dist(m.detectionLatencyMs)],
     ["  deadlines not near the restart", dist(m.detectionLatencyOutsideRestartMs)],
   ];
@@ -35,7 +35,42 @@ function measurementRows(report) {
     ["replays (would-be duplicates)", `actions ${r.action.replays} (${r.action.replaysAfterDelivered} after a delivered 200), compensations ${r.compensation.replays} (${r.compensation.replaysAfterDelivered} after a delivered 200)`],
     ["server faults (FAULTS)", report.features.faultsVar ? counts(report.config.serverFaults) : `not in this build (asked: ${counts(report.config.serverFaults)})`],
   );
+  rows.push(...burstRows(report));
   return rows;
+}
+
+const seconds = (v) => (v === null || v === undefined ? "–" : `${(v / 1000).toFixed(1)} s`);
+
+/** The burst's own rows; the dispatch lag is the engine's side of the same story. */
+function burstRows(report) {
+  const b = report.burst;
+  const d = report.dispatch;
+  const lag =
+    d?.available === true
+      ? `max ${ms(d.maxLagMs)} at +${seconds(d.maxLagAtMs)} (bound ${ms(d.boundMs)}), back-pressure on in ${d.backPressureSamples}/${d.samples} samples`
+      : d?.available === false
+        ? `n/a (GET /dev/dispatch answered ${d.missingStatus})`
+        : "n/a (no answer)";
+  if (!b) return [["burst", "none (--burst 0)"], ["dispatch lag (GET /dev/dispatch, every 2 s)", lag]];
+  const retryAfter = b.retryAfterMs ? ` (Retry-After ${seconds(b.retryAfterMs.min)}–${seconds(b.retryAfterMs.max)})` : "";
+  const a = b.actionAttemptsPerStep;
+  const histogram = Object.entries(b.actionAttemptsHistogram).map(([n, steps]) => `${n}×${steps}`).join(", ");
+  const timeouts = Object.entries(b.timeouts).map(([kind, dist]) => `${kind} ${dist.n}`).join(", ") || "none";
+  return [
+    ["burst", `${b.size} workflows × ${b.steps} steps from ${b.clients} clients, no scheduleToStartMs`],
+    ["  outcomes", `${counts(b.outcomes)} (${b.declinedByDesign} declined by design)`],
+    ["  time to start them all", `${seconds(b.startMs)} (${b.started}/${b.size} started, ${b.startTries} requests)`],
+    [
+      "  back-pressure answers (429/503)",
+      `${b.backPressureTotal}${b.backPressureTotal ? ` (${counts(b.backPressure)})${retryAfter}` : ""}` +
+        (Object.keys(b.otherStartStatuses).length ? `; other start answers: ${counts(b.otherStartStatuses)}` : "") +
+        `; regular workload's starts: ${counts(report.regularBackPressure ?? {})}`,
+    ],
+    ["  action attempts per step", a.n ? `mean ${a.mean}, p99 ${a.p99}, max ${a.max} (steps by attempts: ${histogram})` : "–"],
+    ["  timeouts and missed heartbeats", timeouts],
+    ["  workflow duration", dist(b.workflowDurationMs)],
+    ["dispatch lag (GET /dev/dispatch, every 2 s)", lag],
+  ];
 }
 
 function table(header, rows) {
@@ -48,7 +83,8 @@ export function renderReport(report) {
   const c = report.config;
   const lines = [
     "",
-    `Shepherd chaos soak: seed ${c.seed}, ${c.workflows} workflows of 3–5 steps, ${c.concurrency} concurrent, ${c.restart ? "one restart" : "no restart"}, bound ${c.maxSeconds} s`,
+    `Shepherd chaos soak: seed ${c.seed}, ${c.workflows} workflows of 3–5 steps, ${c.concurrency} concurrent, ` +
+      `${c.burst ? `a burst of ${c.burst} × 3 steps from ${c.burstClients} clients` : "no burst"}, ${c.restart ? "one restart" : "no restart"}, bound ${c.maxSeconds} s`,
     `Build under test: ${report.source.commit ?? "?"}${report.source.dirtyFiles ? ` with ${report.source.dirtyFiles} uncommitted file(s)` : ""}; FAULTS hook ${report.features.faultsVar ? "present" : "absent"}`,
     "",
     table(["CHECK", "RESULT", "DETAIL"], report.checks.map((check) => [check.name, check.status.toUpperCase(), check.detail])),

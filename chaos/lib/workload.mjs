@@ -4,30 +4,37 @@
 import { isDeclined, seededRandom } from "./faults.mjs";
 import { sleep } from "./processes.mjs";
 import { TERMINAL_STATUSES } from "./client.mjs";
+import { startUntilAccepted } from "./starts.mjs";
 
 const POLL_MIN_MS = 200;
 const POLL_MAX_MS = 1_000;
-const START_RETRY_MAX_MS = 2_000;
 
 /**
  * Small timeouts and a fast retry policy, so that every injected fault is detected and retried within a
- * few seconds and 200 workflows fit in a couple of minutes.
+ * few seconds and 200 workflows fit in a couple of minutes. No scheduleToStartMs: the soak runs the
+ * default, which must never fail a workflow because Shepherd's own queue is slow (api-v1, "Dispatch under
+ * load"); a lost dispatch has to be found by the engine, not by a deadline the harness chose.
  */
 const STEP_DEFAULTS = {
   retry: { maxAttempts: 5, initialIntervalMs: 100, backoffCoefficient: 2, maxIntervalMs: 2_000, jitter: 0.2 },
-  timeouts: { scheduleToStartMs: 3_000, heartbeatMs: 1_000 },
+  timeouts: { heartbeatMs: 1_000 },
 };
 
 /**
- * Builds `count` workflows of 3–5 sequential steps, each step with a compensation. Also predicts, from the
- * remote's fault plan, which ones the remote will decline (422) and so must end `compensated`.
+ * Builds `count` workflows of `minSteps`–`maxSteps` sequential steps (3–5 unless told), each step with a
+ * compensation. Also predicts, from the remote's fault plan, which ones the remote will decline (422) and so
+ * must end `compensated`. `kind` names the family: it is the definition's name (so the index can be listed
+ * by family), part of the ids, and the salt of the family's own random choices, so adding a family never
+ * changes another's workflows.
  */
-export function buildWorkflows({ seed, count, remoteUrl, remoteFaults }) {
-  const random = seededRandom(seed, "workload");
+export function buildWorkflows({ seed, count, remoteUrl, remoteFaults, kind = "soak", minSteps = 3, maxSteps = 5 }) {
+  const random = seededRandom(seed, kind === "soak" ? "workload" : kind);
   const workflows = [];
+  const prefix = kind === "soak" ? `chaos-${seed}` : `chaos-${seed}-${kind}`;
+  const width = Math.max(4, String(count).length);
   for (let i = 1; i <= count; i++) {
-    const id = `chaos-${seed}-${String(i).padStart(4, "0")}`;
-    const stepCount = 3 + Math.floor(random() * 3);
+    const id = `${prefix}-${String(i).padStart(width, "0")}`;
+    const stepCount = minSteps + Math.floor(random() * (maxSteps - minSteps + 1));
     const steps = [];
     for (let s = 1; s <= stepCount; s++) {
       const stepId = `s${s}`;
@@ -43,8 +50,9 @@ export function buildWorkflows({ seed, count, remoteUrl, remoteFaults }) {
     const declinedStep = steps.find((step) => isDeclined(seed, `${id}:${step.id}`, remoteFaults))?.id ?? null;
     workflows.push({
       id,
+      kind,
       declinedStep,
-      payload: { id, input: { n: i }, definition: { name: "chaos-soak", onFailure: "compensate", defaults: STEP_DEFAULTS, steps } },
+      payload: { id, input: { n: i }, definition: { name: `chaos-${kind}`, onFailure: "compensate", defaults: STEP_DEFAULTS, steps } },
     });
   }
   return workflows;
@@ -52,33 +60,26 @@ export function buildWorkflows({ seed, count, remoteUrl, remoteFaults }) {
 
 /**
  * Starts and follows every workflow, `concurrency` at a time, until all are terminal or `deadline` passes.
- * After `restartAfter` starts, new starts pause while `restart()` runs (pollers keep going and see the
- * outage). `onStarted`/`onEnded` tell which workflows are in flight; `onProgress` gets counts for the console.
+ * After `restartAfter` starts, or once `restartSignal` resolves if that comes first, new starts pause while
+ * `restart()` runs (pollers keep going and see the outage); `restartAfter` null means no restart. A signal
+ * that comes after the workload ended is ignored, so no restart outlives the driver.
+ * `onStarted`/`onEnded` tell which workflows are in flight; `onProgress` gets counts for the console.
  */
-export async function driveWorkload({ client, workflows, concurrency, deadline, restartAfter, restart, onStarted, onEnded, onProgress }) {
+export async function driveWorkload({ client, workflows, concurrency, deadline, restartAfter, restartSignal, restart, onStarted, onEnded, onProgress }) {
   const results = new Map(workflows.map((wf) => [wf.id, { id: wf.id, started: false, startTries: 0, startStatuses: {}, terminal: false, status: null, polls: 0, pollErrors: 0, observedEndAt: null }]));
   let next = 0;
   let startedCount = 0;
   let restartGate = null;
   let restartTriggered = false;
-
-  async function startOne(wf, result) {
-    let backoff = 250;
-    while (Date.now() < deadline) {
-      result.startTries += 1;
-      const res = await client.startWorkflow(wf.payload);
-      result.startStatuses[res.status] = (result.startStatuses[res.status] ?? 0) + 1;
-      // 200 means the same id and body were already started: a retried start after a lost answer.
-      if (res.status === 201 || res.status === 200) return true;
-      if (res.status >= 400 && res.status < 500 && res.status !== 429) {
-        result.startError = res.body;
-        return false;
-      }
-      await sleep(backoff);
-      backoff = Math.min(START_RETRY_MAX_MS, backoff * 2);
-    }
-    return false;
-  }
+  let finished = false;
+  const triggerRestart = (reason) => {
+    if (restartTriggered || finished || restartAfter === null) return;
+    restartTriggered = true;
+    restartGate = restart(reason).finally(() => {
+      restartGate = null;
+    });
+  };
+  restartSignal?.then((reason) => triggerRestart(reason));
 
   async function followOne(result) {
     let wait = POLL_MIN_MS;
@@ -110,21 +111,17 @@ export async function driveWorkload({ client, workflows, concurrency, deadline, 
       if (restartGate) await restartGate;
       const wf = workflows[next++];
       const result = results.get(wf.id);
-      result.started = await startOne(wf, result);
+      result.started = await startUntilAccepted(client, wf.payload, result, { deadline });
       if (!result.started) continue;
       startedCount += 1;
       onStarted?.(wf.id);
-      if (!restartTriggered && restartAfter !== null && startedCount >= restartAfter) {
-        restartTriggered = true;
-        restartGate = restart().finally(() => {
-          restartGate = null;
-        });
-      }
+      if (restartAfter !== null && startedCount >= restartAfter) triggerRestart(`${startedCount}/${workflows.length} regular workflows started`);
       await followOne(result);
       onEnded?.(wf.id);
     }
   });
   await Promise.all(lanes);
+  finished = true;
   // A restart still running when the lanes ran out of time is awaited, so nothing is left behind.
   if (restartGate) await restartGate;
   clearInterval(progress);
