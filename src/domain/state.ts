@@ -37,8 +37,14 @@ export const AttemptSchema = z.object({
   endedAt: z.number().optional(),
   lastHeartbeatAt: z.number().optional(),
   error: StepErrorSchema.optional(),
-  /** How often this attempt's task message was sent again after the queue dead-lettered it. */
-  redispatches: z.number().optional(),
+  /** When its latest task message was committed for sending; absent: `scheduledAt`. */
+  sentAt: z.number().optional(),
+  /** How often its task message was sent again (lost by the queue, or dead-lettered), the same attempt each time. */
+  resends: z.number().optional(),
+  /** How often the queue dead-lettered its message: the poison rule counts these. */
+  deadLetters: z.number().optional(),
+  /** When the supervisor next asks whether its message was lost; absent: `sentAt` + QUEUE_CHECK_MS. */
+  queueCheckAt: z.number().optional(),
 });
 
 export const StepStateSchema = z.object({

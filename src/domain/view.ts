@@ -15,7 +15,7 @@ export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
 }).extend({
   steps: z.array(
     StepStateSchema.omit({ budgetUsed: true, attempts: true }).extend({
-      attempts: z.array(AttemptSchema.omit({ lastHeartbeatAt: true, redispatches: true })),
+      attempts: z.array(AttemptSchema.omit({ lastHeartbeatAt: true, sentAt: true, resends: true, deadLetters: true, queueCheckAt: true })),
     }),
   ),
 });

@@ -2,7 +2,17 @@ import { DurableObject } from "cloudflare:workers";
 import type { WorkflowPlan } from "../domain/definition";
 import { faultFires, InjectedFault } from "../dev/faults";
 import { indexEntryOf, indexNeedsEntry } from "../domain/index-entry";
-import { claimEagerly, nextDeadlineAt, reportEvent, startWorkflow, transition, type TransitionResult, type WorkflowEvent } from "../domain/machine";
+import {
+  claimEagerly,
+  nextDeadlineAt,
+  queueChecksDue,
+  reportEvent,
+  startWorkflow,
+  transition,
+  type TransitionResult,
+  type WorkflowEvent,
+} from "../domain/machine";
+import { currentQueueLag } from "../queue-lag/monitor";
 import type { AttemptReport } from "../domain/task-message";
 import { activeAttempt, type WorkflowState } from "../domain/state";
 import { toWorkflowView, type WorkflowView } from "../domain/view";
@@ -125,13 +135,9 @@ export class WorkflowScheduler extends DurableObject<Env> {
    * due, sets the alarm again from the state and refreshes the index entry.
    */
   async wake(): Promise<{ ok: true; status: WorkflowState["status"] } | typeof NOT_FOUND> {
-    const loaded = this.store.load();
-    if (!loaded) return NOT_FOUND;
     this.alarmClock.forget();
-    const now = Date.now();
-    const result = transition(loaded.state, { type: "DeadlinesReached" }, now);
-    await this.commit(loaded.state, result, now, { reindex: true });
-    return { ok: true, status: result.state.status };
+    const status = await this.supervise({ reindex: true });
+    return status ? { ok: true, status } : NOT_FOUND;
   }
 
   /**
@@ -162,10 +168,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     this.alarmClock.forget();
     try {
       if (faultFires(this.env, "alarmThrows")) throw new InjectedFault("alarmThrows");
-      const loaded = this.store.load();
-      if (!loaded) return;
-      const now = Date.now();
-      await this.commit(loaded.state, transition(loaded.state, { type: "DeadlinesReached" }, now), now);
+      await this.supervise();
     } catch (error) {
       // The platform would retry a throwing alarm after 2 s, 4 s, 8 s … and stop after six tries; a supervisor
       // that waits that long is late, and one that stops strands the workflow. It sets itself again instead.
@@ -177,6 +180,20 @@ export class WorkflowScheduler extends DurableObject<Env> {
         throw error;
       }
     }
+  }
+
+  /** The supervisor's tick: acts on what is due. Undefined when there is no workflow. */
+  private async supervise(options: CommitOptions = {}): Promise<WorkflowState["status"] | undefined> {
+    const before = this.store.load();
+    if (!before) return undefined;
+    // Whether a queued attempt's message was lost depends on how far behind the queue is: asked only then.
+    const queueLag = queueChecksDue(before.state, Date.now()) ? await currentQueueLag(this.env, Date.now()) : undefined;
+    // Loaded again: other calls may have changed the state while the lag was read.
+    const loaded = this.store.load() ?? before;
+    const now = Date.now();
+    const result = transition(loaded.state, { type: "DeadlinesReached", ...(queueLag ? { queueLag } : {}) }, now);
+    await this.commit(loaded.state, result, now, options);
+    return result.state.status;
   }
 
   private async apply<E extends WorkflowEvent>(event: E) {

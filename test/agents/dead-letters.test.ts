@@ -33,7 +33,7 @@ describe("the dead-letter queue's consumer", () => {
     const workflow = await waitForStatus(id, "completed");
     expect(workflow.steps[0].attempts.map((attempt: { n: number; status: string }) => [attempt.n, attempt.status])).toEqual([[1, "succeeded"]]);
     const dead = (await historyOf(id)).filter((event) => event.type === "task_dead_lettered");
-    expect(dead).toEqual([expect.objectContaining({ stepId: "only", attempt: 1, data: { outcome: "re-dispatched", redispatches: 1 } })]);
+    expect(dead).toEqual([expect.objectContaining({ stepId: "only", attempt: 1, data: { outcome: "re-dispatched", deadLetters: 1 } })]);
     expect(remote.requestsFor(`${id}:only`)).toBe(1);
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { WorkflowPlan } from "../../src/domain/definition";
 import { nextDeadlineAt } from "../../src/domain/machine";
+import { QUEUE_CHECK_MS } from "../../src/domain/machine/queued-attempts";
 import {
   accepted,
   claimed,
@@ -22,6 +23,9 @@ import {
 } from "./builders";
 
 const tick = deadlinesReached();
+
+/** The contract's default: no schedule-to-start, so a queued attempt is only checked for a lost message. */
+const NO_QUEUE_TIMEOUT = plan([step("a")], { defaults: { timeouts: { startToCloseMs: 5_000, heartbeatMs: 1_000 } } });
 
 /** A step whose attempt may run 2.5 s, so heartbeats every 0.9 s outlive its start-to-close deadline. */
 const shortStep = step("a", { timeouts: { startToCloseMs: 2_500 } });
@@ -50,18 +54,55 @@ const rows: TransitionCase[] = [
     },
   },
   {
-    name: "leaves an attempt waiting in our queue alone however long it waits, when its step sets no scheduleToStartMs (the default)",
-    plan: plan([step("a")], { defaults: { timeouts: { startToCloseMs: 5_000, heartbeatMs: 1_000 } } }),
-    given: [wait(7 * 24 * 3_600_000)],
-    when: tick,
+    name: "only checks on an attempt waiting in our queue when its step sets no scheduleToStartMs (the default): still queued behind older messages, it is left alone",
+    plan: NO_QUEUE_TIMEOUT,
+    given: [wait(10 * 60_000)],
+    when: { type: "DeadlinesReached", queueLag: { lagMs: 10 * 60_000, at: T0 + 10 * 60_000 } },
     then: {
       status: "running",
       steps: { a: "scheduled" },
       history: [],
       effects: [],
-      changed: false,
-      check: (result) => expect(nextDeadlineAt(result.state)).toBeUndefined(),
+      changed: true,
+      check: (result) => {
+        expect(stepOf(result.state, "a").attempts).toEqual([expect.objectContaining({ n: 1, status: "scheduled", queueCheckAt: T0 + 10 * 60_000 + QUEUE_CHECK_MS })]);
+        expect(nextDeadlineAt(result.state)).toBe(T0 + 10 * 60_000 + QUEUE_CHECK_MS);
+      },
     },
+  },
+  {
+    name: "sends a queued attempt's message again, same attempt and no attempt used, when younger messages are being delivered: the queue lost it",
+    plan: NO_QUEUE_TIMEOUT,
+    given: [wait(QUEUE_CHECK_MS)],
+    when: { type: "DeadlinesReached", queueLag: { lagMs: 5_000, at: T0 + QUEUE_CHECK_MS - 1_000 } },
+    then: {
+      status: "running",
+      steps: { a: "scheduled" },
+      history: ["task_resent a#1"],
+      effects: ["enqueue a#1 action"],
+      check: (result) => {
+        const a = stepOf(result.state, "a");
+        expect(a).toMatchObject({ attempt: 1, budgetUsed: 1 });
+        expect(a.attempts[0]).toMatchObject({ n: 1, status: "scheduled", resends: 1, sentAt: T0 + QUEUE_CHECK_MS });
+        expect(result.history[0]?.data).toEqual({ reason: "younger messages were delivered", waitedMs: QUEUE_CHECK_MS, queueLagMs: 5_000 });
+        // The next check backs off: about two minutes (1 min doubled, 20 % jitter, here none).
+        expect(nextDeadlineAt(result.state)).toBe(T0 + QUEUE_CHECK_MS + 2 * QUEUE_CHECK_MS);
+      },
+    },
+  },
+  {
+    name: "sends a queued attempt's message again when nothing is being delivered (no fresh lag: the queue is empty)",
+    plan: NO_QUEUE_TIMEOUT,
+    given: [wait(QUEUE_CHECK_MS)],
+    when: { type: "DeadlinesReached", queueLag: { lagMs: 10 * 60_000, at: T0 } },
+    then: { status: "running", steps: { a: "scheduled" }, history: ["task_resent a#1"], effects: ["enqueue a#1 action"] },
+  },
+  {
+    name: "does not check a queued attempt before QUEUE_CHECK_MS",
+    plan: NO_QUEUE_TIMEOUT,
+    given: [wait(QUEUE_CHECK_MS - 1)],
+    when: tick,
+    then: { status: "running", steps: { a: "scheduled" }, history: [], effects: [], changed: false },
   },
   {
     name: "leaves a queued attempt alone until its schedule-to-start deadline",

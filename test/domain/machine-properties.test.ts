@@ -2,6 +2,7 @@
 // after every transition, whatever arrives in whatever order, and that a workflow always finishes once its
 // agents behave. A failure prints the shrunk plan and the concrete events that led to it.
 import fc from "fast-check";
+import { queueCheckAt } from "../../src/domain/machine/queued-attempts";
 import { describe, expect, it } from "vitest";
 import { nextDeadlineAt, startWorkflow, transition, type TransitionResult, type WorkflowEvent } from "../../src/domain/machine";
 import {
@@ -57,13 +58,18 @@ const oneOf = <T>(value: T, allowed: readonly T[], message: string): void =>
 
 /**
  * The contract's deadlines of an active attempt: in the queue (only when the step sets one), its whole run, the
- * silence between heartbeats.
+ * silence between heartbeats; and, for a queued attempt, the supervisor's check that its message was not lost,
+ * which never ends the attempt.
  */
-function attemptDeadlineAt(state: WorkflowState, step: StepState, attempt: Attempt): number | undefined {
+function attemptDeadlineAt(state: WorkflowState, step: StepState, attempt: Attempt): { at: number; endsAttempt: boolean } {
   const { timeouts } = planOf(state, step.id);
-  if (attempt.status === "scheduled") return timeouts.scheduleToStartMs === undefined ? undefined : attempt.scheduledAt + timeouts.scheduleToStartMs;
+  if (attempt.status === "scheduled") {
+    const check = queueCheckAt(attempt);
+    const timeout = timeouts.scheduleToStartMs === undefined ? Infinity : attempt.scheduledAt + timeouts.scheduleToStartMs;
+    return timeout <= check ? { at: timeout, endsAttempt: true } : { at: check, endsAttempt: false };
+  }
   const startedAt = attempt.startedAt ?? attempt.scheduledAt;
-  return Math.min(startedAt + timeouts.startToCloseMs, (attempt.lastHeartbeatAt ?? startedAt) + timeouts.heartbeatMs);
+  return { at: Math.min(startedAt + timeouts.startToCloseMs, (attempt.lastHeartbeatAt ?? startedAt) + timeouts.heartbeatMs), endsAttempt: true };
 }
 
 /** What a single state must satisfy, whatever led to it. */
@@ -198,17 +204,14 @@ function checkNextDeadline(state: WorkflowState): void {
   if (state.deadlineAt !== undefined && !state.compensation) candidates.push(state.deadlineAt);
   for (const step of state.steps) {
     const active = activeOf(step);
-    const deadline = active && attemptDeadlineAt(state, step, active);
-    if (deadline !== undefined) candidates.push(deadline);
+    if (active) candidates.push(attemptDeadlineAt(state, step, active).at);
     if (step.nextRetryAt !== undefined) candidates.push(step.nextRetryAt);
   }
   const next = nextDeadlineAt(state);
   const earliest = candidates.length === 0 ? undefined : Math.min(...candidates);
   holds(next === earliest, `nextDeadlineAt is ${next}, the earliest deadline is ${earliest}`);
   if (state.status === "running" || state.status === "compensating") {
-    // An attempt waiting in our queue is woken by its delivery (or, if the queue gives up, its dead letter).
-    const queued = state.steps.some((step) => activeOf(step)?.status === "scheduled");
-    holds(next !== undefined || queued, `${state.status}: nothing will wake the workflow`);
+    holds(next !== undefined, `${state.status}: nothing will wake the workflow`);
   }
 }
 
@@ -410,7 +413,7 @@ function checkTick(before: WorkflowState, now: number, result: Result): void {
     if (!active) continue;
     const after = stepIn(state, was.id)!.attempts[active.n - 1]!;
     const deadline = attemptDeadlineAt(before, was, active);
-    const due = deadline !== undefined && deadline <= now;
+    const due = deadline.endsAttempt && deadline.at <= now;
     const allowed = due ? ["timed_out", "cancelled"] : [active.status, "cancelled"];
     oneOf(after.status, allowed, `${was.id}#${active.n} ${due ? "is overdue" : "is not due"} at the tick`);
   }

@@ -106,8 +106,8 @@ const deadLetterRows: TransitionCase[] = [
       check: (result) => {
         const a = stepOf(result.state, "a");
         expect(a).toMatchObject({ attempt: 1, budgetUsed: 1 });
-        expect(a.attempts).toEqual([expect.objectContaining({ n: 1, status: "scheduled", redispatches: 1 })]);
-        expect(result.history[0]?.data).toEqual({ outcome: "re-dispatched", redispatches: 1 });
+        expect(a.attempts).toEqual([expect.objectContaining({ n: 1, status: "scheduled", resends: 1, deadLetters: 1, sentAt: T0 + 100 })]);
+        expect(result.history[0]?.data).toEqual({ outcome: "re-dispatched", deadLetters: 1 });
       },
     },
   },

@@ -41,7 +41,7 @@ describe("case 7: poison message", () => {
     const workflow = await waitForStatus(id, "completed", 30_000);
     expect(workflow.steps[0].attempts.map((attempt: { n: number; status: string }) => [attempt.n, attempt.status])).toEqual([[1, "succeeded"]]);
     const dead = (await historyOf(id)).find((event) => event.type === "task_dead_lettered");
-    expect(dead).toMatchObject({ stepId: "only", attempt: 1, data: { outcome: "re-dispatched", redispatches: 1 } });
+    expect(dead).toMatchObject({ stepId: "only", attempt: 1, data: { outcome: "re-dispatched", deadLetters: 1 } });
     expect(remote.requestsFor(`${id}:only`)).toBe(1);
     expect(timesFired("consumerThrows")).toBe(DELIVERIES);
     await vi.waitFor(() => {

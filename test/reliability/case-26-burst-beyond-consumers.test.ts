@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
 import { QUEUE_LAG_FRESH_MS } from "../../src/domain/back-pressure";
+import { QUEUE_CHECK_MS } from "../../src/domain/machine/queued-attempts";
 import { forgetQueueLagReads } from "../../src/queue-lag/monitor";
 import { api, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
@@ -58,7 +59,10 @@ describe("case 26: burst beyond the consumers (in the pool: one attempt, moved t
     const id = uniqueId();
     const sends = watchSends((message) => message.workflowId === id);
     await start(oneStep(), { id });
-    const scheduledAt = await backdateQueuedAttempt(id, 10 * OLD_DEFAULT_SCHEDULE_TO_START_MS);
+    const waitedMs = 10 * OLD_DEFAULT_SCHEDULE_TO_START_MS;
+    const scheduledAt = await backdateQueuedAttempt(id, waitedMs);
+    // The queue is delivering messages as old as this one: it is slow, not lossy.
+    await recordQueueLag(waitedMs);
 
     await supervise(id);
     await schedulerStub(id).wake();
@@ -66,13 +70,36 @@ describe("case 26: burst beyond the consumers (in the pool: one attempt, moved t
     const waiting = (await api("GET", `/v1/workflows/${id}`)).body;
     expect(waiting.steps[0]).toMatchObject({ status: "scheduled", attempt: 1, attempts: [{ n: 1, status: "scheduled", scheduledAt }] });
     expect(sends.of(id).map((entry) => entry.message.attempt)).toEqual([1]);
-    // An operator sees how long it has waited for an agent.
-    expect((await api("GET", `/dev/workflows/${id}`)).body).toMatchObject({ unclaimedSince: scheduledAt, nextDeadlineAt: null, unsentTasks: 0 });
+    // An operator sees how long it has waited for an agent; the supervisor looks again in a minute.
+    const inspected = (await api("GET", `/dev/workflows/${id}`)).body;
+    expect(inspected).toMatchObject({ unclaimedSince: scheduledAt, unsentTasks: 0 });
+    expect(inspected.nextDeadlineAt - Date.now()).toBeGreaterThan(QUEUE_CHECK_MS - 5_000);
 
     // The queue finally delivers the message: the attempt is claimed and runs, once.
     await sends.release();
     const workflow = await waitForStatus(id, "completed");
     expect(workflow.steps[0].attempts.map((attempt: { n: number; status: string }) => [attempt.n, attempt.status])).toEqual([[1, "succeeded"]]);
+    expect(remote.requestsFor(`${id}:only`)).toBe(1);
+  });
+
+  it("finds a message the queue lost (younger ones are being delivered) and sends the same attempt again: it runs once, no attempt used", async () => {
+    const remote = mockRemote(() => json({ ok: true }));
+    const id = uniqueId();
+    // The first message is lost, as a local queue loses what it held across a restart.
+    const sends = watchSends((message) => message.workflowId === id && sends.of(id).length === 0);
+    await start(oneStep(), { id });
+    await backdateQueuedAttempt(id, 2 * QUEUE_CHECK_MS);
+    await recordQueueLag(3_000);
+
+    await supervise(id);
+    const workflow = await waitForStatus(id, "completed");
+    expect(workflow.steps[0].attempts.map((attempt: { n: number; status: string }) => [attempt.n, attempt.status])).toEqual([[1, "succeeded"]]);
+    expect(sends.of(id).map((entry) => [entry.message.attempt, entry.held])).toEqual([
+      [1, true],
+      [1, false],
+    ]);
+    const resent = (await historyOf(id)).find((event) => event.type === "task_resent");
+    expect(resent).toMatchObject({ stepId: "only", attempt: 1, data: { reason: "younger messages were delivered", queueLagMs: 3_000 } });
     expect(remote.requestsFor(`${id}:only`)).toBe(1);
   });
 

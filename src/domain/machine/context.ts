@@ -1,5 +1,9 @@
+import { backoffMs } from "../backoff";
 import type { StepPlan } from "../definition";
 import type { Attempt, AttemptKind, StepState, WorkflowState } from "../state";
+
+/** Lost-message checks after a resend: 2 min, 4 min … at most an hour apart. */
+const QUEUE_CHECK_BACKOFF = { initialMs: 60_000, maxMs: 3_600_000, jitter: 0.2 };
 
 /** Effects are performed by the shell only after the new state is durable. */
 export type Effect = { type: "EnqueueAttempt"; stepId: string; attempt: number; kind: AttemptKind };
@@ -59,9 +63,14 @@ export class TransitionContext {
     this.effects.push({ type: "EnqueueAttempt", stepId: step.id, attempt: step.attempt, kind });
   }
 
-  /** Sends the task message of an attempt that is still queued once more: same number, no attempt used. */
-  redispatchAttempt(step: StepState, attempt: Attempt): void {
-    attempt.redispatches = (attempt.redispatches ?? 0) + 1;
+  /**
+   * Sends the task message of an attempt that is still queued once more: same number, no attempt used. Its next
+   * lost-message check backs off, so a queue that keeps losing messages is not flooded with copies.
+   */
+  resendAttempt(step: StepState, attempt: Attempt): void {
+    attempt.resends = (attempt.resends ?? 0) + 1;
+    attempt.sentAt = this.now;
+    attempt.queueCheckAt = this.now + backoffMs(attempt.resends, QUEUE_CHECK_BACKOFF, this.random);
     this.changed = true;
     this.effects.push({ type: "EnqueueAttempt", stepId: step.id, attempt: attempt.n, kind: attempt.kind });
   }

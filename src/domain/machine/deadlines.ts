@@ -1,19 +1,25 @@
+import type { QueueLagSample } from "../back-pressure";
 import type { Timeouts } from "../retry-policy";
 import { activeAttempt, isTerminal, type Attempt, type WorkflowState } from "../state";
 import type { TransitionContext } from "./context";
 import { beginCompensation, failAttempt, failWorkflow } from "./progress";
+import { checkQueuedAttempt, queueCheckAt } from "./queued-attempts";
 import { afterStepChange } from "./reports";
 
 type TimeoutKind = "schedule_to_start" | "start_to_close" | "heartbeat";
+type DeadlineKind = TimeoutKind | "queue_check";
 
 /**
- * When an active attempt stops being allowed to run, and which of its timeouts sets that. A queued attempt
- * has no deadline unless its step sets `scheduleToStartMs`: waiting in our own queue is not the attempt failing.
+ * When an active attempt needs the supervisor next, and why. A queued attempt has no deadline of its own unless
+ * its step sets `scheduleToStartMs` (waiting in our queue is not the attempt failing); the supervisor only
+ * checks now and then that its message was not lost.
  */
-function attemptDeadline(attempt: Attempt, timeouts: Timeouts): { at: number; kind: TimeoutKind } | undefined {
+function attemptDeadline(attempt: Attempt, timeouts: Timeouts): { at: number; kind: DeadlineKind } {
   if (attempt.status === "scheduled") {
-    if (timeouts.scheduleToStartMs === undefined) return undefined;
-    return { at: attempt.scheduledAt + timeouts.scheduleToStartMs, kind: "schedule_to_start" };
+    const check = { at: queueCheckAt(attempt), kind: "queue_check" as const };
+    if (timeouts.scheduleToStartMs === undefined) return check;
+    const timeout = { at: attempt.scheduledAt + timeouts.scheduleToStartMs, kind: "schedule_to_start" as const };
+    return timeout.at <= check.at ? timeout : check;
   }
   const startedAt = attempt.startedAt ?? attempt.scheduledAt;
   const close = startedAt + timeouts.startToCloseMs;
@@ -21,10 +27,7 @@ function attemptDeadline(attempt: Attempt, timeouts: Timeouts): { at: number; ki
   return heartbeat < close ? { at: heartbeat, kind: "heartbeat" } : { at: close, kind: "start_to_close" };
 }
 
-/**
- * The earliest moment the supervisor must act, or undefined when nothing is pending: terminal, waiting on people,
- * or waiting only for our queue to deliver (which the queue guarantees, or dead-letters and we re-dispatch).
- */
+/** The earliest moment the supervisor must act, or undefined when nothing is pending (terminal, or waiting on people). */
 export function nextDeadlineAt(state: WorkflowState): number | undefined {
   if (isTerminal(state.status)) return undefined;
   const candidates: number[] = [];
@@ -33,8 +36,7 @@ export function nextDeadlineAt(state: WorkflowState): number | undefined {
     const attempt = activeAttempt(step);
     if (attempt) {
       const plan = state.plan.steps.find((s) => s.id === step.id);
-      const deadline = plan && attemptDeadline(attempt, plan.timeouts);
-      if (deadline) candidates.push(deadline.at);
+      if (plan) candidates.push(attemptDeadline(attempt, plan.timeouts).at);
     } else if (step.nextRetryAt !== undefined) {
       candidates.push(step.nextRetryAt);
     }
@@ -46,7 +48,7 @@ export function nextDeadlineAt(state: WorkflowState): number | undefined {
  * The supervisor's tick: time out overdue attempts, then start retries whose backoff has passed, then the
  * whole-workflow deadline. Safe to run at any time and any number of times: it only acts on what is due.
  */
-export function superviseDeadlines(ctx: TransitionContext): void {
+export function superviseDeadlines(ctx: TransitionContext, queueLag?: QueueLagSample): void {
   const { state, now } = ctx;
   if (isTerminal(state.status)) return;
   if (state.deadlineAt !== undefined && now >= state.deadlineAt && !state.compensation) {
@@ -57,7 +59,11 @@ export function superviseDeadlines(ctx: TransitionContext): void {
     const attempt = activeAttempt(step);
     if (!attempt) continue;
     const deadline = attemptDeadline(attempt, ctx.plan(step.id).timeouts);
-    if (!deadline || deadline.at > now) continue;
+    if (deadline.at > now) continue;
+    if (deadline.kind === "queue_check") {
+      checkQueuedAttempt(ctx, step, attempt, queueLag);
+      continue;
+    }
     const overdueMs = now - deadline.at;
     const type = deadline.kind === "heartbeat" ? "step_heartbeat_missed" : "step_timed_out";
     ctx.record(type, { stepId: step.id, attempt: attempt.n, data: { timeout: deadline.kind, deadlineAt: deadline.at, overdueMs } });

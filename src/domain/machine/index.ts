@@ -1,4 +1,5 @@
 import type { WorkflowPlan } from "../definition";
+import type { QueueLagSample } from "../back-pressure";
 import type { StepError, WorkflowState } from "../state";
 import type { AttemptReport } from "../task-message";
 import { TransitionContext, type Effect, type HistoryEntry } from "./context";
@@ -11,6 +12,7 @@ export type { Effect, HistoryEntry } from "./context";
 export type { ClaimedTask, ReportRejection } from "./reports";
 export type { OperatorResult } from "./operator";
 export { nextDeadlineAt } from "./deadlines";
+export { queueChecksDue } from "./queued-attempts";
 
 /** Everything that can happen to a workflow after it started, in the past tense. */
 export type WorkflowEvent =
@@ -20,7 +22,8 @@ export type WorkflowEvent =
   | { type: "AttemptAccepted"; stepId: string; attempt: number }
   | { type: "AttemptFailed"; stepId: string; attempt: number; error: StepError; retryAfterMs?: number }
   | { type: "TaskDeadLettered"; stepId: string; attempt: number }
-  | { type: "DeadlinesReached" }
+  /** The supervisor's tick; `queueLag` is the task queue's lag, read when a queued attempt's check is due. */
+  | { type: "DeadlinesReached"; queueLag?: QueueLagSample }
   | { type: "CancelRequested" }
   | { type: "StepRetryRequested"; stepId: string }
   | { type: "StepSkipRequested"; stepId: string; output?: unknown }
@@ -91,7 +94,7 @@ function apply(ctx: TransitionContext, event: WorkflowEvent): unknown {
     case "TaskDeadLettered":
       return recordDeadLetter(ctx, event.stepId, event.attempt);
     case "DeadlinesReached":
-      superviseDeadlines(ctx);
+      superviseDeadlines(ctx, event.queueLag);
       return { ok: true };
     case "CancelRequested":
       return cancelWorkflow(ctx);

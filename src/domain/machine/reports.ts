@@ -195,14 +195,15 @@ export function recordDeadLetter(ctx: TransitionContext, stepId: string, n: numb
     ctx.note("task_dead_lettered", { stepId, attempt: n, data: { outcome: "ignored: the attempt was claimed or has ended" } });
     return { ok: true };
   }
-  const redispatches = attempt.redispatches ?? 0;
-  if (redispatches < MAX_REDISPATCHES) {
-    ctx.record("task_dead_lettered", { stepId, attempt: n, data: { outcome: "re-dispatched", redispatches: redispatches + 1 } });
-    ctx.redispatchAttempt(step, attempt);
+  const deadLetters = (attempt.deadLetters ?? 0) + 1;
+  attempt.deadLetters = deadLetters;
+  if (deadLetters <= MAX_REDISPATCHES) {
+    ctx.record("task_dead_lettered", { stepId, attempt: n, data: { outcome: "re-dispatched", deadLetters } });
+    ctx.resendAttempt(step, attempt);
     return { ok: true };
   }
-  ctx.record("task_dead_lettered", { stepId, attempt: n, data: { outcome: "attempt failed", redispatches } });
-  failAttempt(ctx, step, attempt, { message: `the queue dead-lettered the task message ${redispatches + 1} times`, retryable: true });
+  ctx.record("task_dead_lettered", { stepId, attempt: n, data: { outcome: "attempt failed", deadLetters } });
+  failAttempt(ctx, step, attempt, { message: `the queue dead-lettered the task message ${deadLetters} times`, retryable: true });
   afterStepChange(ctx);
   return { ok: true };
 }
