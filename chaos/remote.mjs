@@ -45,7 +45,7 @@ export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, 
       const expected = kind === "action" ? `${workflowId}:${stepId}` : `${workflowId}:${stepId}:compensate`;
       record = {
         key, kind, workflowId, stepId,
-        // The key Shepherd must send for this operation (api-v1: <workflowId>:<stepId>[:compensate]).
+        // The key Shepherd must send for this operation (the contract: <workflowId>:<stepId>[:compensate]; see README, "What a remote service receives").
         wellFormed: key === expected && stepId === pathStep,
         requests: 0, attempts: [], applied: 0, replays: 0, replaysAfterDelivered: 0, abandoned: 0,
         faults: {}, delivered: false, appliedAt: null, response: null, log: [],

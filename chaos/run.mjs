@@ -1,4 +1,4 @@
-// `npm run chaos`: the chaos soak of reliability-cases.md rows 25 and 26. One command that starts a
+// `npm run chaos`: the chaos soak of rows 25 and 26 of the fault matrix (docs/reliability.md). One command that starts a
 // misbehaving remote service and a frozen copy of Shepherd under `wrangler dev`, runs a bounded load of sagas
 // through remote and Worker-side faults with one crash-restart in the middle and, at the same time, a burst
 // of extra workflows started at once, then checks what Temporal's omes and Restate's Jepsen checks would:

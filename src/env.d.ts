@@ -1,20 +1,11 @@
-// Bindings and variables available to the Worker (see wrangler.toml).
-// Kept by hand on purpose; update it together with wrangler.toml.
+// What the Worker reads from its environment besides the bindings: secrets and optional settings, which
+// wrangler.toml does not hold, so `wrangler types` cannot see them. The bindings themselves (objects, queue,
+// D1, rate limit, [vars]) are generated from wrangler.toml into worker-configuration.d.ts by `npm run types`;
+// `npm run typecheck` fails when that file is out of date.
 
-interface ShepherdEnv {
-  WORKFLOW_SCHEDULER: DurableObjectNamespace<import("./scheduler/workflow-scheduler").WorkflowScheduler>;
-  /** Where claimed attempts run (src/agents/agent-host.ts), sharded by hash. */
-  AGENT_HOST: DurableObjectNamespace<import("./agents/agent-host").AgentHost>;
-  /** The task queue's lag as its consumers see it (src/queue-lag/monitor.ts): one object. */
-  QUEUE_LAG: DurableObjectNamespace<import("./queue-lag/monitor").QueueLagMonitor>;
-  TASKS: Queue<unknown>;
-  DB: D1Database;
-  /** Per-tenant write rate limit (wrangler.toml [[ratelimits]]); absent means unlimited. */
-  TENANT_WRITE_LIMIT?: RateLimit;
+interface ShepherdSettings {
   /** Secret used to sign per-task callback tokens. Local dev and tests set it explicitly. */
   TASK_TOKEN_SECRET: string;
-  /** "true" allows task targets on private/loopback addresses (local dev and tests only). */
-  ALLOW_PRIVATE_TARGETS?: string;
   /** Comma-separated "tenant:token" pairs; without it every /v1 route except /v1/tasks answers 401. */
   API_TOKENS?: string;
   /** Optional per-tenant host allowlist for http actions: JSON text or a [vars] table (see README). */
@@ -29,14 +20,9 @@ interface ShepherdEnv {
   FAULTS?: string;
 }
 
-interface Env extends ShepherdEnv {}
+// The global `Env` and `Cloudflare.Env` (what `env` from "cloudflare:workers" and "cloudflare:test" is) alike.
+interface Env extends ShepherdSettings {}
 
 declare namespace Cloudflare {
-  // `env` from "cloudflare:workers" and "cloudflare:test" is typed as Cloudflare.Env.
-  interface Env extends ShepherdEnv {}
-  // Types `exports` from "cloudflare:workers" (ctx.exports / exports.default in tests).
-  interface GlobalProps {
-    mainModule: typeof import("./index");
-    durableNamespaces: "WorkflowScheduler" | "AgentHost" | "QueueLagMonitor";
-  }
+  interface Env extends ShepherdSettings {}
 }

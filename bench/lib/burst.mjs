@@ -50,6 +50,8 @@ export async function burst(ctx, engine, { tag, workflows, clients, timeoutMs })
     const { outcomes, reads } = await readUntilEnded(engine, started, clients, deadline);
     const peakRssKb = stopRss();
     const maxReportedLagMs = stopLag();
+    // A workerd that died and was started again mid-run took its CPU figures with it: no figure rather than a wrong one.
+    const workerdRestarted = engine.workerdPids().join(",") !== pids.join(",");
     const cpuRun = cpuMs(pids) - cpuBefore;
     const cpuPerRead = await cpuPerStatusRead(engine, pids, started, clients);
 
@@ -76,7 +78,8 @@ export async function burst(ctx, engine, { tag, workflows, clients, timeoutMs })
       ...viewFigures(ended),
       maxReportedLagMs,
       // Per step that reached the remote at least once, so retries and failed workflows' work weigh in.
-      cpuMsPerStep: executedSteps > 0 ? Math.max(0, cpuRun - cpuPerRead * reads) / executedSteps : undefined,
+      cpuMsPerStep: executedSteps > 0 && !workerdRestarted ? Math.max(0, cpuRun - cpuPerRead * reads) / executedSteps : undefined,
+      workerdRestarted: workerdRestarted ? 1 : 0,
       peakRssMb: peakRssKb / 1024,
       backPressureAnswers: tally.backPressureAnswers,
       retryAfterWaitS: tally.retryAfterWaitMs / 1000,

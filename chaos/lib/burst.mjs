@@ -1,4 +1,4 @@
-// The burst (reliability-cases.md row 26, in the soak): far more workflows than the consumers can take,
+// The burst (row 26 of the fault matrix in docs/reliability.md, in the soak): far more workflows than the consumers can take,
 // started at once from many clients while the regular soak runs, so Shepherd's own queue backs up. What it
 // must show: the backlog fails nobody (no attempt used up by waiting in our queue), and whatever
 // back-pressure the engine applies is visible to clients (429/503 + Retry-After), never inside a workflow.

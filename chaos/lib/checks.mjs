@@ -214,7 +214,7 @@ function asksScheduleToStart(definition, stepId) {
 }
 
 /**
- * A backlog in Shepherd's own queue never fails a workflow (api-v1, "Dispatch under load"): no attempt of a
+ * A backlog in Shepherd's own queue never fails a workflow (docs/architecture.md, "Dispatch under load"): no attempt of a
  * step that did not set scheduleToStartMs timed out `schedule_to_start` (read from the view's attempts and
  * from the history's step_timed_out events, either is enough), and every burst workflow completed unless
  * the remote declined it by design. Causes of the other endings are named so a failure here points at

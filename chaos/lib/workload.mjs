@@ -12,7 +12,7 @@ const POLL_MAX_MS = 1_000;
 /**
  * Small timeouts and a fast retry policy, so that every injected fault is detected and retried within a
  * few seconds and 200 workflows fit in a couple of minutes. No scheduleToStartMs: the soak runs the
- * default, which must never fail a workflow because Shepherd's own queue is slow (api-v1, "Dispatch under
+ * default, which must never fail a workflow because Shepherd's own queue is slow (docs/architecture.md, "Dispatch under
  * load"); a lost dispatch has to be found by the engine, not by a deadline the harness chose.
  */
 const STEP_DEFAULTS = {

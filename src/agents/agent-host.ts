@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { faultFires } from "../dev/faults";
 import type { ClaimedTask } from "../domain/machine";
 import type { TaskMessage } from "../domain/task-message";
-import { schedulerFor } from "../scheduler/stub";
+import { schedulerFor } from "../scheduler/scheduler-client";
 import { performTask } from "./perform-task";
 
 /** Enough hosts that no one object's request rate or connection limit bounds the agents. */

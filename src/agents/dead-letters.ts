@@ -1,5 +1,6 @@
 import { TaskMessageSchema } from "../domain/task-message";
-import { schedulerFor } from "../scheduler/stub";
+import { schedulerFor } from "../scheduler/scheduler-client";
+import { redeliveryDelaySeconds } from "./redelivery";
 
 /**
  * The dead-letter queue's consumer. A task message lands here when delivering it failed `max_retries`
@@ -21,7 +22,7 @@ export async function recordDeadLetters(batch: MessageBatch<unknown>, env: Env):
         message.ack();
       } catch (error) {
         console.error(JSON.stringify({ message: "could not record a dead letter; retrying", workflowId: task.workflowId, error: String(error) }));
-        message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
+        message.retry({ delaySeconds: redeliveryDelaySeconds(message.attempts) });
       }
     }),
   );

@@ -2,7 +2,7 @@ import { jsonLimitProblem, LIMITS } from "../domain/limits";
 import { classifyHttpStatus } from "../domain/remote-outcome";
 import type { ClaimedTask } from "../domain/machine";
 import type { AttemptReport } from "../domain/task-message";
-import { checkTarget, type TargetPolicy } from "../domain/targets";
+import { checkTarget, type TargetPolicy } from "../domain/target-policy";
 
 /** A step's output is stored and templated into later steps, so a remote cannot hand back more than this. */
 export const MAX_RESPONSE_BYTES = LIMITS.payloadBytes;

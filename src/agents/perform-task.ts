@@ -2,12 +2,15 @@ import { targetPolicyFor } from "../config";
 import { faultFires } from "../dev/faults";
 import type { ClaimedTask } from "../domain/machine";
 import type { AttemptReport, TaskMessage } from "../domain/task-message";
-import { schedulerFor } from "../scheduler/stub";
+import { schedulerFor } from "../scheduler/scheduler-client";
 import { performHttpAction } from "./http-action";
+import { backoffMs } from "../domain/backoff";
 
 /** Heartbeats go out this many times per heartbeat interval, so one lost heartbeat is not a missed deadline. */
 const HEARTBEATS_PER_INTERVAL = 3;
 const REPORT_TRIES = 3;
+/** 50–100 ms, then 100–200 ms: a reset object is back within that. */
+const REPORT_RETRY = { initialMs: 75, maxMs: 1_000, jitter: 1 / 3 };
 /** How many of the attempts its report schedules an agent takes itself; the rest go through the queue. */
 const EAGER_FOLLOW_UPS = 4;
 
@@ -68,7 +71,7 @@ async function reportWithRetry(env: Env, message: TaskMessage, report: AttemptRe
         console.error(JSON.stringify({ message: "report failed", workflowId: message.workflowId, stepId: message.stepId, error: String(error) }));
         return [];
       }
-      await new Promise((resolve) => setTimeout(resolve, 50 * attempt * (1 + Math.random())));
+      await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt - 1, REPORT_RETRY)));
     }
   }
 }

@@ -2,6 +2,7 @@ import { faultFires, InjectedFault } from "../dev/faults";
 import { TaskMessageSchema } from "../domain/task-message";
 import { agentHostFor } from "./agent-host";
 import { reportQueueLag } from "../queue-lag/monitor";
+import { redeliveryDelaySeconds } from "./redelivery";
 
 /**
  * The agents' front: the queue consumer hands each attempt to an agent host, which claims it from its
@@ -32,7 +33,7 @@ export async function consumeTaskBatch(batch: MessageBatch<unknown>, env: Env): 
         // No host or object could be reached (reset, overloaded): deliver again later; after max_retries the
         // message goes to the dead-letter queue, whose consumer has the object send it again.
         console.error(JSON.stringify({ message: "hand-off failed; retrying delivery", id: message.id, error: String(error) }));
-        message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
+        message.retry({ delaySeconds: redeliveryDelaySeconds(message.attempts) });
         return;
       }
       message.ack();

@@ -4,7 +4,7 @@ import { LIMITS } from "../domain/limits";
 import { requireApiToken } from "./auth";
 import { devRoutes } from "./dev-routes";
 import { limitTenantWrites } from "./rate-limit";
-import type { AppEnv } from "./context";
+import type { AppEnv } from "./app-env";
 import { ApiError, errorBody, onApiError, validationFailed } from "./errors";
 import { operatorRoutes } from "./operator-actions";
 import { taskRoutes } from "./tasks";

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { parseApiTokens } from "../domain/api-tokens";
-import type { AppEnv } from "./context";
+import type { AppEnv } from "./app-env";
 import { ApiError } from "./errors";
 
 interface TokenDigest {

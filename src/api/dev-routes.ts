@@ -4,9 +4,9 @@ import { devHooksEnabled } from "../dev/faults";
 import { backPressure } from "../domain/back-pressure";
 import { currentQueueLag } from "../queue-lag/monitor";
 import { ID_PATTERN } from "../domain/schemas";
-import { schedulerFor } from "../scheduler/stub";
+import { schedulerFor } from "../scheduler/scheduler-client";
 import { requireApiToken } from "./auth";
-import type { AppEnv } from "./context";
+import type { AppEnv } from "./app-env";
 import { ApiError, rejectionToError } from "./errors";
 
 /**

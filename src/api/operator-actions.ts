@@ -1,9 +1,9 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { SkipStepSchema } from "../domain/schemas";
-import { schedulerFor, type SchedulerClient } from "../scheduler/stub";
-import type { AppEnv } from "./context";
-import { describeOrThrow } from "./describe";
+import { schedulerFor, type SchedulerClient } from "../scheduler/scheduler-client";
+import type { AppEnv } from "./app-env";
+import { workflowOr404 } from "./workflow-or-404";
 import { rejectionToError } from "./errors";
 import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
 import { StepParamsSchema, WorkflowParamsSchema, WorkflowViewSchema } from "./schemas";
@@ -52,7 +52,7 @@ type Outcome = { ok: true } | { ok: false; code: string; message: string };
 async function act(c: Context<AppEnv>, id: string, action: (scheduler: SchedulerClient) => Promise<Outcome>) {
   const outcome = await action(schedulerFor(c.env, c.get("tenant"), id));
   if (!outcome.ok) throw rejectionToError(outcome);
-  return describeOrThrow(c.env, c.get("tenant"), id);
+  return workflowOr404(c.env, c.get("tenant"), id);
 }
 
 export const operatorRoutes = new OpenAPIHono<AppEnv>()

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "./context";
+import type { AppEnv } from "./app-env";
 import { ApiError } from "./errors";
 
 /** The binding's window (wrangler.toml `period`): a limited caller may try again after it. */

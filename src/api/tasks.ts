@@ -1,8 +1,8 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { TaskCompleteSchema, TaskFailSchema, TaskHeartbeatSchema } from "../domain/schemas";
 import { verifyTaskToken, type TaskTokenClaims } from "../domain/task-token";
-import { schedulerFor } from "../scheduler/stub";
-import type { AppEnv } from "./context";
+import { schedulerFor } from "../scheduler/scheduler-client";
+import type { AppEnv } from "./app-env";
 import { ApiError, rejectionToError } from "./errors";
 import { errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
 import { TaskParamsSchema } from "./schemas";

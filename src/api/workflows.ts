@@ -1,17 +1,18 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { canonicalJson } from "../domain/canonical-json";
-import { planWorkflow } from "../domain/definition";
-import { IdSchema, StartWorkflowSchema, type StartWorkflowInput } from "../domain/schemas";
+import { StartWorkflowSchema, type StartWorkflowInput } from "../domain/definition";
+import { planWorkflow } from "../domain/plan";
+import { IdSchema } from "../domain/schemas";
 import { WORKFLOW_STATUSES } from "../domain/state";
 import { ConfigError, targetPolicyFor } from "../config";
-import { checkTarget, type TargetPolicy } from "../domain/targets";
-import { schedulerFor } from "../scheduler/stub";
+import { checkTarget, type TargetPolicy } from "../domain/target-policy";
+import { schedulerFor } from "../scheduler/scheduler-client";
 import { decodeCursor, encodeCursor } from "../workflow-index/cursor";
 import { listWorkflows } from "../workflow-index/d1-index";
 import { refuseStartWhenOverloaded } from "./back-pressure";
-import type { AppEnv } from "./context";
+import type { AppEnv } from "./app-env";
 import { ApiError, validationFailed, type ValidationIssue } from "./errors";
-import { describeOrThrow } from "./describe";
+import { workflowOr404 } from "./workflow-or-404";
 import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
 import { HistorySchema, WorkflowListSchema, WorkflowParamsSchema, WorkflowViewSchema } from "./schemas";
 
@@ -132,7 +133,7 @@ export const workflowRoutes = new OpenAPIHono<AppEnv>()
     const page = await listWorkflows(c.env.DB, c.get("tenant"), { status, name, limit, after });
     return c.json({ workflows: page.workflows, ...(page.next ? { nextCursor: encodeCursor(page.next) } : {}) }, 200);
   })
-  .openapi(getRoute, async (c) => c.json(await describeOrThrow(c.env, c.get("tenant"), c.req.valid("param").id), 200))
+  .openapi(getRoute, async (c) => c.json(await workflowOr404(c.env, c.get("tenant"), c.req.valid("param").id), 200))
   .openapi(historyRoute, async (c) => {
     const { id } = c.req.valid("param");
     const { after = 0, limit = HISTORY_PAGE_MAX } = c.req.valid("query");

@@ -1,10 +1,10 @@
-import type { z } from "zod";
-import type { WorkflowPlan } from "./plan";
-import { resolveRetryPolicy, resolveTimeouts } from "./retry-policy";
-import type { DefinitionInput } from "./schemas";
+/**
+ * What a definition means as a whole, past its fields: ids unique, dependencies known and acyclic, templates
+ * reading only steps that finish first. `DefinitionSchema` is the shape plus these checks: one parse, one 400.
+ */
+import { z } from "zod";
+import { DefinitionShapeSchema, IdSchema, PayloadSchema, type DefinitionInput } from "./schemas";
 import { checkTemplatePath, templatePaths } from "./templates";
-
-export type { StepPlan, WorkflowPlan } from "./plan";
 
 export interface DefinitionIssue {
   path: (string | number)[];
@@ -17,22 +17,6 @@ export function dependenciesOf(definition: DefinitionInput, index: number): stri
   if (step?.dependsOn) return step.dependsOn;
   const previous = definition.steps[index - 1];
   return previous ? [previous.id] : [];
-}
-
-export function planWorkflow(definition: DefinitionInput): WorkflowPlan {
-  return {
-    name: definition.name,
-    onFailure: definition.onFailure ?? "compensate",
-    ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
-    steps: definition.steps.map((step, index) => ({
-      id: step.id,
-      dependsOn: dependenciesOf(definition, index),
-      action: step.action,
-      ...(step.compensate ? { compensate: step.compensate } : {}),
-      retry: resolveRetryPolicy(definition.defaults?.retry, step.retry),
-      timeouts: resolveTimeouts(definition.defaults?.timeouts, step.timeouts),
-    })),
-  };
 }
 
 /**
@@ -135,8 +119,18 @@ function ancestorsByStep(definition: DefinitionInput): Map<string, Set<string>> 
 }
 
 /** Adds the definition's graph issues to a zod parse, so one 400 lists schema and graph problems alike. */
-export function refineDefinition(definition: DefinitionInput, ctx: z.RefinementCtx): void {
+function refineDefinition(definition: DefinitionInput, ctx: z.RefinementCtx): void {
   for (const issue of checkDefinition(definition)) {
     ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
   }
 }
+
+export const DefinitionSchema = DefinitionShapeSchema.superRefine(refineDefinition);
+
+export const StartWorkflowSchema = z.strictObject({
+  id: IdSchema.optional(),
+  definition: DefinitionSchema,
+  input: PayloadSchema.optional(),
+});
+
+export type StartWorkflowInput = z.infer<typeof StartWorkflowSchema>;

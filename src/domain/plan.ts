@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { ResolvedRetryPolicySchema, ResolvedTimeoutsSchema } from "./retry-policy";
-import { ActionSchema, ON_FAILURE } from "./schemas";
+import { dependenciesOf } from "./definition";
+import { ResolvedRetryPolicySchema, resolveRetryPolicy, ResolvedTimeoutsSchema, resolveTimeouts } from "./retry-policy";
+import { ActionSchema, ON_FAILURE, type DefinitionInput } from "./schemas";
 
 /** A step with every default applied and its dependencies made explicit: what the scheduler runs. */
 export const StepPlanSchema = z.object({
@@ -21,3 +22,20 @@ export const WorkflowPlanSchema = z.object({
 
 export type StepPlan = z.infer<typeof StepPlanSchema>;
 export type WorkflowPlan = z.infer<typeof WorkflowPlanSchema>;
+
+/** A checked definition with every default applied: what the scheduler stores and runs. */
+export function planWorkflow(definition: DefinitionInput): WorkflowPlan {
+  return {
+    name: definition.name,
+    onFailure: definition.onFailure ?? "compensate",
+    ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
+    steps: definition.steps.map((step, index) => ({
+      id: step.id,
+      dependsOn: dependenciesOf(definition, index),
+      action: step.action,
+      ...(step.compensate ? { compensate: step.compensate } : {}),
+      retry: resolveRetryPolicy(definition.defaults?.retry, step.retry),
+      timeouts: resolveTimeouts(definition.defaults?.timeouts, step.timeouts),
+    })),
+  };
+}

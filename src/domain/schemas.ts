@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { refineDefinition } from "./definition";
 import { jsonLimitProblem, LIMITS } from "./limits";
 
 /** Any JSON we store and pass on (input, outputs, progress): bounded in size and depth. */
@@ -78,8 +77,11 @@ export const StepSchema = z.strictObject({
 
 export const ON_FAILURE = ["compensate", "escalate", "fail"] as const;
 
-export const DefinitionSchema = z
-  .strictObject({
+/**
+ * A definition's fields, each checked on its own. What only the whole can say (ids unique, dependencies known
+ * and acyclic, templates reading upstream steps) is added by `DefinitionSchema` in definition.ts.
+ */
+export const DefinitionShapeSchema = z.strictObject({
   name: IdSchema,
   onFailure: z.enum(ON_FAILURE).optional(),
   timeoutMs: z.int().min(1).max(31_536_000_000).optional(),
@@ -87,13 +89,6 @@ export const DefinitionSchema = z
     .strictObject({ retry: RetryPolicySchema.optional(), timeouts: TimeoutsSchema.optional() })
     .optional(),
   steps: z.array(StepSchema).min(1).max(LIMITS.stepsPerDefinition),
-  })
-  .superRefine((definition, ctx) => refineDefinition(definition, ctx));
-
-export const StartWorkflowSchema = z.strictObject({
-  id: IdSchema.optional(),
-  definition: DefinitionSchema,
-  input: PayloadSchema.optional(),
 });
 
 export const SkipStepSchema = z.strictObject({ output: PayloadSchema.optional() });
@@ -107,6 +102,5 @@ export type RetryPolicyInput = z.infer<typeof RetryPolicySchema>;
 export type TimeoutsInput = z.infer<typeof TimeoutsSchema>;
 export type Action = z.infer<typeof ActionSchema>;
 export type StepInput = z.infer<typeof StepSchema>;
-export type DefinitionInput = z.infer<typeof DefinitionSchema>;
-export type StartWorkflowInput = z.infer<typeof StartWorkflowSchema>;
+export type DefinitionInput = z.infer<typeof DefinitionShapeSchema>;
 export type OnFailure = (typeof ON_FAILURE)[number];

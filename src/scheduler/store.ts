@@ -1,5 +1,5 @@
 import type { IndexEntry } from "../domain/index-entry";
-import type { HistoryEntry } from "../domain/machine";
+import type { HistoryEntryFields } from "../domain/history";
 import { StepStateSchema, WorkflowFieldsSchema, type AttemptKind, type WorkflowState } from "../domain/state";
 import { applySchemaMigrations, schemaExists } from "./schema";
 
@@ -127,7 +127,7 @@ export class WorkflowStore {
   }
 
   /** Writes a transition's new state and history in one transaction: all of it lands, or none. */
-  persist(state: WorkflowState, history: HistoryEntry[], writes: CommitWrites): void {
+  persist(state: WorkflowState, history: HistoryEntryFields[], writes: CommitWrites): void {
     const sql = this.storage.sql;
     const { nextDeadlineAt, now, indexEntry, tasks } = writes;
     const hash = writes.requestHash ?? this.cached?.requestHash ?? "";
@@ -253,11 +253,11 @@ export class WorkflowStore {
   }
 
   /** Appends history without a state change, e.g. a rejected stale report. */
-  appendHistory(history: HistoryEntry[], now: number): void {
+  appendHistory(history: HistoryEntryFields[], now: number): void {
     if (this.hasSchema) this.insertHistory(history, now);
   }
 
-  private insertHistory(history: HistoryEntry[], now: number): void {
+  private insertHistory(history: HistoryEntryFields[], now: number): void {
     for (const entry of history) {
       this.query(
         "INSERT INTO events (at, type, step_id, attempt, data_json) VALUES (?, ?, ?, ?, ?)",

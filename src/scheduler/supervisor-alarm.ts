@@ -1,3 +1,6 @@
+/** A failed alarm tries again this soon, by setting itself. */
+const ALARM_FAILURE_RETRY_MS = 1_000;
+
 /**
  * The object's one alarm, kept at the earliest moment the supervisor must act. Moving it earlier is done at
  * once; moving it later mostly waits until it fires: that alarm finds nothing due and sets the real deadline.
@@ -32,6 +35,20 @@ export class SupervisorAlarm {
     const armedAt = this.armedAt;
     if (typeof armedAt !== "number" || !spentAt.includes(armedAt) || (target !== undefined && target <= armedAt)) return;
     await this.write(target ?? null);
+  }
+
+  /**
+   * The alarm handler failed. The platform would retry it after 2 s, 4 s, 8 s … and stop after six tries; a
+   * supervisor that waits that long is late, and one that stops strands the workflow. It sets itself again.
+   */
+  async rearmAfterFailure(error: unknown, info?: AlarmInvocationInfo): Promise<void> {
+    console.error(JSON.stringify({ message: "alarm failed; re-arming", retryCount: info?.retryCount ?? 0, error: String(error) }));
+    try {
+      await this.storage.setAlarm(Date.now() + ALARM_FAILURE_RETRY_MS);
+    } catch {
+      // Storage itself is failing: only now lean on the platform's retries (and, after them, on the sweep).
+      throw error;
+    }
   }
 
   private async write(at: number | null): Promise<void> {

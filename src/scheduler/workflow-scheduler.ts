@@ -1,48 +1,16 @@
 import { DurableObject } from "cloudflare:workers";
-import type { WorkflowPlan } from "../domain/definition";
 import { faultFires, InjectedFault } from "../dev/faults";
 import { indexEntryOf, indexNeedsEntry } from "../domain/index-entry";
-import {
-  claimEagerly,
-  nextDeadlineAt,
-  queueChecksDue,
-  reportEvent,
-  startWorkflow,
-  transition,
-  type TransitionResult,
-  type WorkflowEvent,
-} from "../domain/machine";
+import { claimEagerly, nextDeadlineAt, queueChecksDue, reportEvent, startWorkflow, transition, unclaimedSince } from "../domain/machine";
+import type { TransitionResult, WorkflowEvent } from "../domain/machine";
 import { currentQueueLag } from "../queue-lag/monitor";
 import type { AttemptReport } from "../domain/task-message";
-import { activeAttempt, type WorkflowState } from "../domain/state";
+import type { WorkflowState } from "../domain/state";
 import { toWorkflowView, type WorkflowView } from "../domain/view";
 import { OutboxDelivery, SEND_LEASE_MS } from "./outbox";
+import { NOT_FOUND, type CommitOptions, type StartRequest, type StartResult } from "./rpc";
 import { WorkflowStore, type HistoryEvent, type StorageStats } from "./store";
 import { SupervisorAlarm } from "./supervisor-alarm";
-
-export interface StartRequest {
-  tenant: string;
-  id: string;
-  plan: WorkflowPlan;
-  input: unknown;
-  /** Hash of the start request's body: the same id with another body is a conflict, not a replay. */
-  requestHash: string;
-}
-
-export type StartResult =
-  | { ok: true; created: boolean; workflow: WorkflowView }
-  | { ok: false; code: "conflict"; message: string };
-
-/** A failed alarm tries again this soon, by setting itself (see `alarm`). */
-const ALARM_FAILURE_RETRY_MS = 1_000;
-
-interface CommitOptions {
-  requestHash?: string;
-  /** Write the index entry even though the status did not change (the sweep woke us). */
-  reindex?: boolean;
-}
-
-const NOT_FOUND = { ok: false, code: "not_found", message: "workflow not found" } as const;
 
 /**
  * The scheduler and supervisor of one workflow. Every method has the same four beats: load, apply the pure
@@ -148,15 +116,13 @@ export class WorkflowScheduler extends DurableObject<Env> {
     const storage: StorageStats & { alarmWrites: number } = { ...this.store.stats, alarmWrites: this.alarmClock.writes };
     const loaded = this.store.load();
     if (!loaded) return NOT_FOUND;
-    const queued = loaded.state.steps.map(activeAttempt).filter((attempt) => attempt?.status === "scheduled");
     return {
       id: loaded.state.id,
       status: loaded.state.status,
       alarmAt: await this.ctx.storage.getAlarm(),
       nextDeadlineAt: nextDeadlineAt(loaded.state) ?? null,
       indexPending: this.store.pendingIndex() !== undefined,
-      /** Since when the oldest attempt no agent has claimed yet has waited: our own queue's lag for this workflow. */
-      unclaimedSince: queued.length === 0 ? null : Math.min(...queued.map((attempt) => attempt!.scheduledAt)),
+      unclaimedSince: unclaimedSince(loaded.state) ?? null,
       unsentTasks: this.store.unsentTasks().length,
       storage,
     };
@@ -170,15 +136,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
       if (faultFires(this.env, "alarmThrows")) throw new InjectedFault("alarmThrows");
       await this.supervise();
     } catch (error) {
-      // The platform would retry a throwing alarm after 2 s, 4 s, 8 s … and stop after six tries; a supervisor
-      // that waits that long is late, and one that stops strands the workflow. It sets itself again instead.
-      console.error(JSON.stringify({ message: "alarm failed; re-arming", retryCount: info?.retryCount ?? 0, error: String(error) }));
-      try {
-        await this.ctx.storage.setAlarm(Date.now() + ALARM_FAILURE_RETRY_MS);
-      } catch {
-        // Storage itself is failing: only now lean on the platform's retries (and, after them, on the sweep).
-        throw error;
-      }
+      await this.alarmClock.rearmAfterFailure(error, info);
     }
   }
 

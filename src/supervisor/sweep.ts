@@ -1,5 +1,5 @@
 import { sweepGraceMs } from "../config";
-import { schedulerFor } from "../scheduler/stub";
+import { schedulerFor } from "../scheduler/scheduler-client";
 import { findOverdueWorkflows } from "../workflow-index/d1-index";
 
 /** Bounded per run so one invocation stays far below the subrequest limit; the next run takes the rest. */

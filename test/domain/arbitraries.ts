@@ -2,9 +2,10 @@
 // abstract (step number, which attempt, how long to wait) and made concrete against the state it meets, so
 // most reports hit the current attempt and shrinking keeps a script meaningful.
 import fc from "fast-check";
-import { planWorkflow, type WorkflowPlan } from "../../src/domain/definition";
+import { DefinitionSchema } from "../../src/domain/definition";
+import { planWorkflow, type WorkflowPlan } from "../../src/domain/plan";
 import { nextDeadlineAt, type WorkflowEvent } from "../../src/domain/machine";
-import { DefinitionSchema, type OnFailure, type StepInput } from "../../src/domain/schemas";
+import type { OnFailure, StepInput } from "../../src/domain/schemas";
 import { activeAttempt, type StepError, type StepState, type WorkflowState } from "../../src/domain/state";
 import { httpAction, step, TEST_RETRY, TEST_TIMEOUTS, undoable } from "./builders";
 

@@ -1,12 +1,12 @@
 // Builders for the pure domain tests: small plans, events named in the past tense, and a runner that plays
 // a script of events against the state machine with an explicit clock and a fixed random draw.
 import { expect } from "vitest";
-import { planWorkflow, type WorkflowPlan } from "../../src/domain/definition";
+import { planWorkflow, type WorkflowPlan } from "../../src/domain/plan";
 import {
   startWorkflow,
   transition,
   type Effect,
-  type HistoryEntry,
+  type HistoryEntryFields,
   type TransitionResult,
   type WorkflowEvent,
 } from "../../src/domain/machine";
@@ -100,7 +100,7 @@ export class Run {
   state: WorkflowState;
   now: number;
   /** Every history entry so far, in order. */
-  readonly log: HistoryEntry[] = [];
+  readonly log: HistoryEntryFields[] = [];
   readonly effects: Effect[] = [];
 
   constructor(workflowPlan: WorkflowPlan, options: { id?: string; input?: unknown; at?: number } = {}) {
@@ -148,7 +148,7 @@ export function stepOf(state: WorkflowState, id: string): StepState {
 }
 
 /** `step_scheduled b#2`: the type, then the step and attempt when the entry names them. */
-export function describeHistory(history: HistoryEntry[]): string[] {
+export function describeHistory(history: HistoryEntryFields[]): string[] {
   return history.map(
     (entry) => `${entry.type}${entry.stepId ? ` ${entry.stepId}` : ""}${entry.attempt === undefined ? "" : `#${entry.attempt}`}`,
   );

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { checkDefinition, planWorkflow } from "../../src/domain/definition";
+import { checkDefinition, DefinitionSchema, StartWorkflowSchema } from "../../src/domain/definition";
+import { planWorkflow } from "../../src/domain/plan";
 import { DEFAULT_RETRY, DEFAULT_TIMEOUTS } from "../../src/domain/retry-policy";
-import { DefinitionSchema, StartWorkflowSchema, type DefinitionInput, type StepInput } from "../../src/domain/schemas";
+import type { DefinitionInput, StepInput } from "../../src/domain/schemas";
 import { httpAction, step, undoable } from "./builders";
 
 function definition(steps: StepInput[], fields: Partial<DefinitionInput> = {}): DefinitionInput {

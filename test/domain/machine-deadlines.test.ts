@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { WorkflowPlan } from "../../src/domain/definition";
+import type { WorkflowPlan } from "../../src/domain/plan";
 import { nextDeadlineAt } from "../../src/domain/machine";
 import { QUEUE_CHECK_MS } from "../../src/domain/machine/queued-attempts";
 import {

@@ -14,7 +14,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** A failing alarm sets itself again this much later (src/scheduler/workflow-scheduler.ts). */
+/** A failing alarm sets itself again this much later (src/scheduler/supervisor-alarm.ts). */
 const ALARM_FAILURE_RETRY_MS = 1_000;
 
 /** Every run of any scheduler's alarm handler: when, with what retry information, and whether it threw. */

@@ -1,10 +1,10 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { planWorkflow } from "../../src/domain/definition";
-import { DefinitionSchema } from "../../src/domain/schemas";
+import { DefinitionSchema } from "../../src/domain/definition";
+import { planWorkflow } from "../../src/domain/plan";
 import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
 import { SEND_LEASE_MS } from "../../src/scheduler/outbox";
-import type { StartRequest } from "../../src/scheduler/workflow-scheduler";
+import type { StartRequest } from "../../src/scheduler/rpc";
 import { api, historyOf, uniqueId, waitForStatus } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
 import { json, mockRemote, REMOTE } from "../helpers/remote";

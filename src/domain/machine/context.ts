@@ -1,5 +1,6 @@
 import { backoffMs } from "../backoff";
-import type { StepPlan } from "../definition";
+import type { HistoryEntry } from "../history";
+import type { StepPlan } from "../plan";
 import type { Attempt, AttemptKind, StepState, WorkflowState } from "../state";
 
 /** Lost-message checks after a resend: 2 min, 4 min … at most an hour apart. */
@@ -8,13 +9,6 @@ const QUEUE_CHECK_BACKOFF = { initialMs: 60_000, maxMs: 3_600_000, jitter: 0.2 }
 /** Effects are performed by the shell only after the new state is durable. */
 export type Effect = { type: "EnqueueAttempt"; stepId: string; attempt: number; kind: AttemptKind };
 
-/** One entry for the append-only history; the shell stamps `seq` and `at`. */
-export interface HistoryEntry {
-  type: string;
-  stepId?: string;
-  attempt?: number;
-  data?: Record<string, unknown>;
-}
 
 /**
  * The working copy of one transition: the pure functions mutate `state` (a private clone of the input) and
@@ -32,14 +26,14 @@ export class TransitionContext {
   ) {}
 
   /** Appends to the history as part of a state change. */
-  record(type: string, fields: Omit<HistoryEntry, "type"> = {}): void {
-    this.history.push({ type, ...fields });
+  record(entry: HistoryEntry): void {
+    this.history.push(entry);
     this.changed = true;
   }
 
   /** Appends to the history without changing the state, e.g. a refused report. */
-  note(type: string, fields: Omit<HistoryEntry, "type"> = {}): void {
-    this.history.push({ type, ...fields });
+  note(entry: HistoryEntry): void {
+    this.history.push(entry);
   }
 
   step(stepId: string): StepState | undefined {
@@ -59,7 +53,7 @@ export class TransitionContext {
     delete step.nextRetryAt;
     step.attempts.push({ n: step.attempt, kind, status: "scheduled", scheduledAt: this.now });
     step.status = kind === "action" ? "scheduled" : "compensating";
-    this.record("step_scheduled", { stepId: step.id, attempt: step.attempt, data: { kind } });
+    this.record({ type: "step_scheduled", stepId: step.id, attempt: step.attempt, data: { kind } });
     this.effects.push({ type: "EnqueueAttempt", stepId: step.id, attempt: step.attempt, kind });
   }
 

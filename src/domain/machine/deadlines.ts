@@ -2,9 +2,10 @@ import type { QueueLagSample } from "../back-pressure";
 import type { Timeouts } from "../retry-policy";
 import { activeAttempt, isTerminal, type Attempt, type WorkflowState } from "../state";
 import type { TransitionContext } from "./context";
-import { beginCompensation, failAttempt, failWorkflow } from "./progress";
+import { failAttempt, failWorkflow } from "./failure";
+import { beginCompensation } from "./saga";
 import { checkQueuedAttempt, queueCheckAt } from "./queued-attempts";
-import { afterStepChange } from "./reports";
+import { afterStepChange } from "./dispatch";
 
 type TimeoutKind = "schedule_to_start" | "start_to_close" | "heartbeat";
 type DeadlineKind = TimeoutKind | "queue_check";
@@ -66,7 +67,7 @@ export function superviseDeadlines(ctx: TransitionContext, queueLag?: QueueLagSa
     }
     const overdueMs = now - deadline.at;
     const type = deadline.kind === "heartbeat" ? "step_heartbeat_missed" : "step_timed_out";
-    ctx.record(type, { stepId: step.id, attempt: attempt.n, data: { timeout: deadline.kind, deadlineAt: deadline.at, overdueMs } });
+    ctx.record({ type, stepId: step.id, attempt: attempt.n, data: { timeout: deadline.kind, deadlineAt: deadline.at, overdueMs } });
     const message =
       deadline.kind === "heartbeat" ? "no heartbeat within heartbeatMs" : `attempt exceeded ${deadline.kind === "start_to_close" ? "startToCloseMs" : "scheduleToStartMs"}`;
     failAttempt(ctx, step, attempt, { message, retryable: true, timeout: deadline.kind }, { timedOut: true });
@@ -85,7 +86,7 @@ export function superviseDeadlines(ctx: TransitionContext, queueLag?: QueueLagSa
 function timeOutWorkflow(ctx: TransitionContext): void {
   const { state } = ctx;
   state.error = { message: `workflow exceeded timeoutMs (${state.plan.timeoutMs ?? 0} ms)`, timeout: "workflow_timeout" };
-  ctx.record("workflow_timed_out", { data: { deadlineAt: state.deadlineAt } });
+  ctx.record({ type: "workflow_timed_out", data: { deadlineAt: state.deadlineAt } });
   if (state.plan.onFailure === "compensate") beginCompensation(ctx, "compensated");
   else failWorkflow(ctx);
 }

@@ -1,18 +1,22 @@
-import type { WorkflowPlan } from "../definition";
+import type { WorkflowPlan } from "../plan";
 import type { QueueLagSample } from "../back-pressure";
 import type { StepError, WorkflowState } from "../state";
 import type { AttemptReport } from "../task-message";
-import { TransitionContext, type Effect, type HistoryEntry } from "./context";
+import type { HistoryEntryFields } from "../history";
+import { TransitionContext, type Effect } from "./context";
 import { superviseDeadlines } from "./deadlines";
 import { cancelWorkflow, compensateWorkflow, retryStep, skipStep } from "./operator";
-import { dispatchReadySteps } from "./progress";
-import { claimAttempt, type ClaimedTask, recordAccepted, recordDeadLetter, recordFailure, recordHeartbeat, recordSuccess } from "./reports";
+import { claimAttempt, type ClaimedTask } from "./claim";
+import { dispatchReadySteps } from "./dispatch";
+import { recordAccepted, recordDeadLetter, recordFailure, recordHeartbeat, recordSuccess } from "./reports";
 
-export type { Effect, HistoryEntry } from "./context";
-export type { ClaimedTask, ReportRejection } from "./reports";
+export type { Effect } from "./context";
+export type { HistoryEntry, HistoryEntryFields } from "../history";
+export type { ClaimedTask } from "./claim";
+export type { ReportRejection } from "./fencing";
 export type { OperatorResult } from "./operator";
 export { nextDeadlineAt } from "./deadlines";
-export { queueChecksDue } from "./queued-attempts";
+export { queueChecksDue, unclaimedSince } from "./queued-attempts";
 
 /** Everything that can happen to a workflow after it started, in the past tense. */
 export type WorkflowEvent =
@@ -56,7 +60,7 @@ export interface TransitionResult<R = unknown> {
   /** False when the event changed nothing (a duplicate, a rejected report): nothing needs persisting. */
   changed: boolean;
   effects: Effect[];
-  history: HistoryEntry[];
+  history: HistoryEntryFields[];
   reply: R;
 }
 
@@ -133,7 +137,7 @@ export function startWorkflow(args: StartArgs, random: () => number = Math.rando
     steps: plan.steps.map((step) => ({ id: step.id, status: "pending", attempt: 0, budgetUsed: 0, attempts: [] })),
   };
   const ctx = new TransitionContext(state, now, random);
-  ctx.record("workflow_started", { data: { name: plan.name } });
+  ctx.record({ type: "workflow_started", data: { name: plan.name } });
   dispatchReadySteps(ctx);
   return { state: ctx.state, changed: true, effects: ctx.effects, history: ctx.history, reply: { ok: true } };
 }

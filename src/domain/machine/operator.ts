@@ -1,6 +1,7 @@
 import { isTerminal, type StepState } from "../state";
 import type { TransitionContext } from "./context";
-import { advanceCompensation, beginCompensation, dispatchReadySteps, settleAttentionStatus } from "./progress";
+import { dispatchReadySteps, settleAttentionStatus } from "./dispatch";
+import { advanceCompensation, beginCompensation } from "./saga";
 
 export type OperatorResult = { ok: true } | { ok: false; code: "conflict" | "not_found"; message: string };
 
@@ -14,7 +15,7 @@ export function cancelWorkflow(ctx: TransitionContext): OperatorResult {
   if (isTerminal(state.status)) return conflict(`workflow has already ended (${state.status})`);
   if (state.compensation?.endStatus === "cancelled") return { ok: true };
   if (state.compensation) return conflict("workflow is already compensating after a failure");
-  ctx.record("operator_action", { data: { action: "cancel" } });
+  ctx.record({ type: "operator_action", data: { action: "cancel" } });
   beginCompensation(ctx, "cancelled");
   return { ok: true };
 }
@@ -39,7 +40,7 @@ export function retryStep(ctx: TransitionContext, stepId: string): OperatorResul
   const found = failedStep(ctx, stepId);
   if (!("step" in found)) return found;
   const { step } = found;
-  ctx.record("operator_action", { stepId, data: { action: "retry_step" } });
+  ctx.record({ type: "operator_action", stepId, data: { action: "retry_step" } });
   step.budgetUsed = 0;
   delete step.error;
   if (ctx.state.compensation) {
@@ -57,7 +58,7 @@ export function skipStep(ctx: TransitionContext, stepId: string, output: unknown
   const found = failedStep(ctx, stepId);
   if (!("step" in found)) return found;
   const { step } = found;
-  ctx.record("operator_action", { stepId, data: { action: "skip_step" } });
+  ctx.record({ type: "operator_action", stepId, data: { action: "skip_step" } });
   step.status = "skipped";
   delete step.error;
   if (ctx.state.compensation) {
@@ -77,7 +78,7 @@ export function compensateWorkflow(ctx: TransitionContext): OperatorResult {
   if (state.status !== "needs_attention") {
     return conflict(`operator actions need a workflow in needs_attention (it is ${state.status})`);
   }
-  ctx.record("operator_action", { data: { action: "compensate" } });
+  ctx.record({ type: "operator_action", data: { action: "compensate" } });
   const head = state.compensation && ctx.step(state.compensation.queue[0] ?? "");
   if (head) {
     state.status = "compensating";

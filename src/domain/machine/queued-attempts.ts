@@ -19,6 +19,12 @@ export function queueCheckAt(attempt: Attempt): number {
   return attempt.queueCheckAt ?? (attempt.sentAt ?? attempt.scheduledAt) + QUEUE_CHECK_MS;
 }
 
+/** Since when the oldest attempt no agent has claimed yet has waited: our own queue's lag for this workflow. */
+export function unclaimedSince(state: WorkflowState): number | undefined {
+  const queued = state.steps.map(activeAttempt).filter((attempt) => attempt?.status === "scheduled");
+  return queued.length === 0 ? undefined : Math.min(...queued.map((attempt) => attempt!.scheduledAt));
+}
+
 /** Whether a tick now would check a queued attempt, so the shell knows to read the queue's lag first. */
 export function queueChecksDue(state: WorkflowState, now: number): boolean {
   return state.steps.some((step) => {
@@ -41,7 +47,8 @@ export function checkQueuedAttempt(ctx: TransitionContext, step: StepState, atte
     ctx.changed = true;
     return;
   }
-  ctx.record("task_resent", {
+  ctx.record({
+    type: "task_resent",
     stepId: step.id,
     attempt: attempt.n,
     data: { reason: delivering ? "younger messages were delivered" : "no messages are being delivered", waitedMs, queueLagMs: delivering ? queueLag.lagMs : null },

@@ -1,8 +1,8 @@
-import { schedulerFor } from "../scheduler/stub";
+import { schedulerFor } from "../scheduler/scheduler-client";
 import { ApiError } from "./errors";
 
 /** The workflow as its object sees it, or a 404 when this tenant has no such workflow. */
-export async function describeOrThrow(env: Env, tenant: string, id: string) {
+export async function workflowOr404(env: Env, tenant: string, id: string) {
   const workflow = await schedulerFor(env, tenant, id).describe();
   if (!workflow) throw new ApiError(404, "not_found", `No workflow "${id}".`);
   return workflow;

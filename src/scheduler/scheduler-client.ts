@@ -1,21 +1,37 @@
+import type { DurableObject } from "cloudflare:workers";
+import { backoffMs } from "../domain/backoff";
 import type { WorkflowScheduler } from "./workflow-scheduler";
 
-const RPC_METHODS = [
-  "start",
-  "describe",
-  "history",
-  "claim",
-  "heartbeat",
-  "report",
-  "cancel",
-  "retryStep",
-  "skipStep",
-  "compensate",
-  "recordDeadLetter",
-  "wake",
-  "inspect",
-] as const;
-type RpcMethod = (typeof RPC_METHODS)[number];
+/** The object's own RPC methods: its public methods, less what every Durable Object has. */
+type RpcMethod = {
+  [K in Exclude<keyof WorkflowScheduler, keyof DurableObject<Env>>]: WorkflowScheduler[K] extends (...args: never[]) => unknown ? K : never;
+}[Exclude<keyof WorkflowScheduler, keyof DurableObject<Env>>];
+
+/**
+ * Whether each call may be retried after a reset: calls that may run twice with the same effect (reads, the
+ * idempotent start, the fenced agent calls: a repeated claim or report for the same attempt is refused, never
+ * applied twice) are; operator actions are not, since a reset after one was applied would turn a success into a
+ * confusing 409. A `Record` over every RPC method, so a method added to the object without a decision here
+ * does not compile.
+ */
+const RETRIES: Record<RpcMethod, "retried" | "once"> = {
+  start: "retried",
+  describe: "retried",
+  history: "retried",
+  claim: "retried",
+  heartbeat: "retried",
+  report: "retried",
+  recordDeadLetter: "retried",
+  wake: "retried",
+  inspect: "retried",
+  cancel: "once",
+  retryStep: "once",
+  skipStep: "once",
+  compensate: "once",
+};
+const RPC_METHODS = Object.keys(RETRIES) as RpcMethod[];
+const RPC_TRIES = 3;
+const RPC_RETRY = { initialMs: 50, maxMs: 1_000, jitter: 0.5 };
 
 /**
  * The object's RPC methods with their plain result types. Results cross RPC by structured clone, which keeps
@@ -24,14 +40,6 @@ type RpcMethod = (typeof RPC_METHODS)[number];
 export type SchedulerClient = {
   [K in RpcMethod]: WorkflowScheduler[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
 };
-
-/**
- * Calls that may run twice with the same effect: reads, the idempotent start, and the fenced agent calls
- * (a repeated claim or report for the same attempt is refused, never applied twice). Operator actions are not
- * retried: a reset after one was applied would turn a success into a confusing 409.
- */
-const RETRIED: ReadonlySet<RpcMethod> = new Set(["start", "describe", "history", "claim", "heartbeat", "report", "recordDeadLetter", "wake", "inspect"]);
-const RPC_TRIES = 3;
 
 /**
  * Durable Object errors say whether a retry can help: `retryable`, or `durableObjectReset` (the object was
@@ -49,14 +57,17 @@ async function call(env: Env, name: string, method: RpcMethod, args: unknown[]):
     try {
       return await stub[method](...args);
     } catch (error) {
-      if (attempt >= RPC_TRIES || !RETRIED.has(method) || !worthRetrying(error)) throw error;
+      if (attempt >= RPC_TRIES || RETRIES[method] !== "retried" || !worthRetrying(error)) throw error;
       // Jittered, so callers hit by the same reset do not come back in lockstep.
-      await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt * (0.5 + Math.random())));
+      await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt - 1, RPC_RETRY)));
     }
   }
 }
 
-/** Each workflow is its own object, named by tenant and id so two tenants can use the same workflow id. */
+/**
+ * The retrying RPC client of one workflow's object, named by tenant and id so two tenants can use the same
+ * workflow id. The only way the rest of the Worker calls a Scheduler.
+ */
 export function schedulerFor(env: Env, tenant: string, workflowId: string): SchedulerClient {
   const name = `${tenant}:${workflowId}`;
   return Object.fromEntries(RPC_METHODS.map((method) => [method, (...args: unknown[]) => call(env, name, method, args)])) as unknown as SchedulerClient;

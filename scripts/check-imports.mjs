@@ -1,0 +1,68 @@
+// `npm run lint` runs this after eslint: the layering of src/ stays what docs/architecture.md says.
+//   - no import cycle among src/ modules (a reader can follow every module in one direction);
+//   - src/domain/ imports only zod and other domain modules (pure: no cloudflare:*, hono or bindings);
+//   - nothing outside src/api/ imports src/api/, and only src/index.ts imports the Worker's entry points.
+// Prints each problem and exits 1 when there is one.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const src = join(root, "src");
+
+function sourceFiles(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith(".ts") && !path.endsWith(".d.ts") ? [path] : [];
+  });
+}
+
+/** Import and re-export specifiers of a module, type-only ones included: a cycle of types is a cycle to read. */
+function specifiers(text) {
+  return [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"/gms)].map((match) => match[1]);
+}
+
+const files = sourceFiles(src);
+const name = (path) => relative(root, path);
+const graph = new Map();
+const problems = [];
+for (const file of files) {
+  const targets = [];
+  for (const spec of specifiers(readFileSync(file, "utf8"))) {
+    const inDomain = file.startsWith(join(src, "domain"));
+    if (!spec.startsWith(".")) {
+      if (inDomain && spec !== "zod") problems.push(`${name(file)} imports "${spec}": domain/ imports only zod`);
+      continue;
+    }
+    const target = resolve(dirname(file), spec) + ".ts";
+    if (inDomain && !target.startsWith(join(src, "domain"))) problems.push(`${name(file)} imports ${name(target)}: domain/ depends on nothing outside it`);
+    if (target.startsWith(join(src, "api")) && !file.startsWith(join(src, "api")) && file !== join(src, "index.ts")) {
+      problems.push(`${name(file)} imports ${name(target)}: nothing imports api/`);
+    }
+    targets.push(target);
+  }
+  graph.set(file, targets);
+}
+
+// Depth-first search; a back edge is a cycle, reported once per module that closes it.
+const state = new Map();
+const trail = [];
+function visit(file) {
+  state.set(file, "open");
+  trail.push(file);
+  for (const next of graph.get(file) ?? []) {
+    if (!graph.has(next)) continue;
+    if (state.get(next) === "open") problems.push(`import cycle: ${[...trail.slice(trail.indexOf(next)), next].map(name).join(" -> ")}`);
+    else if (!state.has(next)) visit(next);
+  }
+  trail.pop();
+  state.set(file, "done");
+}
+for (const file of files) if (!state.has(file)) visit(file);
+
+if (problems.length > 0) {
+  for (const problem of problems) console.error(problem);
+  process.exit(1);
+}
+console.log(`imports: ${files.length} modules of src/, no cycle, layers respected`);

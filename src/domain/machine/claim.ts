@@ -1,0 +1,75 @@
+import type { Action } from "../schemas";
+import type { Attempt } from "../state";
+import { renderTemplates, TemplateError, type TemplateContext } from "../templates";
+import type { TransitionContext } from "./context";
+import { afterStepChange } from "./dispatch";
+import { failAttempt } from "./failure";
+import { locateAttempt, type ReportRejection } from "./fencing";
+
+/** What an agent needs to perform one attempt. */
+export interface ClaimedTask {
+  workflowId: string;
+  stepId: string;
+  attempt: number;
+  kind: Attempt["kind"];
+  action: Action;
+  idempotencyKey: string;
+  /** When the attempt's start-to-close deadline passes; the agent aborts its request then. */
+  deadlineAt: number;
+  heartbeatMs: number;
+  /** The last heartbeat details of any earlier attempt, so a retry can resume. */
+  progress?: unknown;
+}
+
+export function claimAttempt(
+  ctx: TransitionContext,
+  stepId: string,
+  n: number,
+): { ok: true; task: ClaimedTask } | ReportRejection | { ok: false; code: "render_failed"; message: string } {
+  const located = locateAttempt(ctx, stepId, n, "claim");
+  if (!located.ok) return located;
+  const { step, attempt } = located;
+  if (attempt.status !== "scheduled") {
+    return { ok: false, code: "already_claimed", message: `attempt ${n} of step "${stepId}" was already claimed` };
+  }
+  const plan = ctx.plan(stepId);
+  attempt.status = "running";
+  attempt.startedAt = ctx.now;
+  attempt.lastHeartbeatAt = ctx.now;
+  step.lastHeartbeatAt = ctx.now;
+  if (attempt.kind === "action") step.status = "running";
+  ctx.record({ type: "step_started", stepId, attempt: n, data: { kind: attempt.kind } });
+
+  let action: Action;
+  try {
+    action = renderTemplates(attempt.kind === "action" ? plan.action : plan.compensate, templateContext(ctx)) as Action;
+  } catch (error) {
+    if (!(error instanceof TemplateError)) throw error;
+    failAttempt(ctx, step, attempt, { message: error.message, retryable: false });
+    afterStepChange(ctx);
+    return { ok: false, code: "render_failed", message: error.message };
+  }
+  const suffix = attempt.kind === "compensation" ? ":compensate" : "";
+  return {
+    ok: true,
+    task: {
+      workflowId: ctx.state.id,
+      stepId,
+      attempt: n,
+      kind: attempt.kind,
+      action,
+      idempotencyKey: `${ctx.state.id}:${stepId}${suffix}`,
+      deadlineAt: ctx.now + plan.timeouts.startToCloseMs,
+      heartbeatMs: plan.timeouts.heartbeatMs,
+      ...(step.progress === undefined ? {} : { progress: step.progress }),
+    },
+  };
+}
+
+function templateContext(ctx: TransitionContext): TemplateContext {
+  const steps: TemplateContext["steps"] = {};
+  for (const step of ctx.state.steps) {
+    steps[step.id] = { attempt: step.attempt, ...(step.output === undefined ? {} : { output: step.output }) };
+  }
+  return { input: ctx.state.input, workflow: { id: ctx.state.id }, steps };
+}

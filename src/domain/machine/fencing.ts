@@ -1,0 +1,31 @@
+import { activeAttempt, isTerminal, type Attempt, type StepState } from "../state";
+import type { TransitionContext } from "./context";
+
+export type ReportRejection = { ok: false; code: "not_found" | "stale_attempt" | "gone" | "already_claimed"; message: string };
+
+const ENDED_STEP_STATUSES = new Set(["succeeded", "failed", "skipped", "compensated", "cancelled"]);
+
+/**
+ * Fencing: only the step's active attempt may change anything. A report for a step that has ended is `gone`;
+ * one from any other attempt is stale: refused, and noted in the history without changing the state.
+ */
+export function locateAttempt(
+  ctx: TransitionContext,
+  stepId: string,
+  n: number,
+  report: string,
+): { ok: true; step: StepState; attempt: Attempt } | ReportRejection {
+  const step = ctx.step(stepId);
+  if (!step) return { ok: false, code: "not_found", message: `workflow has no step "${stepId}"` };
+  const active = activeAttempt(step);
+  if (active && active.n === n) return { ok: true, step, attempt: active };
+  if (ENDED_STEP_STATUSES.has(step.status) || isTerminal(ctx.state.status)) {
+    return { ok: false, code: "gone", message: `step "${stepId}" has ended (${step.status})` };
+  }
+  ctx.note({ type: "stale_report_rejected", stepId, attempt: n, data: { report, currentAttempt: step.attempt } });
+  return {
+    ok: false,
+    code: "stale_attempt",
+    message: `attempt ${n} of step "${stepId}" is no longer current (current attempt: ${step.attempt})`,
+  };
+}

@@ -1,0 +1,77 @@
+/** The saga: when a workflow unwinds, what may have taken effect is compensated, newest first, one at a time. */
+import { activeAttempt, latestAttempt, type StepState } from "../state";
+import type { TransitionContext } from "./context";
+
+/**
+ * Stops every step that has not finished: running attempts are fenced (a late report from them is refused)
+ * and queued, pending or backing-off work is cancelled. Returns the steps with an attempt that had already
+ * started, newest first: their remote effect may have happened, so compensation must cover them too.
+ */
+export function fenceUnfinishedSteps(ctx: TransitionContext): string[] {
+  const started: { id: string; startedAt: number }[] = [];
+  for (const step of ctx.state.steps) {
+    const attempt = activeAttempt(step);
+    if (attempt) {
+      attempt.status = "cancelled";
+      attempt.endedAt = ctx.now;
+    }
+    if (attempt || step.status === "retrying") {
+      // Any earlier action attempt that started (a silent agent, a timed-out call) may have taken effect.
+      const starts = step.attempts.filter((a) => a.kind === "action" && a.startedAt !== undefined).map((a) => a.startedAt ?? 0);
+      if (starts.length > 0) started.push({ id: step.id, startedAt: Math.max(...starts) });
+    }
+    if (attempt || step.status === "pending" || step.status === "retrying") {
+      step.status = "cancelled";
+      delete step.nextRetryAt;
+      ctx.changed = true;
+    }
+  }
+  return started.sort((a, b) => b.startedAt - a.startedAt).map((entry) => entry.id);
+}
+
+/** An action attempt that started and ended without the remote's answer (a timeout, a broken request). */
+function mayHaveTakenEffect(step: StepState): boolean {
+  return step.attempts.some(
+    (attempt) =>
+      attempt.kind === "action" &&
+      attempt.startedAt !== undefined &&
+      (attempt.status === "timed_out" || (attempt.status === "failed" && attempt.error?.status === undefined && attempt.error?.retryable !== false)),
+  );
+}
+
+/** The saga: compensate what may have taken effect, in reverse order of completion, one step at a time. */
+export function beginCompensation(ctx: TransitionContext, endStatus: "compensated" | "cancelled"): void {
+  const { state } = ctx;
+  const interrupted = fenceUnfinishedSteps(ctx);
+  // A step that failed for good after an attempt with no clear answer (it timed out, or the request broke
+  // off) may have taken effect all the same (an ambiguous outcome): it is undone first, as the newest.
+  const ambiguous = state.steps.filter((step) => step.status === "failed" && mayHaveTakenEffect(step)).map((step) => step.id);
+  const completed = [...state.completionOrder].reverse().filter((id) => ctx.step(id)?.status === "succeeded");
+  const queue = [...ambiguous, ...interrupted, ...completed].filter((id) => ctx.plan(id).compensate !== undefined);
+  state.compensation = { queue, endStatus };
+  state.status = "compensating";
+  ctx.record({ type: "compensation_started", data: { steps: queue, endStatus } });
+  advanceCompensation(ctx);
+}
+
+/** Starts the next compensation, or ends the workflow when none is left. */
+export function advanceCompensation(ctx: TransitionContext): void {
+  const { state } = ctx;
+  const compensation = state.compensation;
+  if (!compensation || state.status !== "compensating") return;
+  while (compensation.queue.length > 0) {
+    const head = ctx.step(compensation.queue[0] ?? "");
+    if (!head || head.status === "compensated" || head.status === "skipped") {
+      compensation.queue.shift();
+      continue;
+    }
+    // A compensation in flight or backing off, or one that failed for good (an operator decides), holds the queue.
+    if (head.status === "compensating" || (head.status === "failed" && latestAttempt(head)?.kind === "compensation")) return;
+    head.budgetUsed = 0;
+    ctx.scheduleAttempt(head, "compensation");
+    return;
+  }
+  state.status = compensation.endStatus;
+  state.endedAt = ctx.now;
+  ctx.record({ type: compensation.endStatus === "cancelled" ? "workflow_cancelled" : "workflow_compensated" });
+}

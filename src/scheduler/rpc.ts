@@ -1,0 +1,25 @@
+import type { WorkflowPlan } from "../domain/plan";
+import type { WorkflowView } from "../domain/view";
+
+/** What the front door asks a new workflow's object to start. */
+export interface StartRequest {
+  tenant: string;
+  id: string;
+  plan: WorkflowPlan;
+  input: unknown;
+  /** Hash of the start request's body: the same id with another body is a conflict, not a replay. */
+  requestHash: string;
+}
+
+export type StartResult =
+  | { ok: true; created: boolean; workflow: WorkflowView }
+  | { ok: false; code: "conflict"; message: string };
+
+/** Every call on an object that holds no workflow gets this (error classes do not survive RPC). */
+export const NOT_FOUND = { ok: false, code: "not_found", message: "workflow not found" } as const;
+
+export interface CommitOptions {
+  requestHash?: string;
+  /** Write the index entry even though the status did not change (the sweep woke us). */
+  reindex?: boolean;
+}
