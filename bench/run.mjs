@@ -5,22 +5,31 @@
 // so their figures do not interfere; see runAll for the order). Print one table of medians, write
 // bench/results/*.json and docs/performance.md.
 // See `npm run bench -- --help` and docs/performance.md ("How it is measured").
+//
+// What is the bench's own is in bench/lib/: args.mjs (flags), cases.mjs and burst.mjs (the measurements),
+// engines/ (Shepherd and the Workflows baseline behind one adapter), remote.mjs (the remote's paths),
+// load.mjs and proc-readings.mjs (other processes' load; workerd CPU and memory), report.mjs (the tables).
+// What it shares with chaos is in scripts/lib/: process groups and clean-up, the project snapshot and
+// `wrangler dev`, flags, ports, the fake remote's server, waiting, statistics, JSON requests and files.
 /* global process, console, URL */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseOptions, USAGE } from "./lib/args.mjs";
+import { readCommandLine } from "../scripts/lib/cli.mjs";
+import { writeJson } from "../scripts/lib/output-files.mjs";
+import { assertPortsFree } from "../scripts/lib/ports.mjs";
+import { atInterrupt, installCleanup } from "../scripts/lib/process-groups.mjs";
+import { nodeForWrangler } from "../scripts/lib/wrangler-dev.mjs";
+import { parseOptions, PORT_RANGE, USAGE } from "./lib/args.mjs";
 import { burst } from "./lib/burst.mjs";
 import * as cases from "./lib/cases.mjs";
 import { shepherdEngine } from "./lib/engines/shepherd.mjs";
 import { workflowsEngine } from "./lib/engines/workflows.mjs";
 import { waitForQuiet, watchOtherLoad } from "./lib/load.mjs";
-import { installCleanup } from "./lib/procs.mjs";
 import { startRemote } from "./lib/remote.mjs";
-import { renderErrors, renderTables, writeJson, writePerformanceDoc } from "./lib/report.mjs";
-import { nodeForWrangler } from "./lib/wrangler.mjs";
+import { renderErrors, renderTables, writePerformanceDoc } from "./lib/report.mjs";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
 const began = Date.now();
@@ -188,23 +197,22 @@ async function alive(engine) {
 }
 
 async function main() {
-  const options = parseOptions(process.argv.slice(2));
-  if (options.help) {
-    console.log(USAGE);
+  const { options, exitCode } = readCommandLine(process.argv.slice(2), { tool: "bench", usage: USAGE, parse: parseOptions });
+  if (!options) {
+    process.exitCode = exitCode;
     return;
   }
+  installCleanup("bench");
+  const ports = { remote: options.portBase, shepherd: options.portBase + 1, workflows: options.portBase + 3 };
+  await assertPortsFree([ports.remote, ports.shepherd, ports.shepherd + 1, ports.workflows, ports.workflows + 1], { tool: "bench", range: PORT_RANGE });
   const tmp = mkdtempSync(join(tmpdir(), "shepherd-bench-"));
+  // Interrupted, the run has nothing worth keeping unless asked (as chaos does with its sandbox).
+  if (!options.keepTmp) atInterrupt(() => rmSync(tmp, { recursive: true, force: true }));
   const nodeBin = nodeForWrangler(repo);
   const engines = [];
-  let remote;
-  installCleanup(async () => {
-    await Promise.all(engines.map((engine) => engine.stop()));
-    await remote?.close();
-  });
 
-  const ports = { remote: options.portBase, shepherd: options.portBase + 1, workflows: options.portBase + 3 };
   log(`temp dir ${tmp}; remote on 127.0.0.1:${ports.remote}`);
-  remote = await startRemote(ports.remote);
+  const remote = await startRemote(ports.remote);
   const ctx = { remote, runTag: `b${Date.now().toString(36)}` };
   const results = {
     meta: {

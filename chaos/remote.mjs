@@ -15,12 +15,14 @@
 // Shepherd-* headers and the path) so an engine that varied the key between attempts would show up too.
 //
 // Standalone: node chaos/remote.mjs --port 8812 --seed 1
-/* global setTimeout, clearTimeout, URL, Buffer, process, console */
-import { createServer } from "node:http";
+//
+// The HTTP side (127.0.0.1, bodies, held sockets, the stored answer per key, closing) is the shared fake
+// remote's (scripts/lib/fake-remote.mjs); the fault plan and the bookkeeping the checks read are the soak's.
+/* global process, console */
 import { pathToFileURL } from "node:url";
+import { idempotencyStore, startFakeRemote } from "../scripts/lib/fake-remote.mjs";
 import { DEFAULT_REMOTE_FAULTS, isDeclined, transientFault, unitHash } from "./lib/faults.mjs";
 
-const HOST = "127.0.0.1";
 const SLOW_MIN_MS = 300;
 const SLOW_MAX_MS = 1200;
 /** A hang lasts until the caller gives up; this cap only keeps a forgotten socket from living forever. */
@@ -34,10 +36,11 @@ const MAX_BODY_BYTES = 256 * 1024;
 export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, log = () => {} }) {
   const keys = new Map();
   const ops = new Map();
-  const held = new Set();
+  const answers = idempotencyStore();
   const startedAt = Date.now();
   let effectSeq = 0;
   let unkeyed = 0;
+  let server;
 
   function recordFor(key, kind, workflowId, stepId, pathStep) {
     let record = keys.get(key);
@@ -48,7 +51,7 @@ export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, 
         // The key Shepherd must send for this operation (the contract: <workflowId>:<stepId>[:compensate]; see README, "What a remote service receives").
         wellFormed: key === expected && stepId === pathStep,
         requests: 0, attempts: [], applied: 0, replays: 0, replaysAfterDelivered: 0, abandoned: 0,
-        faults: {}, delivered: false, appliedAt: null, response: null, log: [],
+        faults: {}, delivered: false, appliedAt: null, log: [],
       };
       keys.set(key, record);
     }
@@ -57,40 +60,27 @@ export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, 
 
   /** Applies the effect once per key; a repeated key gets the stored response (counted as a replay). */
   function applyOrReplay(record) {
-    if (record.response) {
+    const { replay, value } = answers.once(record.key, () => {
+      effectSeq += 1;
+      record.applied += 1;
+      record.appliedAt = Date.now();
+      const op = `${record.workflowId}|${record.stepId}|${record.kind}`;
+      ops.set(op, (ops.get(op) ?? 0) + 1);
+      return record.kind === "action" ? { effectId: `eff_${String(effectSeq).padStart(5, "0")}`, step: record.stepId } : { compensated: true, step: record.stepId };
+    });
+    if (replay) {
       record.replays += 1;
       if (record.delivered) record.replaysAfterDelivered += 1;
-      return { replay: true, body: record.response };
     }
-    effectSeq += 1;
-    record.applied += 1;
-    record.appliedAt = Date.now();
-    const op = `${record.workflowId}|${record.stepId}|${record.kind}`;
-    ops.set(op, (ops.get(op) ?? 0) + 1);
-    record.response =
-      record.kind === "action"
-        ? { effectId: `eff_${String(effectSeq).padStart(5, "0")}`, step: record.stepId }
-        : { compensated: true, step: record.stepId };
-    return { replay: false, body: record.response };
+    return { replay, body: value };
   }
 
-  function hold(res, ms) {
-    held.add(res);
-    const timer = setTimeout(() => res.destroy(), ms);
-    res.on("close", () => {
-      clearTimeout(timer);
-      held.delete(res);
-    });
-  }
-
-  async function handleOperation(req, res, kind, pathStep) {
-    await readBody(req);
-    const key = req.headers["idempotency-key"];
-    if (typeof key !== "string" || key === "") {
+  async function operation(call, kind, pathStep) {
+    const { key, attempt, req } = call;
+    if (key === undefined || key === "") {
       unkeyed += 1;
-      return send(res, 400, { error: "missing Idempotency-Key" });
+      return { status: 400, body: { error: "missing Idempotency-Key" } };
     }
-    const attempt = Number(req.headers["shepherd-attempt"] ?? 0);
     const workflowId = String(req.headers["shepherd-workflow-id"] ?? "");
     const stepId = String(req.headers["shepherd-step-id"] ?? "");
     const record = recordFor(key, kind, workflowId, stepId, pathStep);
@@ -107,31 +97,24 @@ export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, 
 
     if (kind === "action" && isDeclined(seed, key, faults)) {
       note("http422");
-      return send(res, 422, { error: "declined" });
+      return { status: 422, body: { error: "declined" } };
     }
     const fault = transientFault(seed, key, attempt, ordinal, faults);
     switch (fault) {
       case "http503":
         note(fault);
-        return send(res, 503, { error: "temporarily unavailable" });
+        return { status: 503, body: { error: "temporarily unavailable" } };
       case "http429":
         note(fault);
-        return send(res, 429, { error: "slow down" }, { "Retry-After": "1" });
+        return { status: 429, body: { error: "slow down" }, headers: { "Retry-After": "1" } };
       case "hang":
         note(fault);
-        return hold(res, HANG_CAP_MS);
+        return call.hold(HANG_CAP_MS);
       case "slow": {
         note(fault);
         const delay = SLOW_MIN_MS + Math.floor(unitHash(seed, key, attempt, "delay") * (SLOW_MAX_MS - SLOW_MIN_MS));
-        let closed = false;
-        res.once("close", () => {
-          closed = true;
-        });
-        held.add(res);
-        await new Promise((resolve) => setTimeout(resolve, delay));
-        held.delete(res);
         // A caller that gave up meanwhile (aborted, fenced) never gets the effect applied.
-        if (closed || res.destroyed) {
+        if (!(await call.pause(delay))) {
           record.abandoned += 1;
           return undefined;
         }
@@ -144,13 +127,13 @@ export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, 
     if (fault === "executeAndTimeout") {
       // The effect is applied; the caller is never told and must retry with the same key.
       note(fault);
-      return hold(res, HANG_CAP_MS);
+      return call.hold(HANG_CAP_MS);
     }
     if (fault !== "slow") note(replay ? "replay" : "ok");
-    res.on("finish", () => {
+    call.res.on("finish", () => {
       record.delivered = true;
     });
-    return send(res, 200, body);
+    return { status: 200, body };
   }
 
   function stats() {
@@ -171,69 +154,29 @@ export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, 
       faults,
       uptimeMs: Date.now() - startedAt,
       unkeyedRequests: unkeyed,
-      heldSockets: held.size,
+      heldSockets: server.heldCount(),
       totals,
-      keys: Object.fromEntries([...keys].map(([key, r]) => [key, { ...r, response: undefined }])),
+      keys: Object.fromEntries([...keys].map(([key, r]) => [key, { ...r }])),
       ops: Object.fromEntries(ops),
     };
   }
 
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", `http://${HOST}`);
-    const match = /^\/(act|compensate)\/([A-Za-z0-9_.:-]+)$/.exec(url.pathname);
-    if (req.method === "POST" && match) {
-      handleOperation(req, res, match[1] === "act" ? "action" : "compensation", match[2]).catch((error) => {
-        if (!res.headersSent) send(res, 500, { error: String(error) });
-      });
-      return;
-    }
-    if (req.method === "GET" && url.pathname === "/stats") return send(res, 200, stats());
-    if (req.method === "GET" && url.pathname === "/healthz") return send(res, 200, { ok: true });
-    return send(res, 404, { error: "not found" });
+  server = await startFakeRemote({
+    port,
+    maxBodyBytes: MAX_BODY_BYTES,
+    handle(call) {
+      const match = /^\/(act|compensate)\/([A-Za-z0-9_.:-]+)$/.exec(call.path);
+      if (call.method === "POST" && match) return operation(call, match[1] === "act" ? "action" : "compensation", match[2]);
+      if (call.method === "GET" && call.path === "/stats") return { status: 200, body: stats() };
+      if (call.method === "GET" && call.path === "/healthz") return { status: 200, body: { ok: true } };
+      return { status: 404, body: { error: "not found" } };
+    },
   });
-  await new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, HOST, resolve);
-  });
-
-  return {
-    url: `http://${HOST}:${port}`,
-    stats,
-    close: () =>
-      new Promise((resolve) => {
-        for (const res of held) res.destroy();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  return { url: server.url, stats, close: server.close };
 }
 
 function emptyTotals() {
   return { keys: 0, requests: 0, applied: 0, replays: 0, replaysAfterDelivered: 0, abandoned: 0, malformedKeys: 0, faults: {} };
-}
-
-function send(res, status, body, headers = {}) {
-  if (res.destroyed || res.writableEnded) return;
-  res.writeHead(status, { "Content-Type": "application/json", ...headers });
-  res.end(JSON.stringify(body));
-}
-
-function readBody(req) {
-  return new Promise((resolve, reject) => {
-    let size = 0;
-    const chunks = [];
-    req.on("data", (chunk) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        req.destroy();
-        reject(new Error("body too large"));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 }
 
 // Standalone use, for poking at the fault plan by hand.

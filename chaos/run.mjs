@@ -9,22 +9,29 @@
 //   npm run chaos                      # 200 workflows, 10 concurrent, burst of 2000, one restart
 //   npm run chaos -- --quick           # CI: 30 workflows, 5 concurrent, burst of 300
 //   npm run chaos -- --help
+//
+// The soak's own logic is in chaos/ (see chaos/README.md, "What runs"); process groups, the project
+// snapshot and `wrangler dev`, flags, ports, the fake remote's server, waiting and statistics are shared
+// with the bench in scripts/lib/.
 /* global URL, console, process, setTimeout */
-import { copyFileSync, createWriteStream, mkdirSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
+import { mapPool } from "../scripts/lib/async.mjs";
+import { readCommandLine } from "../scripts/lib/cli.mjs";
+import { writeJson } from "../scripts/lib/output-files.mjs";
+import { assertPortsFree } from "../scripts/lib/ports.mjs";
+import { atInterrupt, installCleanup, killAllGroups } from "../scripts/lib/process-groups.mjs";
 import { startRemote } from "./remote.mjs";
-import { parseArgs, USAGE } from "./lib/args.mjs";
 import { startAlarmSampler } from "./lib/alarms.mjs";
 import { buildBurstWorkflows, driveBurst } from "./lib/burst.mjs";
 import { checkAlarms, checkEffects, checkIndex, checkProgress, checkScheduleToStart, checkServerFaults, checkTerminal } from "./lib/checks.mjs";
-import { createClient, mapLimit } from "./lib/client.mjs";
+import { createClient } from "./lib/client.mjs";
 import { startDispatchSampler } from "./lib/dispatch.mjs";
 import { idsNamedBy, timelines } from "./lib/evidence.mjs";
 import { measure } from "./lib/metrics.mjs";
-import { assertPortsFree, atInterrupt, installCleanup, killAllGroups } from "./lib/processes.mjs";
-import { renderReport, writeReport } from "./lib/report.mjs";
-import { applyMigrations, createSandbox, startShepherd, stopShepherd } from "./lib/shepherd.mjs";
+import { renderReport } from "./lib/report.mjs";
+import { applyMigrations, createSandbox, startShepherd } from "./lib/shepherd.mjs";
 import { buildWorkflows, driveWorkload } from "./lib/workload.mjs";
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
@@ -43,22 +50,16 @@ const CHECKS_RESERVE_PER_BURST_MS = 25;
 const log = (message) => console.log(`chaos: ${message}`);
 
 async function main() {
-  let options;
-  try {
-    options = parseArgs(process.argv.slice(2));
-  } catch (error) {
-    console.error(`chaos: ${error.message}\n\n${USAGE}`);
+  // The flags import the fault names from src/dev/faults.ts, which only a node that strips types can load:
+  // asked first, so an old node gets this line rather than a loader error.
+  if (!process.features.typescript) {
+    console.error(`chaos: node ${process.versions.node} cannot load src/dev/faults.ts and is too old for wrangler; run it as \`npm run chaos\` (node from devDependencies)`);
     return 2;
   }
-  if (options.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  if (Number(process.versions.node.split(".")[0]) < 22) {
-    console.error(`chaos: node ${process.versions.node} is too old for wrangler; run it as \`npm run chaos\` (node from devDependencies)`);
-    return 2;
-  }
-  installCleanup();
+  const { parseArgs, PORT_RANGE, SERVER_FAULT_KEYS, USAGE } = await import("./lib/args.mjs");
+  const { options, exitCode } = readCommandLine(process.argv.slice(2), { tool: "chaos", usage: USAGE, parse: parseArgs });
+  if (!options) return exitCode;
+  installCleanup("chaos");
   mkdirSync(resultsDir, { recursive: true });
   const runStart = Date.now();
   const bound = runStart + options.maxSeconds * 1000;
@@ -71,19 +72,17 @@ async function main() {
   }, (options.maxSeconds + WATCHDOG_GRACE_S) * 1000).unref();
 
   const ports = { shepherd: options.portBase, inspector: options.portBase + 1, remote: options.portBase + 2 };
-  await assertPortsFree(Object.values(ports));
+  await assertPortsFree(Object.values(ports), { tool: "chaos", range: PORT_RANGE });
   const remote = await startRemote({ port: ports.remote, seed: options.seed, faults: options.remoteFaults });
   log(`remote service on ${remote.url} (seed ${options.seed})`);
 
-  const sandbox = createSandbox(repoRoot);
+  const sandbox = createSandbox(repoRoot, { faultNames: SERVER_FAULT_KEYS });
   if (!options.keep) atInterrupt(sandbox.remove);
-  const wranglerLog = createWriteStream(join(sandbox.dir, "wrangler.log"));
   let shepherd = null;
   try {
     log(`project copied to ${sandbox.dir} (commit ${sandbox.source.commit}, ${sandbox.source.dirtyFiles} uncommitted file(s)); applying D1 migrations`);
-    await applyMigrations(sandbox, wranglerLog);
-    const serverOptions = { port: ports.shepherd, inspectorPort: ports.inspector, serverFaults: options.serverFaults, logStream: wranglerLog };
-    shepherd = await startShepherd(sandbox, serverOptions);
+    await applyMigrations(sandbox);
+    shepherd = await startShepherd(sandbox, { port: ports.shepherd, inspectorPort: ports.inspector, serverFaults: options.serverFaults });
     log(`shepherd on http://127.0.0.1:${ports.shepherd} after ${shepherd.readyMs} ms; FAULTS hook ${sandbox.features.faultsVar ? "present" : "absent in this build"}`);
 
     const client = createClient(`http://127.0.0.1:${ports.shepherd}`);
@@ -98,8 +97,7 @@ async function main() {
       restarting = true;
       const from = Date.now();
       log(`restarting shepherd (kill -9 of the wrangler process group, same --persist-to): ${reason}`);
-      await stopShepherd(shepherd);
-      shepherd = await startShepherd(sandbox, serverOptions);
+      await shepherd.restart({ crash: true });
       const to = Date.now();
       restart = { atMs: from - runStart, downMs: to - from, reason, outage: { from, to } };
       restarting = false;
@@ -145,7 +143,7 @@ async function main() {
 
     // The final word of each object: its view and whole history.
     const readStart = Date.now();
-    const finals = await mapLimit(results, 10, async (result) => {
+    const finals = await mapPool(results, 10, async (result) => {
       const res = await client.getWorkflow(result.id);
       const history = res.status === 200 ? await client.getHistory(result.id) : { events: [] };
       return { id: result.id, kind: result.kind ?? "soak", started: result.started, view: res.status === 200 ? res.body : null, readStatus: res.status, events: history.events };
@@ -208,16 +206,14 @@ async function main() {
       },
     };
     const resultsPath = join(resultsDir, "latest.json");
-    writeReport(resultsPath, report);
+    writeJson(resultsPath, report);
     console.log(renderReport(report));
     console.log(`\nchaos: report written to ${resultsPath}; wrangler log in ${join(resultsDir, "wrangler.log")}`);
     return failed.length || (skippedChecks.length && !options.allowSkips) ? 1 : 0;
   } finally {
-    if (shepherd) await stopShepherd(shepherd, { graceful: true });
+    await shepherd?.stop();
     await remote.close();
-    wranglerLog.end();
-    await new Promise((resolve) => wranglerLog.on("close", resolve));
-    copyFileSync(join(sandbox.dir, "wrangler.log"), join(resultsDir, "wrangler.log"));
+    if (existsSync(sandbox.logFile)) copyFileSync(sandbox.logFile, join(resultsDir, "wrangler.log"));
     if (options.keep) log(`kept ${sandbox.dir}`);
     else sandbox.remove();
   }

@@ -10,16 +10,15 @@
 // /charge is idempotent like a real payment API: the same key returns the same charge and is applied once.
 // The other endpoints apply every successful request, so an effect count above 1 reveals a duplicate.
 // /async calls back only SHEPHERD_URL (default http://localhost:8787), which must be on this machine.
+// The HTTP server itself (127.0.0.1, bodies, the per-key request log, JSON answers, the stored charge per
+// key, closing) is the shared fake remote's (scripts/lib/fake-remote.mjs); the endpoints are this file's.
 /* global fetch, AbortSignal */
-import { Buffer } from "node:buffer";
-import { createServer } from "node:http";
 import { setTimeout } from "node:timers";
+import { HOST, idempotencyStore, startFakeRemote } from "./lib/fake-remote.mjs";
 
-const HOST = "127.0.0.1";
 const PORT = Number(process.env.PORT ?? 8788);
 const SHEPHERD_URL = new URL(process.env.SHEPHERD_URL ?? "http://localhost:8787");
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
-const MAX_BODY_BYTES = 1024 * 1024;
 /** Async jobs in flight at once; more are refused with 429 so callbacks stay bounded. */
 const MAX_PENDING_CALLBACKS = 100;
 const CALLBACK_DELAY_MS = 1000;
@@ -36,10 +35,8 @@ if (!LOCAL_HOSTS.has(SHEPHERD_URL.hostname) || !["http:", "https:"].includes(SHE
 
 /** Effects applied per Idempotency-Key, served by GET /effects. */
 const effects = new Map();
-/** Requests seen per Idempotency-Key and path, for /flaky. */
-const requests = new Map();
 /** The charge made for each Idempotency-Key, so a repeated request gets the same one back. */
-const charges = new Map();
+const charges = idempotencyStore();
 /** Per-prefix counters for the ids the endpoints hand out (res_0001, ch_0001, ...). */
 const sequences = new Map();
 let pendingCallbacks = 0;
@@ -60,11 +57,10 @@ const handlers = {
     return [200, { reservationId: nextId("res") }];
   },
   "POST /charge": ({ key, body }) => {
-    const existing = key === undefined ? undefined : charges.get(key);
-    if (existing) return [200, existing];
-    applyEffect(key);
-    const charge = { chargeId: nextId("ch"), amount: body?.amount ?? null };
-    if (key !== undefined) charges.set(key, charge);
+    const { value: charge } = charges.once(key, () => {
+      applyEffect(key);
+      return { chargeId: nextId("ch"), amount: body?.amount ?? null };
+    });
     return [200, charge];
   },
   "POST /ship": ({ key }) => {
@@ -129,73 +125,28 @@ async function callShepherd(token, action, body) {
   }
 }
 
-function readBody(req) {
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    let size = 0;
-    req.on("data", (chunk) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new Error("body too large"));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
-function parseJson(text) {
-  if (text.trim() === "") return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function send(res, status, body) {
-  res.writeHead(status, { "Content-Type": "application/json" });
-  res.end(JSON.stringify(body));
-}
-
-const server = createServer(async (req, res) => {
-  const path = new URL(req.url ?? "/", `http://${HOST}`).pathname;
-  const key = req.headers["idempotency-key"];
-  const attempt = req.headers["shepherd-attempt"];
-  let text;
-  try {
-    text = await readBody(req);
-  } catch {
-    send(res, 413, { error: "body too large" });
-    return;
-  }
-  const seenKey = `${path} ${key ?? ""}`;
-  const seen = (requests.get(seenKey) ?? 0) + 1;
-  requests.set(seenKey, seen);
-
-  const handler = handlers[`${req.method} ${path}`];
+/** Answers one request from the table above and logs it with what it answered. */
+function answer(call) {
+  const { method, path, key, text, json, req } = call;
+  const handler = handlers[`${method} ${path}`];
+  // /flaky counts per key and path, so a key used elsewhere first does not use up its failures.
+  const seen = call.requests.filter((entry) => entry.path === path).length;
   const [status, body] = handler
-    ? handler({ key, body: parseJson(text), seen, token: req.headers["shepherd-task-token"] })
+    ? handler({ key, body: json, seen, token: req.headers["shepherd-task-token"] })
     : Object.keys(handlers).some((route) => route.endsWith(` ${path}`))
-      ? [405, { error: `method ${req.method} not allowed on ${path}` }]
+      ? [405, { error: `method ${method} not allowed on ${path}` }]
       : [404, { error: `no endpoint ${path}` }];
   console.log(
-    `${req.method} ${path} Idempotency-Key=${key ?? "-"} Shepherd-Attempt=${attempt ?? "-"} ${text.trim().slice(0, 200) || "-"} -> ${status} ${JSON.stringify(body)}`,
+    `${method} ${path} Idempotency-Key=${key ?? "-"} Shepherd-Attempt=${req.headers["shepherd-attempt"] ?? "-"} ${text.trim().slice(0, 200) || "-"} -> ${status} ${JSON.stringify(body)}`,
   );
-  send(res, status, body);
-});
+  return { status, body };
+}
 
-server.listen(PORT, HOST, () => {
-  console.log(`example remote listening on http://${HOST}:${PORT} (callbacks to ${SHEPHERD_URL.origin})`);
-});
+const remote = await startFakeRemote({ port: PORT, handle: answer });
+console.log(`example remote listening on http://${HOST}:${PORT} (callbacks to ${SHEPHERD_URL.origin})`);
 
 function shutdown() {
-  server.close();
-  server.closeAllConnections?.();
-  process.exit(0);
+  remote.close().finally(() => process.exit(0));
 }
 process.on("SIGINT", shutdown);
 process.on("SIGTERM", shutdown);

@@ -1,5 +1,7 @@
-// Command-line options of `npm run bench -- [options]`.
-import { parseArgs } from "node:util";
+// Command-line options of `npm run bench -- [options]`: the flags, their defaults and the --quick preset.
+// Reading and checking them is scripts/lib/cli.mjs's, as for chaos.
+import { flagSpec, integer, list, oneOf, readFlags } from "../../scripts/lib/cli.mjs";
+import { checkPortBase } from "../../scripts/lib/ports.mjs";
 
 export const ALL_CASES = ["throughput", "latency", "retry", "detection", "supervisor", "mixed", "burst"];
 export const ALL_ENGINES = ["shepherd", "workflows"];
@@ -33,74 +35,49 @@ export const USAGE = `npm run bench -- [options]
   --port-base P           first of the 5 ports used (default 8800: remote, Shepherd, its inspector, Workflows, its inspector)
 `;
 
-const list = (text) => text.split(",").map((item) => item.trim()).filter(Boolean);
-const int = (text, name) => {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer (got ${text})`);
-  return value;
-};
+/** The bench owns ports 8800-8809; other sessions on this machine use the ones around them. */
+export const PORT_RANGE = [8800, 8809];
+/** Remote, Shepherd, its inspector, Workflows, its inspector. */
+export const PORT_COUNT = 5;
+
+const FLAGS = flagSpec({
+  values: [
+    "repeat", "cases", "engines", "sizes", "concurrency", "latency-runs", "retry-samples", "detection-samples", "mixed-size",
+    "burst-sizes", "burst-clients", "idle-seconds", "quiet-wait", "order", "source", "out", "port-base",
+  ],
+  switches: ["quick", "docs", "no-docs", "keep-tmp", "verbose"],
+});
 
 export function parseOptions(argv) {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      quick: { type: "boolean" },
-      repeat: { type: "string" },
-      cases: { type: "string" },
-      engines: { type: "string" },
-      sizes: { type: "string" },
-      concurrency: { type: "string" },
-      "latency-runs": { type: "string" },
-      "retry-samples": { type: "string" },
-      "detection-samples": { type: "string" },
-      "mixed-size": { type: "string" },
-      "burst-sizes": { type: "string" },
-      "burst-clients": { type: "string" },
-      "idle-seconds": { type: "string" },
-      "quiet-wait": { type: "string" },
-      order: { type: "string" },
-      source: { type: "string" },
-      docs: { type: "boolean" },
-      "no-docs": { type: "boolean" },
-      out: { type: "string" },
-      "keep-tmp": { type: "boolean" },
-      verbose: { type: "boolean" },
-      "port-base": { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  const { values } = readFlags(argv, FLAGS);
   const quick = Boolean(values.quick);
-  const pick = (name, full, small, parse = (v) => int(v, name)) => (values[name] !== undefined ? parse(values[name]) : quick ? small : full);
+  const pick = (name, full, small, parse = (v) => integer(v, `--${name}`)) => (values[name] !== undefined ? parse(values[name]) : quick ? small : full);
+  const sizes = (name) => (v) => list(v).map((n) => integer(n, `--${name}`));
   const options = {
     help: Boolean(values.help),
     quick,
     repeat: pick("repeat", 3, 1),
-    cases: values.cases ? list(values.cases) : ALL_CASES,
-    engines: values.engines ? list(values.engines) : ALL_ENGINES,
-    throughputSizes: pick("sizes", [200, 1000], [50], (v) => list(v).map((n) => int(n, "sizes"))),
+    cases: values.cases ? list(values.cases).map((name) => oneOf(name, "--cases", ALL_CASES)) : ALL_CASES,
+    engines: values.engines ? list(values.engines).map((name) => oneOf(name, "--engines", ALL_ENGINES)) : ALL_ENGINES,
+    throughputSizes: pick("sizes", [200, 1000], [50], sizes("sizes")),
     concurrency: pick("concurrency", 50, 20),
     latencyRuns: pick("latency-runs", 20, 5),
     retrySamples: pick("retry-samples", 5, 2),
     detectionSamples: pick("detection-samples", 20, 3),
     mixedSize: pick("mixed-size", 50, 20),
-    burstSizes: pick("burst-sizes", [1000, 5000, 10000], [300], (v) => list(v).map((n) => int(n, "burst-sizes"))),
+    burstSizes: pick("burst-sizes", [1000, 5000, 10000], [300], sizes("burst-sizes")),
     burstClients: pick("burst-clients", 32, 32),
     idleSeconds: pick("idle-seconds", 20, 5),
     supervisorWorkflows: quick ? 5 : 20,
     quietWaitS: pick("quiet-wait", 60, 5),
-    order: values.order ?? "interleaved",
-    source: values.source ?? "worktree",
+    order: oneOf(values.order ?? "interleaved", "--order", ["interleaved", "sequential"]),
+    source: oneOf(values.source ?? "worktree", "--source", ["worktree", "head"]),
     writeDocs: values["no-docs"] ? false : (values.docs ?? !quick),
     out: values.out ?? (quick ? "bench/results/quick.json" : "bench/results/latest.json"),
     keepTmp: Boolean(values["keep-tmp"]),
     verbose: Boolean(values.verbose),
-    portBase: pick("port-base", 8800, 8800),
+    portBase: pick("port-base", PORT_RANGE[0], PORT_RANGE[0]),
   };
-  for (const name of options.cases) if (!ALL_CASES.includes(name)) throw new Error(`unknown case ${name}; cases: ${ALL_CASES.join(", ")}`);
-  for (const name of options.engines) if (!ALL_ENGINES.includes(name)) throw new Error(`unknown engine ${name}; engines: ${ALL_ENGINES.join(", ")}`);
-  if (!["interleaved", "sequential"].includes(options.order)) throw new Error("--order must be interleaved or sequential");
-  if (!["worktree", "head"].includes(options.source)) throw new Error("--source must be worktree or head");
-  // The bench owns ports 8800-8809 only; other sessions on this machine use the ones around them.
-  if (options.portBase < 8800 || options.portBase + 4 > 8809) throw new Error("--port-base must keep all 5 ports within 8800-8809");
+  checkPortBase(options.portBase, PORT_COUNT, PORT_RANGE);
   return options;
 }

@@ -5,21 +5,16 @@
 // (steps/s) holds as W grows. Clients honour back-pressure: 429/503 with Retry-After is tried again later.
 // Every wait is bounded; a run that cannot finish reports what did not end instead of hanging.
 import { DEFAULT_RETRY, DEFAULT_TIMEOUTS, STEPS_PER_WORKFLOW, idFor, stepsFor } from "./cases.mjs";
-import { cpuMs, sampleRss } from "./procs.mjs";
+import { mapPool, sampleEvery, sleep } from "../../scripts/lib/async.mjs";
+import { percentile } from "../../scripts/lib/stats.mjs";
+import { cpuMs, sampleRss } from "./proc-readings.mjs";
 import { now } from "./remote.mjs";
-import { mapPool, percentile, sleep } from "./util.mjs";
+import { newStartTally, START_RETRY_BUDGET_MS, startWithBackPressure } from "./starts.mjs";
 
-/** One start is tried again for at most this long after its first try, then counted as a start failure. */
-const START_RETRY_BUDGET_MS = 10 * 60_000;
 /** Nothing reached the remote for this long: the engine has nothing left to do (or is stuck); stop waiting. */
 const STALL_MS = 30_000;
 /** However the deadline falls, the engine gets this long after the last start to finish what it accepted. */
 const MIN_WAIT_AFTER_STARTS_MS = 60_000;
-const BACK_PRESSURE = new Set([429, 503]);
-/** A start that got no answer (timeout, reset) is sent again after this: the same id and body replay. */
-const NO_ANSWER_RETRY_MS = 1_000;
-/** A floor under Retry-After, so "0" cannot turn 32 clients into a busy loop against an overloaded engine. */
-const MIN_RETRY_WAIT_MS = 100;
 
 /**
  * Figures for one W (see the fields returned at the end). `timeoutMs` bounds the wait for workflows to end,
@@ -37,7 +32,7 @@ export async function burst(ctx, engine, { tag, workflows, clients, timeoutMs })
   const startedAt = now();
   const firstStartMs = Date.now();
   try {
-    const tally = { backPressureAnswers: 0, retryAfterWaitMs: 0, noAnswers: 0, firstError: undefined };
+    const tally = newStartTally();
     const startsClosedAt = firstStartMs + Math.max(START_RETRY_BUDGET_MS, timeoutMs);
     const spec = (id) => ({ id, steps: stepsFor(remote.url, STEPS_PER_WORKFLOW), retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS });
     const startedFlags = await mapPool(ids, clients, (id) => startWithBackPressure(engine, spec(id), tally, startsClosedAt));
@@ -91,47 +86,6 @@ export async function burst(ctx, engine, { tag, workflows, clients, timeoutMs })
     stopLag();
     progress.stop();
   }
-}
-
-/**
- * One client's start of one workflow: sent again (same id and body, so a replay) after a 429/503's
- * Retry-After or after no answer at all, until it is accepted or its retry budget or the start phase runs
- * out. Resolves true when the engine has the workflow.
- */
-async function startWithBackPressure(engine, spec, tally, startsClosedAt) {
-  const firstTryAt = Date.now();
-  if (firstTryAt >= startsClosedAt) return failStart(tally, "not sent: the start phase's bound had passed");
-  const giveUpAt = Math.min(firstTryAt + START_RETRY_BUDGET_MS, startsClosedAt);
-  for (let tries = 1; ; tries++) {
-    const result = await engine.startWorkflow(spec).catch((error) => ({ ok: false, status: "no answer", error: error.message }));
-    if (result.ok || (tries > 1 && result.existing)) return true;
-    let waitMs;
-    if (BACK_PRESSURE.has(result.status) && result.retryAfterS !== undefined) {
-      tally.backPressureAnswers++;
-      waitMs = Math.max(MIN_RETRY_WAIT_MS, result.retryAfterS * 1000);
-    } else if (result.status === "no answer") {
-      tally.noAnswers++;
-      waitMs = NO_ANSWER_RETRY_MS;
-    } else {
-      // A refusal after an unanswered try may only mean the first try got through (the baseline answers 409
-      // for a known id): whether the engine has the workflow decides.
-      if (tries > 1 && (await engineKnows(engine, spec.id))) return true;
-      return failStart(tally, `${result.status} ${result.error}`);
-    }
-    if (Date.now() + waitMs > giveUpAt) return failStart(tally, `gave up after ${tries} tries, last ${result.status} ${result.error}`);
-    if (result.status !== "no answer") tally.retryAfterWaitMs += waitMs;
-    await sleep(waitMs);
-  }
-}
-
-function failStart(tally, error) {
-  tally.firstError ??= error;
-  return false;
-}
-
-async function engineKnows(engine, id) {
-  const status = await engine.readStatus(id).catch(() => undefined);
-  return status !== undefined && status.state !== "http_404";
 }
 
 /**
@@ -234,18 +188,10 @@ async function watchDispatchLag(engine) {
     if (Number.isFinite(info?.lagMs)) maxLagMs = Math.max(maxLagMs ?? 0, info.lagMs);
   };
   record(first);
-  let stopped = false;
-  const sample = async () => {
-    while (!stopped) {
-      await sleep(1_000);
-      if (stopped) return;
-      // A sample lost to a busy engine is skipped; the next second tries again.
-      record(await engine.dispatchInfo().catch(() => undefined));
-    }
-  };
-  sample();
+  // A sample lost to a busy engine is skipped; the next second tries again.
+  const sampler = sampleEvery(1_000, async () => record(await engine.dispatchInfo().catch(() => undefined)));
   return () => {
-    stopped = true;
+    sampler.stop();
     return maxLagMs;
   };
 }

@@ -1,9 +1,11 @@
 // The measurements. Each case drives one engine through the same adapter interface (startWorkflow,
 // readStatus) against the bench's remote, and returns a flat object of named figures for one repeat.
 // Every wait is bounded; a case that cannot finish throws, and the run reports it instead of hanging.
-import { cpuMs, memoryKb, sampleRss } from "./procs.mjs";
+import { mapPool, sleep, waitUntil } from "../../scripts/lib/async.mjs";
+import { percentile } from "../../scripts/lib/stats.mjs";
+import { cpuMs, memoryKb, sampleRss } from "./proc-readings.mjs";
 import { now } from "./remote.mjs";
-import { mapPool, percentile, sleep, waitUntil } from "./util.mjs";
+import { newStartTally, startWithBackPressure } from "./starts.mjs";
 
 export const STEPS_PER_WORKFLOW = 5;
 /** Shepherd's defaults, spelled out so both engines get the same policy (Workflows via toWorkflowsRetry). */
@@ -62,21 +64,17 @@ export async function throughput(ctx, engine, { tag, workflows, concurrency, slo
   const stopRss = sampleRss(() => pids);
   const startedAt = now();
   const deadline = Date.now() + timeoutMs;
-  let startFailures = 0;
-  let firstStartError;
+  const tally = newStartTally();
   try {
-    await mapPool(ids, concurrency, async (id, index) => {
-      // A start that times out on an overloaded engine counts as failed; it must not end the whole run.
-      const result = await engine
-        .startWorkflow({ id, steps: stepsFor(remote.url, STEPS_PER_WORKFLOW, pathFor(index)), retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS })
-        .catch((error) => ({ ok: false, status: "no answer", error: error.message }));
-      if (!result.ok) {
-        startFailures++;
-        firstStartError ??= `${result.status} ${result.error}`;
-      }
-    });
+    // Back-pressure (429/503 + Retry-After) is honoured as any client would; a start that still fails counts as
+    // failed and must not end the whole run.
+    const startedFlags = await mapPool(ids, concurrency, (id, index) =>
+      startWithBackPressure(engine, { id, steps: stepsFor(remote.url, STEPS_PER_WORKFLOW, pathFor(index)), retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS }, tally, deadline),
+    );
+    const started = ids.filter((_, index) => startedFlags[index]);
+    const startFailures = workflows - started.length;
     const startsDoneAt = now();
-    if (startFailures === workflows) throw new Error(`${engine.label}: every start failed, e.g. ${firstStartError}`);
+    if (startFailures === workflows) throw new Error(`${engine.label}: every start failed, e.g. ${tally.firstError}`);
 
     // Wait for the remote to see every last step; give up on a stall (nothing arrives for 30 s) or the deadline.
     while (finished.size < workflows - startFailures && Date.now() < deadline && Date.now() - lastProgressAt < 30_000) {
@@ -86,7 +84,7 @@ export async function throughput(ctx, engine, { tag, workflows, concurrency, slo
     // Read every workflow until it has ended (most already have); count the reads to discount their CPU.
     const outcomes = new Map();
     let reads = 0;
-    let pending = ids;
+    let pending = started;
     while (pending.length > 0 && Date.now() < deadline) {
       const statuses = await mapPool(pending, concurrency, async (id) => {
         reads++;
@@ -102,8 +100,8 @@ export async function throughput(ctx, engine, { tag, workflows, concurrency, slo
 
     // The same reads again, now that nothing else runs: their CPU per read, to take out of the run's figure.
     const cpuReadsBefore = cpuMs(pids);
-    await mapPool(ids, concurrency, (id) => engine.readStatus(id).catch(() => undefined));
-    const cpuPerRead = (cpuMs(pids) - cpuReadsBefore) / ids.length;
+    await mapPool(started, concurrency, (id) => engine.readStatus(id).catch(() => undefined));
+    const cpuPerRead = (cpuMs(pids) - cpuReadsBefore) / started.length;
 
     // A run cut short leaves workflows running: end them so they do not weigh on the next measurement.
     if (pending.length > 0) await mapPool(pending, concurrency, (id) => engine.cancel(id).catch(() => undefined));
@@ -118,6 +116,7 @@ export async function throughput(ctx, engine, { tag, workflows, concurrency, slo
       completed: completed.length,
       notCompleted: workflows - completed.length,
       startFailures,
+      backPressureAnswers: tally.backPressureAnswers,
       workflowsPerSec: completed.length / (wallMs / 1000),
       stepsPerSec: steps / (wallMs / 1000),
       wallS: wallMs / 1000,

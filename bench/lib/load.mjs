@@ -3,8 +3,9 @@
 // figure, so the bench waits for a quiet moment before each measurement and records what it could not avoid.
 /* global process */
 import { readFileSync } from "node:fs";
-import { cpuMs, descendants } from "./procs.mjs";
-import { sleep } from "./util.mjs";
+import { sleep } from "../../scripts/lib/async.mjs";
+import { descendants } from "../../scripts/lib/process-tree.mjs";
+import { cpuMs } from "./proc-readings.mjs";
 
 const TICK_MS = 10; // /proc/stat counts USER_HZ ticks, 100 per second on Linux.
 

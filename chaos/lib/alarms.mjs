@@ -2,7 +2,7 @@
 // GET /dev/workflows/{id} → {id, status, alarmAt, nextDeadlineAt, storage}. Sampled while the soak runs (the
 // interesting moment is just after the restart, when an alarm that did not survive would show as overdue)
 // and read once more for every workflow at the end.
-/* global setTimeout */
+import { sampleEvery } from "../../scripts/lib/async.mjs";
 import { TERMINAL_STATUSES } from "./client.mjs";
 
 export const OVERDUE_LIMIT_MS = 5_000;
@@ -37,41 +37,30 @@ export async function probeDevRoute(client, existingId) {
  */
 export function startAlarmSampler({ client, inFlight, paused, intervalMs = 2_000 }) {
   const state = { available: null, samples: 0, maxOverdueMs: 0, worst: [], lost: [] };
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      await new Promise((resolve) => setTimeout(resolve, intervalMs));
-      if (stopped || paused()) continue;
-      const ids = inFlight();
-      if (ids.length === 0) continue;
-      if (state.available === null) {
-        const probe = await probeDevRoute(client, ids[0]);
-        if (probe.available === null) continue;
-        state.available = probe.available;
-        if (!probe.available) return;
-      }
-      await Promise.all(
-        ids.map(async (id) => {
-          const res = await client.getDevWorkflow(id);
-          if (res.status !== 200 || !res.body) return;
-          const now = Date.now();
-          const verdict = judgeAlarm(res.body, now);
-          state.samples += 1;
-          if (verdict.overdueMs > state.maxOverdueMs) state.maxOverdueMs = verdict.overdueMs;
-          if (verdict.overdueMs > OVERDUE_LIMIT_MS && state.worst.length < 20) {
-            state.worst.push({ id, status: res.body.status, alarmAt: res.body.alarmAt, nextDeadlineAt: res.body.nextDeadlineAt, overdueMs: verdict.overdueMs, at: now });
-          }
-          if (verdict.lost && state.lost.length < 20) state.lost.push({ id, status: res.body.status, nextDeadlineAt: res.body.nextDeadlineAt, at: now });
-        }),
-      );
+  const { stop } = sampleEvery(intervalMs, async () => {
+    const ids = inFlight();
+    if (ids.length === 0) return;
+    if (state.available === null) {
+      const probe = await probeDevRoute(client, ids[0]);
+      if (probe.available === null) return;
+      state.available = probe.available;
+      if (!probe.available) return false;
     }
-  })();
-  return {
-    state,
-    stop: async () => {
-      stopped = true;
-      await loop;
-      return state;
-    },
-  };
+    await Promise.all(ids.map((id) => sampleOne(client, id, state)));
+  }, { paused, result: state });
+  return { state, stop };
+}
+
+/** One workflow's alarm, read now: the worst overdue and lost ones are kept (20 of each) for the report. */
+async function sampleOne(client, id, state) {
+  const res = await client.getDevWorkflow(id);
+  if (res.status !== 200 || !res.body) return;
+  const now = Date.now();
+  const verdict = judgeAlarm(res.body, now);
+  state.samples += 1;
+  if (verdict.overdueMs > state.maxOverdueMs) state.maxOverdueMs = verdict.overdueMs;
+  if (verdict.overdueMs > OVERDUE_LIMIT_MS && state.worst.length < 20) {
+    state.worst.push({ id, status: res.body.status, alarmAt: res.body.alarmAt, nextDeadlineAt: res.body.nextDeadlineAt, overdueMs: verdict.overdueMs, at: now });
+  }
+  if (verdict.lost && state.lost.length < 20) state.lost.push({ id, status: res.body.status, nextDeadlineAt: res.body.nextDeadlineAt, at: now });
 }

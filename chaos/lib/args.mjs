@@ -1,10 +1,18 @@
-// Command-line flags of `npm run chaos -- …`, with the default soak and the --quick preset for CI.
+// Command-line flags of `npm run chaos -- …`, with the default soak and the --quick preset for CI. Reading and
+// checking them is scripts/lib/cli.mjs's, as for the bench. The Worker's fault names come from the Worker
+// itself (src/dev/faults.ts, run by node's type stripping), so a fault added there is a flag here at once.
+import { flagSpec, integer, readFlags } from "../../scripts/lib/cli.mjs";
+import { checkPortBase } from "../../scripts/lib/ports.mjs";
+import { FAULT_NAMES } from "../../src/dev/faults.ts";
 import { checkFaultTable, DEFAULT_REMOTE_FAULTS } from "./faults.mjs";
 
-export const SERVER_FAULT_KEYS = ["agentDiesAfterClaim", "dropHeartbeats", "abortAfterPersist", "alarmThrows", "enqueueFails", "indexWriteFails", "consumerThrows"];
+export const SERVER_FAULT_KEYS = [...FAULT_NAMES];
 
-/** Probabilities of the Worker-side faults (the FAULTS var, honoured only with DEV_HOOKS=true). */
-export const DEFAULT_SERVER_FAULTS = Object.freeze({
+/**
+ * Probabilities of the Worker-side faults (the FAULTS var, honoured only with DEV_HOOKS=true). A fault
+ * src/dev/faults.ts adds is off in the soak (0) until it gets a probability here.
+ */
+const SOAK_SERVER_FAULTS = {
   consumerThrows: 0.05,
   agentDiesAfterClaim: 0.05,
   indexWriteFails: 0.05,
@@ -12,9 +20,19 @@ export const DEFAULT_SERVER_FAULTS = Object.freeze({
   abortAfterPersist: 0.02,
   alarmThrows: 0.02,
   dropHeartbeats: 0.02,
+};
+for (const name of Object.keys(SOAK_SERVER_FAULTS)) {
+  // A fault renamed or removed in src/ must not silently leave the soak.
+  if (!SERVER_FAULT_KEYS.includes(name)) throw new Error(`chaos/lib/args.mjs sets a probability for ${name}, which src/dev/faults.ts no longer has`);
+}
+export const DEFAULT_SERVER_FAULTS = Object.freeze({
+  ...SOAK_SERVER_FAULTS,
+  ...Object.fromEntries(SERVER_FAULT_KEYS.filter((name) => !(name in SOAK_SERVER_FAULTS)).map((name) => [name, 0])),
 });
 
-const PORT_RANGE = [8810, 8819];
+export const PORT_RANGE = [8810, 8819];
+/** Shepherd, its inspector, the remote. */
+const PORT_COUNT = 3;
 
 /**
  * Default bound on the whole run: the regular soak's, plus time per burst workflow for the engine to work
@@ -43,70 +61,51 @@ export const USAGE = `npm run chaos -- [flags]
   --port-base P         Shepherd on P, inspector on P+1, remote on P+2 (within ${PORT_RANGE[0]}–${PORT_RANGE[1]}; default ${PORT_RANGE[0]})
   --help`;
 
+const FLAGS = flagSpec({
+  values: ["workflows", "concurrency", "burst", "burst-clients", "seed", "max-seconds", "port-base"],
+  switches: ["quick", "no-restart", "no-remote-faults", "no-server-faults", "allow-skips", "keep"],
+  repeatable: ["fault"],
+});
+
+/** `--fault NAME=P`: one remote or Worker fault's probability. */
+function setFault(options, text) {
+  const [name, p] = text.split("=");
+  const probability = Number(p);
+  if (name in options.remoteFaults) options.remoteFaults[name] = probability;
+  else if (SERVER_FAULT_KEYS.includes(name)) options.serverFaults[name] = probability;
+  else throw new Error(`unknown fault ${name}`);
+}
+
 export function parseArgs(argv) {
+  const { values, tokens } = readFlags(argv, FLAGS);
+  const preset = values.quick ? "quick" : "soak";
+  /** The flag's value when given, else the preset's default. */
+  const pick = (flag, min, soak, quick = soak) => (values[flag] !== undefined ? integer(values[flag], `--${flag}`, min) : preset === "quick" ? quick : soak);
+  const burst = pick("burst", 0, DEFAULT_BURST.soak, DEFAULT_BURST.quick);
   const options = {
-    workflows: 200,
-    concurrency: 10,
-    burst: DEFAULT_BURST.soak,
-    burstClients: 32,
-    seed: "1",
-    maxSeconds: 180,
-    restart: true,
-    allowSkips: false,
-    keep: false,
-    portBase: PORT_RANGE[0],
+    workflows: pick("workflows", 1, 200, 30),
+    concurrency: pick("concurrency", 1, 10, 5),
+    burst,
+    burstClients: pick("burst-clients", 1, 32),
+    seed: values.seed ?? "1",
+    maxSeconds: pick("max-seconds", 30, 180, 90) + (values["max-seconds"] === undefined ? Math.ceil(burst * BURST_SECONDS_PER_WORKFLOW[preset]) : 0),
+    restart: !values["no-restart"],
+    allowSkips: Boolean(values["allow-skips"]),
+    keep: Boolean(values.keep),
+    portBase: pick("port-base", 1, PORT_RANGE[0]),
     remoteFaults: { ...DEFAULT_REMOTE_FAULTS },
     serverFaults: { ...DEFAULT_SERVER_FAULTS },
-    preset: "soak",
-    help: false,
+    preset,
+    help: Boolean(values.help),
   };
-  const explicit = new Set();
-  const value = (i, flag) => {
-    if (i + 1 >= argv.length) throw new Error(`${flag} needs a value`);
-    return argv[i + 1];
-  };
-  const integer = (text, flag, min) => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${flag} must be an integer ≥ ${min} (got ${text})`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const take = () => value(i++, flag);
-    switch (flag) {
-      case "--quick": options.preset = "quick"; break;
-      case "--workflows": options.workflows = integer(take(), flag, 1); explicit.add("workflows"); break;
-      case "--concurrency": options.concurrency = integer(take(), flag, 1); explicit.add("concurrency"); break;
-      case "--burst": options.burst = integer(take(), flag, 0); explicit.add("burst"); break;
-      case "--burst-clients": options.burstClients = integer(take(), flag, 1); break;
-      case "--seed": options.seed = String(take()); break;
-      case "--max-seconds": options.maxSeconds = integer(take(), flag, 30); explicit.add("maxSeconds"); break;
-      case "--no-restart": options.restart = false; break;
-      case "--allow-skips": options.allowSkips = true; break;
-      case "--keep": options.keep = true; break;
-      case "--port-base": options.portBase = integer(take(), flag, PORT_RANGE[0]); break;
-      case "--no-remote-faults": for (const k of Object.keys(options.remoteFaults)) options.remoteFaults[k] = 0; break;
-      case "--no-server-faults": for (const k of Object.keys(options.serverFaults)) options.serverFaults[k] = 0; break;
-      case "--fault": {
-        const [name, p] = take().split("=");
-        const probability = Number(p);
-        if (name in options.remoteFaults) options.remoteFaults[name] = probability;
-        else if (SERVER_FAULT_KEYS.includes(name)) options.serverFaults[name] = probability;
-        else throw new Error(`unknown fault ${name}`);
-        break;
-      }
-      case "--help": case "-h": options.help = true; break;
-      default: throw new Error(`unknown flag ${flag}`);
-    }
+  // In command-line order: `--no-remote-faults --fault hang=0.2` leaves only hang on.
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    if (token.name === "no-remote-faults") for (const k of Object.keys(options.remoteFaults)) options.remoteFaults[k] = 0;
+    if (token.name === "no-server-faults") for (const k of Object.keys(options.serverFaults)) options.serverFaults[k] = 0;
+    if (token.name === "fault") setFault(options, token.value);
   }
-  if (options.preset === "quick") {
-    if (!explicit.has("workflows")) options.workflows = 30;
-    if (!explicit.has("concurrency")) options.concurrency = 5;
-    if (!explicit.has("maxSeconds")) options.maxSeconds = 90;
-    if (!explicit.has("burst")) options.burst = DEFAULT_BURST.quick;
-  }
-  if (!explicit.has("maxSeconds")) options.maxSeconds += Math.ceil(options.burst * BURST_SECONDS_PER_WORKFLOW[options.preset]);
-  if (options.portBase + 2 > PORT_RANGE[1]) throw new Error(`--port-base must leave three ports within ${PORT_RANGE[0]}–${PORT_RANGE[1]}`);
+  checkPortBase(options.portBase, PORT_COUNT, PORT_RANGE);
   checkFaultTable(options.remoteFaults, Object.keys(options.remoteFaults));
   checkFaultTable(options.serverFaults, SERVER_FAULT_KEYS);
   const transient = ["slow", "hang", "executeAndTimeout", "http503", "http429"].reduce((sum, k) => sum + options.remoteFaults[k], 0);

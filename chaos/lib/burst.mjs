@@ -8,8 +8,8 @@
 // D1 index, a page of 100 rows per request, which of them look ended, confirms those on their objects, and
 // reads a few others each round (least recently read first) in case the index lags an object.
 /* global setInterval, clearInterval */
-import { mapLimit, TERMINAL_STATUSES } from "./client.mjs";
-import { sleep } from "./processes.mjs";
+import { mapPool, sleep } from "../../scripts/lib/async.mjs";
+import { TERMINAL_STATUSES } from "./client.mjs";
 import { BACK_PRESSURE_STATUSES, startUntilAccepted } from "./starts.mjs";
 import { buildWorkflows } from "./workload.mjs";
 
@@ -61,18 +61,13 @@ export function driveBurst({ client, workflows, clients, deadline, paused, onPro
   });
 
   async function startAll() {
-    let next = 0;
-    const lanes = Array.from({ length: Math.min(clients, workflows.length) }, async () => {
-      while (next < workflows.length && Date.now() < deadline) {
-        const wf = workflows[next++];
-        const result = results.get(wf.id);
-        result.started = await startUntilAccepted(client, wf.payload, result, { deadline });
-        if (!result.started) continue;
-        summary.lastStartAt = Date.now();
-        open.add(wf.id);
-      }
+    await mapPool(workflows, clients, async (wf) => {
+      const result = results.get(wf.id);
+      result.started = await startUntilAccepted(client, wf.payload, result, { deadline });
+      if (!result.started) return;
+      summary.lastStartAt = Date.now();
+      open.add(wf.id);
     });
-    await Promise.all(lanes);
     summary.startsDone = true;
     markAllStarted(summary);
   }
@@ -127,7 +122,7 @@ export function driveBurst({ client, workflows, clients, deadline, paused, onPro
         .sort((a, b) => results.get(a).lastReadAt - results.get(b).lastReadAt)
         .slice(0, ROTATION_PER_ROUND);
       const reads = [...ended.slice(0, MAX_READS_PER_ROUND - rotation.length), ...rotation];
-      await mapLimit(reads, READ_CONCURRENCY, readObject);
+      await mapPool(reads, READ_CONCURRENCY, readObject);
     }
   }
 

@@ -2,8 +2,8 @@
 // no effect happened twice, the D1 index agrees with the objects, supervision never lapsed, and the run made
 // real progress. Each check is {name, status: "pass" | "fail" | "skipped", detail, data?}.
 import { judgeAlarm, OVERDUE_LIMIT_MS, probeDevRoute } from "./alarms.mjs";
-import { mapLimit, TERMINAL_STATUSES } from "./client.mjs";
-import { sleep } from "./processes.mjs";
+import { mapPool, sleep } from "../../scripts/lib/async.mjs";
+import { TERMINAL_STATUSES } from "./client.mjs";
 
 const pass = (name, detail, data) => ({ name, status: "pass", detail, data });
 const fail = (name, detail, data) => ({ name, status: "fail", detail, data });
@@ -119,7 +119,7 @@ export async function checkIndex(client, finals, { settleMs = 10_000 } = {}) {
     if (index.error) return fail(name, index.error);
     if (round > 0) {
       // Re-read the objects that disagreed, in case they moved on meanwhile.
-      await mapLimit(mismatches, 10, async (m) => {
+      await mapPool(mismatches, 10, async (m) => {
         const f = finals.find((x) => x.id === m.id);
         const res = await client.getWorkflow(m.id);
         if (f && res.status === 200) f.view = res.body;
@@ -155,7 +155,7 @@ export async function checkAlarms(client, finals, sampler) {
   const leftovers = [];
   const lost = [];
   let maxFinal = 0;
-  await mapLimit(finals, 10, async (f) => {
+  await mapPool(finals, 10, async (f) => {
     const res = await client.getDevWorkflow(f.id);
     if (res.status !== 200 || !res.body) return;
     f.dev = res.body;

@@ -1,7 +1,8 @@
 // A small HTTP client for Shepherd's API. It never throws for what the server does (a refused connection
 // during the restart is an answer too: status 0), every request has a timeout, and it only talks to
 // 127.0.0.1, so the soak cannot send traffic anywhere else.
-/* global URL, fetch, AbortSignal */
+/* global URL */
+import { requestJson } from "../../scripts/lib/http-json.mjs";
 import { API_TOKEN } from "./shepherd.mjs";
 
 const REQUEST_TIMEOUT_MS = 5_000;
@@ -15,25 +16,12 @@ export function createClient(baseUrl) {
    * `retryAfter` is the raw Retry-After header (or null): back-pressure is part of the answer.
    */
   async function request(method, path, { body, timeoutMs = REQUEST_TIMEOUT_MS } = {}) {
-    const headers = {};
     // Auth is required on /v1 and the dev routes (task callbacks use their token, but the soak makes none).
-    if (path.startsWith("/v1/") || path.startsWith("/dev/")) headers.Authorization = `Bearer ${API_TOKEN}`;
-    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const headers = path.startsWith("/v1/") || path.startsWith("/dev/") ? { Authorization: `Bearer ${API_TOKEN}` } : {};
     try {
-      const response = await fetch(new URL(path, base), {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const text = await response.text();
-      let parsed = null;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        parsed = { text };
-      }
-      return { status: response.status, body: parsed, error: null, retryAfter: response.headers.get("retry-after") };
+      const res = await requestJson(new URL(path, base), { method, body, headers, timeoutMs });
+      const parsed = res.body !== undefined ? res.body : res.text ? { text: res.text } : null;
+      return { status: res.status, body: parsed, error: null, retryAfter: res.headers.get("retry-after") };
     } catch (error) {
       return { status: 0, body: null, error: error?.cause?.code ?? error?.name ?? String(error), retryAfter: null };
     }
@@ -65,17 +53,3 @@ export function createClient(baseUrl) {
 }
 
 export const TERMINAL_STATUSES = new Set(["completed", "failed", "compensated", "cancelled"]);
-
-/** Runs `fn` over `items` with at most `limit` at a time; results keep the items' order. */
-export async function mapLimit(items, limit, fn) {
-  const results = new Array(items.length);
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index], index);
-    }
-  });
-  await Promise.all(workers);
-  return results;
-}

@@ -1,19 +1,11 @@
 // Measurements taken from each workflow's history and final view: how fast the supervisor noticed a silent
 // or overrunning attempt, how long a faulted step took to recover, how many attempts steps needed.
+import { summarize } from "../../scripts/lib/stats.mjs";
 
 const FAILURE_TYPES = new Set(["step_failed", "step_timed_out", "step_heartbeat_missed"]);
 const DETECTION_TYPES = new Set(["step_heartbeat_missed", "step_timed_out"]);
 /** How long before the kill a deadline still counts as hit by the restart (the supervisor's 1 s promise). */
 const OUTAGE_LEAD_MS = 1_000;
-
-/** Nearest-rank percentiles, mean and max of a list of numbers (null fields when the list is empty). */
-export function summarize(values) {
-  if (values.length === 0) return { n: 0, p50: null, p99: null, max: null, mean: null };
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = (p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-  const mean = sorted.reduce((sum, v) => sum + v, 0) / sorted.length;
-  return { n: sorted.length, p50: rank(50), p99: rank(99), max: sorted[sorted.length - 1], mean: Math.round(mean * 100) / 100 };
-}
 
 /**
  * `finals`: [{id, view, events}]. `outage`: {from, to} of the restart (epoch ms) or null; detections whose

@@ -1,6 +1,5 @@
-// The run's one summary: a table of checks and measurements on the console, the same as JSON on disk.
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+// The run's one summary as the console shows it: a table of checks and one of measurements (run.mjs
+// writes the same report as JSON).
 
 const ms = (v) => (v === null || v === undefined ? "–" : `${Math.round(v)} ms`);
 const dist = (d, unit = ms) => (d.n === 0 ? "no samples" : `p50 ${unit(d.p50)}, p99 ${unit(d.p99)}, max ${unit(d.max)} (n=${d.n})`);
@@ -102,9 +101,4 @@ export function renderReport(report) {
   }
   lines.push("", `verdict: ${report.verdict}`);
   return lines.join("\n");
-}
-
-export function writeReport(path, report) {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
 }

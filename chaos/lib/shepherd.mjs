@@ -1,57 +1,42 @@
-// Shepherd under test: a frozen copy of the project in a temp dir, run by `wrangler dev` with persisted
-// local state. The copy matters: wrangler dev reloads on source edits and alarms stop firing after a reload
-// (workerd#3566), and the repo is being edited while a soak runs. Restarting keeps the same --persist-to,
-// like a redeploy or a crash of the whole process.
-/* global process, fetch, AbortSignal */
-import { execFileSync } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
+// Shepherd under test for the soak: a frozen copy of the project in a temp dir, its D1 migrations and
+// `wrangler dev` with the soak's vars, FAULTS included (scripts/lib/wrangler-dev.mjs, shared with the bench,
+// says why a copy). Restarting keeps the same --persist-to, like a redeploy or a crash of the whole process.
+// What is the soak's own: which Worker faults the copied build can inject, for the report.
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sleep, spawnGroup, stopGroup } from "./processes.mjs";
+import { applyD1Migrations, snapshotProject, wranglerDev } from "../../scripts/lib/wrangler-dev.mjs";
 
-const COPIED = ["src", "migrations", "wrangler.toml", "package.json", "tsconfig.json"];
 export const API_TOKEN = "chaos-token";
-const HEALTH_TIMEOUT_MS = 90_000;
 
-/** Copies the project into a fresh temp dir (node_modules symlinked) and describes what was copied. */
-export function createSandbox(repoRoot) {
+/**
+ * Copies the project into a fresh temp dir and describes what was copied: the commit and uncommitted files,
+ * and (`faultNames` being the names the soak may ask for) which of them the copied source knows.
+ */
+export function createSandbox(repoRoot, { faultNames = [] } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "shepherd-chaos-"));
-  for (const name of COPIED) cpSync(join(repoRoot, name), join(dir, name), { recursive: true });
-  symlinkSync(join(repoRoot, "node_modules"), join(dir, "node_modules"), "dir");
+  const { commit, dirtyFiles } = snapshotProject(repoRoot, dir);
   return {
+    repoRoot,
     dir,
     persistTo: join(dir, "state"),
-    wranglerBin: join(repoRoot, "node_modules", "wrangler", "bin", "wrangler.js"),
-    source: describeSource(repoRoot),
-    features: detectFeatures(join(dir, "src")),
+    logFile: join(dir, "wrangler.log"),
+    source: { commit, dirtyFiles },
+    features: detectFeatures(join(dir, "src"), faultNames),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
-}
-
-/** Which commit the copy came from and whether src/ had uncommitted edits (read-only git). */
-function describeSource(repoRoot) {
-  const git = (...args) => {
-    try {
-      return execFileSync("git", args, { cwd: repoRoot, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-    } catch {
-      return null;
-    }
-  };
-  const dirty = git("status", "--porcelain", "--", ...COPIED);
-  return { commit: git("rev-parse", "--short", "HEAD"), dirtyFiles: dirty ? dirty.split("\n").length : 0 };
 }
 
 /**
  * Whether the copied source knows the FAULTS var and each fault name. A static look only: it tells the
  * report that a server-side fault was never injected because this build does not have the hook yet.
  */
-function detectFeatures(srcDir) {
+function detectFeatures(srcDir, faultNames) {
   const text = readTree(srcDir);
-  const faultKeys = ["agentDiesAfterClaim", "dropHeartbeats", "abortAfterPersist", "alarmThrows", "enqueueFails", "indexWriteFails", "consumerThrows"];
   return {
     faultsVar: /\bFAULTS\b/.test(text),
     devHooks: /\bDEV_HOOKS\b/.test(text),
-    faultKeys: Object.fromEntries(faultKeys.map((key) => [key, text.includes(key)])),
+    faultKeys: Object.fromEntries(faultNames.map((key) => [key, text.includes(key)])),
   };
 }
 
@@ -65,64 +50,32 @@ function readTree(dir) {
   return text;
 }
 
-function wranglerEnv() {
-  // No telemetry, no download of the Request.cf placeholder data: the run stays on this machine.
-  // No colours either: the log is read by people and grepped.
-  return { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true", NO_COLOR: "1", FORCE_COLOR: "0" };
-}
-
 /** `wrangler d1 migrations apply DB --local` into the sandbox's persisted state. */
-export async function applyMigrations(sandbox, logStream) {
-  const proc = spawnGroup(process.execPath, [sandbox.wranglerBin, "d1", "migrations", "apply", "DB", "--local", "--persist-to", sandbox.persistTo], {
-    cwd: sandbox.dir,
-    env: wranglerEnv(),
-    logStream,
-  });
-  const code = await Promise.race([proc.exited, sleep(60_000).then(() => "timeout")]);
-  await stopGroup(proc);
-  if (code !== 0) throw new Error(`d1 migrations apply failed (${code}); see the wrangler log`);
+export function applyMigrations(sandbox) {
+  return applyD1Migrations({ repo: sandbox.repoRoot, tmp: sandbox.dir, cwd: sandbox.dir, persistTo: sandbox.persistTo, logFile: sandbox.logFile });
 }
 
 /**
- * Starts `wrangler dev` on 127.0.0.1:port and waits for GET /healthz. Returns the process handle for
- * `stopShepherd`. `serverFaults` becomes the FAULTS var (honoured only with DEV_HOOKS=true).
+ * Starts `wrangler dev` on 127.0.0.1:port and waits for GET /healthz. Returns its handle (see wranglerDev):
+ * `crash()` and `restart({ crash: true })` for the mid-run kill, `stop()` at the end, `readyMs`.
+ * `serverFaults` becomes the FAULTS var (honoured only with DEV_HOOKS=true).
  */
-export async function startShepherd(sandbox, { port, inspectorPort, serverFaults, logStream }) {
-  const args = [
-    sandbox.wranglerBin, "dev",
-    "--ip", "127.0.0.1",
-    "--port", String(port),
-    "--inspector-port", String(inspectorPort),
-    "--persist-to", sandbox.persistTo,
-    "--show-interactive-dev-session=false",
-    "--var", "TASK_TOKEN_SECRET:chaos-secret",
-    "--var", "ALLOW_PRIVATE_TARGETS:true",
-    "--var", `API_TOKENS:chaos:${API_TOKEN}`,
-    "--var", "DEV_HOOKS:true",
-    "--var", `FAULTS:${JSON.stringify(serverFaults)}`,
-  ];
-  logStream?.write(`\n===== ${new Date().toISOString()} wrangler ${args.slice(1).join(" ")}\n`);
-  const proc = spawnGroup(process.execPath, args, { cwd: sandbox.dir, env: wranglerEnv(), logStream });
-  const started = Date.now();
-  let exitCode = null;
-  proc.exited.then((code) => {
-    exitCode = code;
+export function startShepherd(sandbox, { port, inspectorPort, serverFaults }) {
+  const dev = wranglerDev({
+    repo: sandbox.repoRoot,
+    tmp: sandbox.dir,
+    cwd: sandbox.dir,
+    port,
+    inspectorPort,
+    persistTo: sandbox.persistTo,
+    logFile: sandbox.logFile,
+    vars: {
+      TASK_TOKEN_SECRET: "chaos-secret",
+      ALLOW_PRIVATE_TARGETS: "true",
+      API_TOKENS: `chaos:${API_TOKEN}`,
+      DEV_HOOKS: "true",
+      FAULTS: JSON.stringify(serverFaults),
+    },
   });
-  while (Date.now() - started < HEALTH_TIMEOUT_MS) {
-    if (exitCode !== null) throw new Error(`wrangler dev exited with ${exitCode} before /healthz answered; see the wrangler log`);
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(1_000) });
-      if (response.ok) return { ...proc, readyMs: Date.now() - started };
-    } catch {
-      // Not listening yet.
-    }
-    await sleep(250);
-  }
-  await stopGroup(proc);
-  throw new Error(`wrangler dev did not answer /healthz within ${HEALTH_TIMEOUT_MS / 1000} s`);
-}
-
-/** Kills wrangler and workerd at once (a crash, not a graceful stop), as the mid-run restart wants. */
-export async function stopShepherd(proc, { graceful = false } = {}) {
-  await stopGroup(proc, graceful ? 3_000 : 0);
+  return dev.start();
 }

@@ -2,7 +2,8 @@
 // try waits what Retry-After says, so the harness measures the engine's back-pressure instead of fighting
 // it. No answer at all (the restart) backs off exponentially. Shared by the regular workload and the burst,
 // so both meet the front door alike, and every wait is bounded by the caller's deadline.
-import { sleep } from "./processes.mjs";
+import { sleep } from "../../scripts/lib/async.mjs";
+import { retryAfterMs } from "../../scripts/lib/http-json.mjs";
 
 export const BACK_PRESSURE_STATUSES = new Set([429, 503]);
 /** A Retry-After beyond this is still honoured, but only up to here: a bug must not park the harness. */
@@ -13,15 +14,6 @@ const BACKOFF_MAX_MS = 2_000;
 const JITTER = 0.2;
 /** Tries per start, on top of the deadline: a front door that answers 503 forever ends the start too. */
 const MAX_TRIES = 200;
-
-/** Milliseconds a Retry-After header asks for (delta-seconds or an HTTP date), or null without a usable one. */
-export function retryAfterMs(header, now = Date.now()) {
-  if (header === null || header === undefined || header === "") return null;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1_000;
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? null : Math.max(0, date - now);
-}
 
 /**
  * Starts one workflow, retrying until it is accepted, refused for good (a 4xx other than 429), out of tries

@@ -1,9 +1,9 @@
 // The soak's workload: the workflows it starts (built from the seed) and the driver that starts them with
 // bounded concurrency, polls each to a terminal status, and restarts Shepherd once halfway through.
 /* global setInterval, clearInterval */
-import { isDeclined, seededRandom } from "./faults.mjs";
-import { sleep } from "./processes.mjs";
+import { mapPool, sleep } from "../../scripts/lib/async.mjs";
 import { TERMINAL_STATUSES } from "./client.mjs";
+import { isDeclined, seededRandom } from "./faults.mjs";
 import { startUntilAccepted } from "./starts.mjs";
 
 const POLL_MIN_MS = 200;
@@ -67,7 +67,6 @@ export function buildWorkflows({ seed, count, remoteUrl, remoteFaults, kind = "s
  */
 export async function driveWorkload({ client, workflows, concurrency, deadline, restartAfter, restartSignal, restart, onStarted, onEnded, onProgress }) {
   const results = new Map(workflows.map((wf) => [wf.id, { id: wf.id, started: false, startTries: 0, startStatuses: {}, terminal: false, status: null, polls: 0, pollErrors: 0, observedEndAt: null }]));
-  let next = 0;
   let startedCount = 0;
   let restartGate = null;
   let restartTriggered = false;
@@ -106,21 +105,17 @@ export async function driveWorkload({ client, workflows, concurrency, deadline, 
     onProgress?.({ started: startedCount, done, total: workflows.length });
   }, 5_000);
 
-  const lanes = Array.from({ length: Math.min(concurrency, workflows.length) }, async () => {
-    while (next < workflows.length && Date.now() < deadline) {
-      if (restartGate) await restartGate;
-      const wf = workflows[next++];
-      const result = results.get(wf.id);
-      result.started = await startUntilAccepted(client, wf.payload, result, { deadline });
-      if (!result.started) continue;
-      startedCount += 1;
-      onStarted?.(wf.id);
-      if (restartAfter !== null && startedCount >= restartAfter) triggerRestart(`${startedCount}/${workflows.length} regular workflows started`);
-      await followOne(result);
-      onEnded?.(wf.id);
-    }
+  await mapPool(workflows, concurrency, async (wf) => {
+    if (restartGate) await restartGate;
+    const result = results.get(wf.id);
+    result.started = await startUntilAccepted(client, wf.payload, result, { deadline });
+    if (!result.started) return;
+    startedCount += 1;
+    onStarted?.(wf.id);
+    if (restartAfter !== null && startedCount >= restartAfter) triggerRestart(`${startedCount}/${workflows.length} regular workflows started`);
+    await followOne(result);
+    onEnded?.(wf.id);
   });
-  await Promise.all(lanes);
   finished = true;
   // A restart still running when the lanes ran out of time is awaited, so nothing is left behind.
   if (restartGate) await restartGate;

@@ -8,32 +8,28 @@
 // gets 503, maxAttempts 2). Expected: compensated, with both the release AND the refund called.
 // Prints what the remote saw; exits 1 when the refund was never requested (the bug), 0 otherwise.
 /* global fetch, setTimeout, console, process, URL */
-import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
-import { installCleanup } from "../lib/processes.mjs";
-import { API_TOKEN, applyMigrations, createSandbox, startShepherd, stopShepherd } from "../lib/shepherd.mjs";
+import { startFakeRemote } from "../../scripts/lib/fake-remote.mjs";
+import { installCleanup } from "../../scripts/lib/process-groups.mjs";
+import { API_TOKEN, applyMigrations, createSandbox, startShepherd } from "../lib/shepherd.mjs";
 
 const PORT = 8810;
 const REMOTE_PORT = 8813;
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
-installCleanup();
+installCleanup("repro");
 const requests = [];
-const seen = new Map();
-const remote = createServer((req, res) => {
-  const key = String(req.headers["idempotency-key"]);
-  const n = (seen.get(key) ?? 0) + 1;
-  seen.set(key, n);
-  requests.push(`${req.url} key=${key} attempt=${req.headers["shepherd-attempt"]}`);
-  if (req.url === "/charge" && n === 1) return requests.push("  -> charge applied, then no answer"); // hang
-  if (req.url === "/charge") {
-    res.writeHead(503);
-    return res.end("{}");
-  }
-  res.writeHead(200, { "Content-Type": "application/json" });
-  res.end("{}");
+const remote = await startFakeRemote({
+  port: REMOTE_PORT,
+  handle(call) {
+    requests.push(`${call.path} key=${call.key} attempt=${call.req.headers["shepherd-attempt"]}`);
+    if (call.path === "/charge" && call.requests.length === 1) {
+      requests.push("  -> charge applied, then no answer");
+      return call.hold();
+    }
+    return call.path === "/charge" ? { status: 503, body: {} } : { status: 200, body: {} };
+  },
 });
-await new Promise((resolve) => remote.listen(REMOTE_PORT, "127.0.0.1", resolve));
 
 const sandbox = createSandbox(repoRoot);
 await applyMigrations(sandbox);
@@ -64,7 +60,7 @@ console.log(`workflow ${workflow.status}: ${workflow.steps.map((s) => `${s.id}=$
 console.log(requests.join("\n"));
 const refunded = requests.some((line) => line.startsWith("/refund"));
 console.log(refunded ? "OK: the applied charge was refunded" : "BUG: the charge took effect and was never refunded");
-await stopShepherd(shepherd);
-remote.close();
+await shepherd.stop();
+await remote.close();
 sandbox.remove();
 process.exit(refunded ? 0 : 1);

@@ -1,58 +1,40 @@
 // Shepherd under test: a snapshot of the project (so edits to src/ during a run change nothing), its D1
-// migrations applied to fresh persisted state, then `wrangler dev` with the bench's vars.
-import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, symlinkSync } from "node:fs";
+// migrations applied to fresh persisted state, then `wrangler dev` with the bench's vars
+// (scripts/lib/wrangler-dev.mjs).
 import { join } from "node:path";
-import { startWranglerDev, wranglerOnce } from "../wrangler.mjs";
-import { requestJson, retryAfterSeconds } from "../util.mjs";
+import { requestJson, retryAfterSeconds } from "../../../scripts/lib/http-json.mjs";
+import { applyD1Migrations, describeSource, snapshotProject, wranglerDev } from "../../../scripts/lib/wrangler-dev.mjs";
+import { devLifecycle } from "./dev-lifecycle.mjs";
 
-/** What the Worker needs to build and run; nothing else of the project is copied. */
-const SNAPSHOT_PATHS = ["src", "migrations", "wrangler.toml", "package.json", "tsconfig.json"];
 const TOKEN = "bench-token";
 const AUTH = { Authorization: `Bearer ${TOKEN}` };
 const TERMINAL = new Set(["completed", "failed", "compensated", "cancelled", "needs_attention"]);
 
-/**
- * Copies the Worker's sources into `dir`: from the working tree (default, includes uncommitted work) or
- * from the last commit (`source: "head"`, for when the working tree is mid-edit and does not build).
- */
-function snapshot(repo, dir, source) {
-  mkdirSync(dir, { recursive: true });
-  if (source === "head") {
-    const archive = execFileSync("git", ["-C", repo, "archive", "--format=tar", "HEAD", ...SNAPSHOT_PATHS]);
-    execFileSync("tar", ["-x", "-C", dir], { input: archive });
-  } else {
-    for (const path of SNAPSHOT_PATHS) cpSync(join(repo, path), join(dir, path), { recursive: true });
-  }
-  symlinkSync(join(repo, "node_modules"), join(dir, "node_modules"), "dir");
-}
-
-/** The commit the snapshot came from, and whether the working tree differed from it under src/. */
-function describeSource(repo, source) {
-  const commit = execFileSync("git", ["-C", repo, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+/** The snapshot's origin as the report prints it: the commit, and whether uncommitted work came with it. */
+function sourceLabel({ source, commit, dirtyFiles }) {
   if (source === "head") return `${commit} (HEAD)`;
-  const dirty = execFileSync("git", ["-C", repo, "status", "--porcelain", "--", ...SNAPSHOT_PATHS], { encoding: "utf8" }).trim();
-  return dirty ? `${commit} + uncommitted changes` : commit;
+  return dirtyFiles > 0 ? `${commit} + uncommitted changes` : commit;
 }
 
 export function shepherdEngine({ repo, tmp, port, inspectorPort, source, verbose }) {
   const dir = join(tmp, "shepherd-app");
   const persistTo = join(tmp, "shepherd-state");
-  let dev;
-
-  async function launch() {
-    dev = await startWranglerDev({
-      repo, tmp, cwd: dir, port, inspectorPort, persistTo, verbose,
-      logFile: join(tmp, "shepherd-dev.log"),
-      healthPath: "/healthz",
-      vars: {
-        TASK_TOKEN_SECRET: "bench-secret",
-        ALLOW_PRIVATE_TARGETS: "true",
-        API_TOKENS: `bench:${TOKEN}`,
-        DEV_HOOKS: "true",
-      },
-    });
-  }
+  const dev = wranglerDev({
+    repo, tmp, cwd: dir, port, inspectorPort, persistTo,
+    logFile: join(tmp, "shepherd-dev.log"),
+    // Per-request log lines cost wrangler CPU at thousands of requests; warnings and errors still show.
+    logLevel: verbose ? "info" : "warn",
+    vars: {
+      TASK_TOKEN_SECRET: "bench-secret",
+      ALLOW_PRIVATE_TARGETS: "true",
+      API_TOKENS: `bench:${TOKEN}`,
+      DEV_HOOKS: "true",
+    },
+  });
+  const prepare = async () => {
+    snapshotProject(repo, dir, { source });
+    await applyD1Migrations({ repo, tmp, cwd: dir, persistTo, logFile: join(tmp, "shepherd-migrate.log") });
+  };
 
   /** A start request: sequential steps (each depends on the one before), the same body shape for every step. */
   function startBody(spec) {
@@ -73,24 +55,8 @@ export function shepherdEngine({ repo, tmp, port, inspectorPort, source, verbose
     name: "shepherd",
     label: "Shepherd",
     supports: { detection: true, supervisor: true, burstAtScale: true },
-    source: describeSource(repo, source),
-
-    async start() {
-      snapshot(repo, dir, source);
-      await wranglerOnce({
-        repo, tmp, cwd: dir, logFile: join(tmp, "shepherd-migrate.log"),
-        args: ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo],
-      });
-      await launch();
-    },
-    /** wrangler dev again on the same snapshot and state, for an engine that stopped answering mid-run. */
-    async restart() {
-      await dev?.stop();
-      await launch();
-    },
-    stop: () => dev?.stop(),
-    workerdPids: () => dev?.workerdPids() ?? [],
-    logFile: join(tmp, "shepherd-dev.log"),
+    source: sourceLabel(describeSource(repo, source)),
+    ...devLifecycle(dev, prepare),
 
     /**
      * spec: { id, steps: [{id, url}], retry: Shepherd retry policy, timeouts: Shepherd timeouts }.

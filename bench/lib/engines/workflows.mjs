@@ -1,9 +1,10 @@
 // The baseline: bench/workflows-baseline (one Cloudflare Workflow, one step.do per step) under
-// `wrangler dev`, from a snapshot directory with its own persisted state.
+// `wrangler dev` (scripts/lib/wrangler-dev.mjs), from a copy in the temp dir with its own persisted state.
 import { cpSync } from "node:fs";
 import { join } from "node:path";
-import { startWranglerDev } from "../wrangler.mjs";
-import { requestJson, retryAfterSeconds } from "../util.mjs";
+import { requestJson, retryAfterSeconds } from "../../../scripts/lib/http-json.mjs";
+import { wranglerDev } from "../../../scripts/lib/wrangler-dev.mjs";
+import { devLifecycle } from "./dev-lifecycle.mjs";
 
 const TERMINAL = new Set(["complete", "errored", "terminated"]);
 
@@ -19,16 +20,13 @@ export function toWorkflowsRetry(policy) {
 
 export function workflowsEngine({ repo, tmp, port, inspectorPort, verbose }) {
   const dir = join(tmp, "workflows-app");
-  let dev;
-
-  async function launch() {
-    dev = await startWranglerDev({
-      repo, tmp, cwd: dir, port, inspectorPort, verbose,
-      persistTo: join(tmp, "workflows-state"),
-      logFile: join(tmp, "workflows-dev.log"),
-      healthPath: "/healthz",
-    });
-  }
+  const dev = wranglerDev({
+    repo, tmp, cwd: dir, port, inspectorPort,
+    persistTo: join(tmp, "workflows-state"),
+    logFile: join(tmp, "workflows-dev.log"),
+    logLevel: verbose ? "info" : "warn",
+  });
+  const prepare = () => cpSync(join(repo, "bench", "workflows-baseline"), dir, { recursive: true, filter: (path) => !path.includes(".wrangler") });
   return {
     name: "workflows",
     label: "Workflows",
@@ -36,19 +34,7 @@ export function workflowsEngine({ repo, tmp, port, inspectorPort, verbose }) {
     // workflows in 300 s in the issue's run; the larger sizes would only add a long wait for an empty figure).
     supports: { detection: false, supervisor: false, burstAtScale: false },
     source: "bench/workflows-baseline",
-
-    async start() {
-      cpSync(join(repo, "bench", "workflows-baseline"), dir, { recursive: true, filter: (path) => !path.includes(".wrangler") });
-      await launch();
-    },
-    /** wrangler dev again on the same copy and state, for an engine that stopped answering mid-run. */
-    async restart() {
-      await dev?.stop();
-      await launch();
-    },
-    stop: () => dev?.stop(),
-    workerdPids: () => dev?.workerdPids() ?? [],
-    logFile: join(tmp, "workflows-dev.log"),
+    ...devLifecycle(dev, prepare),
 
     async startWorkflow(spec) {
       const body = {

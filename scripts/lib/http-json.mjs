@@ -1,0 +1,41 @@
+// The tools' side of HTTP: one JSON request with a timeout, and what a Retry-After header asks for.
+/* global fetch, AbortSignal */
+
+/**
+ * One JSON request with a timeout; never throws for an HTTP status, only for a network failure or a
+ * timeout. Returns { status, body, text, headers } (body undefined when the answer is not JSON).
+ */
+export async function requestJson(url, { method = "GET", body, headers = {}, timeoutMs = 30_000 } = {}) {
+  const response = await fetch(url, {
+    method,
+    headers: { ...(body === undefined ? {} : { "Content-Type": "application/json" }), ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  const text = await response.text();
+  let parsed;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, body: parsed, text, headers: response.headers };
+}
+
+/**
+ * Milliseconds a Retry-After value asks for (delta-seconds or an HTTP date), or null without a usable one,
+ * so a caller can tell "no advice" from "retry at once".
+ */
+export function retryAfterMs(header, now = Date.now()) {
+  if (header === null || header === undefined || header.trim() === "") return null;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1_000;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+/** The Retry-After of a response's headers in seconds, undefined without a usable one. */
+export function retryAfterSeconds(headers) {
+  const ms = retryAfterMs(headers?.get("retry-after"));
+  return ms === null ? undefined : ms / 1000;
+}

@@ -1,0 +1,20 @@
+// Statistics of the tools' samples: nearest-rank percentiles (a value that was observed, never an
+// interpolation between two), the median, and the summary the chaos report prints.
+
+/** Percentile by nearest rank (p in 0..100) of the finite numbers; undefined for none. */
+export function percentile(values, p) {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (sorted.length === 0) return undefined;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
+}
+
+export const median = (values) => percentile(values, 50);
+
+/** { n, p50, p99, max, mean } of the finite numbers (mean to two decimals); null fields when there are none. */
+export function summarize(values) {
+  const finite = values.filter(Number.isFinite);
+  if (finite.length === 0) return { n: 0, p50: null, p99: null, max: null, mean: null };
+  const mean = finite.reduce((sum, v) => sum + v, 0) / finite.length;
+  return { n: finite.length, p50: percentile(finite, 50), p99: percentile(finite, 99), max: percentile(finite, 100), mean: Math.round(mean * 100) / 100 };
+}
