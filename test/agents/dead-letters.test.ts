@@ -4,9 +4,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { holdBackSends } from "../helpers/scheduler";
+import { holdBackSends } from "../helpers/queue";
 import { MAX_REDISPATCHES } from "../../src/domain/machine/reports";
-import { FAST } from "../engine/fixtures";
+import { FAST } from "../helpers/policies";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -23,7 +23,7 @@ describe("the dead-letter queue's consumer", () => {
   it("sends a dead-lettered, unclaimed attempt again without using an attempt, and the work happens once", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
-    const held = await holdBackSends(id);
+    const held = holdBackSends(id);
     await start(oneStep, { id });
     expect(held).toHaveLength(1);
 
@@ -40,7 +40,7 @@ describe("the dead-letter queue's consumer", () => {
   it(`fails the attempt as retryable once its message has been dead-lettered ${MAX_REDISPATCHES + 1} times (a poison message must end)`, async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
-    const held = await holdBackSends(id, MAX_REDISPATCHES + 1);
+    const held = holdBackSends(id, MAX_REDISPATCHES + 1);
     await start(oneStep, { id });
     for (let round = 1; round <= MAX_REDISPATCHES + 1; round++) {
       expect(held).toHaveLength(round);
@@ -58,7 +58,7 @@ describe("the dead-letter queue's consumer", () => {
   it("only notes a dead letter for an attempt that already ran, changing nothing", async () => {
     mockRemote(() => json({ ok: true }));
     const id = uniqueId();
-    const held = await holdBackSends(id);
+    const held = holdBackSends(id);
     await start(oneStep, { id });
     // The agent got a second delivery through after all: the attempt ran and the workflow completed.
     await worker.queue(createMessageBatch("shepherd-tasks", [{ id: "live", timestamp: new Date(), attempts: 1, body: held[0] }]), env, createExecutionContext());

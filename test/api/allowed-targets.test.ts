@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { api, bearer, uniqueId } from "../helpers/api";
 import { json, mockRemote } from "../helpers/remote";
-import { FAST } from "../engine/fixtures";
+import { FAST } from "../helpers/policies";
 
 afterEach(() => vi.restoreAllMocks());
 

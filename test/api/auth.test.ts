@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/api/app";
 import { toBase64Url } from "../../src/domain/base64url";
 import { signTaskToken, type TaskTokenClaims } from "../../src/domain/task-token";
-import { api, bearer, TOKENS, uniqueId, type TestTenant } from "../helpers/api";
+import { api, bearer, snapshot, startAs, TOKENS, uniqueId, type TestTenant } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import {
   EXPECTED_ROUTES,
@@ -51,21 +51,6 @@ function escalatingDefinition(name = "auth-escalates") {
 
 function waitingDefinition(name = "auth-waits") {
   return { name, onFailure: "escalate", defaults: STILL, steps: [{ id: "render", action: { type: "http", url: `${REMOTE}/wait` } }] };
-}
-
-async function startAs(tenant: TestTenant, definition: unknown, id = uniqueId(tenant)) {
-  const response = await api("POST", "/v1/workflows", { id, definition }, as(tenant));
-  expect(response.status, JSON.stringify(response.body)).toBe(201);
-  return id;
-}
-
-/** What the owner sees of a workflow: enough to notice any change another caller could have made. */
-async function snapshot(tenant: TestTenant, id: string) {
-  const workflow = await api("GET", `/v1/workflows/${id}`, undefined, as(tenant));
-  const history = await api("GET", `/v1/workflows/${id}/history`, undefined, as(tenant));
-  expect(workflow.status).toBe(200);
-  expect(history.status).toBe(200);
-  return { status: workflow.body.status, historyLength: history.body.events.length, workflow: workflow.body };
 }
 
 async function waitForOwnStatus(tenant: TestTenant, id: string, status: string, stepStatus?: string) {
@@ -223,16 +208,7 @@ describe("case 20 (API auth and tenancy): a workflow of another tenant", () => {
   });
 
   it("is reached through exactly the routes of the contract that take a workflow id", () => {
-    expect(workflowRoutes.map((route) => route.name).sort()).toEqual(
-      [
-        "GET /v1/workflows/{id}",
-        "GET /v1/workflows/{id}/history",
-        "POST /v1/workflows/{id}/cancel",
-        "POST /v1/workflows/{id}/compensate",
-        "POST /v1/workflows/{id}/steps/{stepId}/retry",
-        "POST /v1/workflows/{id}/steps/{stepId}/skip",
-      ].sort(),
-    );
+    expect(workflowRoutes.map((route) => route.name).sort()).toEqual(EXPECTED_ROUTES.filter((name) => name.includes("{id}")).sort());
   });
 
   it.each(workflowRoutes)("is a 404 not_found for $name and stays as its owner left it", async (route) => {

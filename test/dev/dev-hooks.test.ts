@@ -1,12 +1,12 @@
-import { createExecutionContext, runInDurableObject } from "cloudflare:test";
+import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/api/app";
 import { clearInjectedFaults, FAULT_NAMES, faultFires, injectFault } from "../../src/dev/faults";
 import { api, bearer, start, uniqueId, waitForStatus } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { schedulerStub } from "../helpers/scheduler";
-import { FAST } from "../engine/fixtures";
+import { alarmOf } from "../helpers/scheduler";
+import { FAST } from "../helpers/policies";
 
 afterEach(() => {
   clearInjectedFaults();
@@ -63,7 +63,7 @@ describe("dev hooks in local development and tests (DEV_HOOKS=true)", () => {
     await vi.waitFor(async () => expect((await api("GET", `/v1/workflows/${id}`)).body.steps[0].status).toBe("waiting"));
     const response = await api("GET", `/dev/workflows/${id}`);
     expect(response.status).toBe(200);
-    const alarm = await runInDurableObject(schedulerStub(id), (_instance, state) => state.storage.getAlarm());
+    const alarm = await alarmOf(id);
     expect(response.body).toMatchObject({ id, status: "running", alarmAt: alarm, nextDeadlineAt: expect.any(Number), indexPending: false });
     // The alarm is never later than the next deadline (it moves later only when it fires).
     expect(response.body.alarmAt).toBeLessThanOrEqual(response.body.nextDeadlineAt);

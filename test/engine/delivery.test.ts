@@ -1,11 +1,12 @@
-import { createExecutionContext, createMessageBatch, evictDurableObject, getQueueResult, runInDurableObject } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, evictDurableObject, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { holdBackSends, schedulerStub } from "../helpers/scheduler";
-import { FAST } from "./fixtures";
+import { holdBackSends } from "../helpers/queue";
+import { alarmOf, schedulerStub } from "../helpers/scheduler";
+import { FAST } from "../helpers/policies";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -13,7 +14,7 @@ describe("at-least-once delivery", () => {
   it("case 5 (duplicate delivery): performs a twice-delivered task once: the second delivery is acked without calling the remote", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
-    const held = await holdBackSends(id);
+    const held = holdBackSends(id);
     await start({ name: "dup", defaults: FAST, steps: [{ id: "charge", action: { type: "http", url: `${REMOTE}/charge` } }] }, { id });
     const body = held[0]!;
     const batch = createMessageBatch("shepherd-tasks", [
@@ -62,7 +63,7 @@ describe("durability", () => {
     });
     await waitForStep(id, "slow", "running");
     await evictDurableObject(schedulerStub(id));
-    const alarm = await runInDurableObject(schedulerStub(id), (_, state) => state.storage.getAlarm());
+    const alarm = await alarmOf(id);
     expect(alarm).not.toBeNull();
 
     finish();
@@ -75,7 +76,7 @@ describe("durability", () => {
 describe("an agent that cannot reach the scheduler", () => {
   it("asks for the message to be delivered again instead of failing the whole batch", async () => {
     const id = uniqueId();
-    const held = await holdBackSends(id);
+    const held = holdBackSends(id);
     await start({ name: "unreachable", defaults: FAST, steps: [{ id: "a", action: { type: "http", url: `${REMOTE}/a` } }] }, { id });
     // Every stub the agent gets fails its claim, as an object does while a deploy resets it.
     const namespace = env.WORKFLOW_SCHEDULER;

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { start, uniqueId, waitForStatus } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { schedulerStub } from "../helpers/scheduler";
-import { FAST } from "./fixtures";
+import { FAST } from "../helpers/policies";
 
 afterEach(() => vi.restoreAllMocks());
 

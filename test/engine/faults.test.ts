@@ -1,48 +1,65 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { WorkflowStore } from "../../src/scheduler/store";
 import type { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
 import { api, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
+import { FAST, PATIENT } from "../helpers/policies";
+import { holdBackSends } from "../helpers/queue";
 import { hang, json, mockRemote, REMOTE } from "../helpers/remote";
-import { holdBackSends, schedulerStub } from "../helpers/scheduler";
-import { FAST } from "./fixtures";
+import { schedulerStub } from "../helpers/scheduler";
+import { elapse } from "../helpers/time";
 
 afterEach(() => vi.restoreAllMocks());
 
 type Internals = { store: { persist: (...args: unknown[]) => void; load: () => unknown }; env: Env };
 const internals = (instance: WorkflowScheduler) => instance as unknown as Internals;
 
-const oneStep = (timeouts: Partial<typeof FAST.timeouts>) => ({
+const oneStep = (defaults: unknown) => ({
   name: "faults",
-  defaults: { ...FAST, timeouts: { ...FAST.timeouts, ...timeouts } },
+  defaults,
   steps: [{ id: "charge", action: { type: "http", url: `${REMOTE}/charge` } }],
 });
+
+/** A failing alarm sets itself again this much later (src/scheduler/supervisor-alarm.ts). */
+const ALARM_FAILURE_RETRY_MS = 1_000;
+/** A step's schedule-to-start in these tests: long, so only moved time passes it. */
+const SCHEDULE_TO_START_MS = 20_000;
 
 describe("faults inside the scheduler", () => {
   it("case 11 (alarm handler throws): loses nothing when the alarm throws: it sets itself again and the step is retried once", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
-    await holdBackSends(id);
-    await start(oneStep({ heartbeatMs: 200 }), { id });
+    holdBackSends(id);
+    await start(oneStep(PATIENT), { id });
     await schedulerStub(id).claim("charge", 1);
-    const persist = await runInDurableObject(schedulerStub(id), (instance) =>
-      vi.spyOn(internals(instance).store, "persist").mockImplementationOnce(() => {
+    // The object's first write after this fails (on the prototype: the spy outlives the evictions of moved time).
+    const persistOnce = WorkflowStore.prototype.persist;
+    let failed = false;
+    const persist = vi.spyOn(WorkflowStore.prototype, "persist").mockImplementation(function (this: WorkflowStore, ...args) {
+      if (!failed && args[0].id === id) {
+        failed = true;
         throw new Error("injected storage failure");
-      }),
-    );
+      }
+      return persistOnce.apply(this, args);
+    });
 
-    const workflow = await waitForStatus(id, "completed", 15_000);
+    // The heartbeat deadline passes: the alarm fails; the alarm it set again a second later does the work.
+    await elapse(id, PATIENT.timeouts.heartbeatMs);
+    await elapse(id, ALARM_FAILURE_RETRY_MS);
+    await elapse(id, PATIENT.retry.initialIntervalMs);
+    const workflow = await waitForStatus(id, "completed");
     // The first alarm failed before anything was written; the alarm it set again a second later did the work.
-    expect(persist.mock.calls.length).toBeGreaterThanOrEqual(2);
+    expect(persist.mock.calls.filter(([state]) => state.id === id).length).toBeGreaterThanOrEqual(2);
     expect(workflow.steps[0].attempts.map((a: { status: string }) => a.status)).toEqual(["timed_out", "succeeded"]);
     const missed = (await historyOf(id)).filter((event) => event.type === "step_heartbeat_missed");
     expect(missed).toHaveLength(1);
     expect(remote.requestsFor(`${id}:charge`)).toBe(1);
-  }, 20_000);
+  });
 
   it("case 11 (alarm handler throws): re-arms itself a second later on any failure, on the platform's last retry too, and leaves retrying to the platform only when storage fails", async () => {
     const id = uniqueId();
-    await holdBackSends(id);
-    await start(oneStep({ heartbeatMs: 60_000 }), { id });
+    holdBackSends(id);
+    await start(oneStep({ ...FAST, timeouts: { ...FAST.timeouts, heartbeatMs: 60_000 } }), { id });
     const outcome = await runInDurableObject(schedulerStub(id), async (instance, state) => {
       const load = vi.spyOn(internals(instance).store, "load").mockImplementation(() => {
         throw new Error("injected storage failure");
@@ -76,8 +93,11 @@ describe("faults inside the scheduler", () => {
     await runInDurableObject(schedulerStub(id), (instance) => {
       vi.spyOn(internals(instance).env.TASKS, "sendBatch").mockRejectedValueOnce(new Error("Too Many Requests"));
     });
-    const started = await api("POST", "/v1/workflows", { id, definition: oneStep({ scheduleToStartMs: 200 }) });
+    const started = await api("POST", "/v1/workflows", { id, definition: oneStep({ ...PATIENT, timeouts: { ...PATIENT.timeouts, scheduleToStartMs: SCHEDULE_TO_START_MS } }) });
     expect(started.status).toBe(201);
+    // Attempt 1 never starts; its schedule-to-start passes, then the retry's backoff.
+    await elapse(id, SCHEDULE_TO_START_MS);
+    await elapse(id, PATIENT.retry.initialIntervalMs);
     const workflow = await waitForStatus(id, "completed");
     expect(workflow.steps[0].attempts[0]).toMatchObject({ status: "timed_out", error: { timeout: "schedule_to_start" } });
     expect(remote.requestsFor(`${id}:charge`)).toBe(1);
@@ -85,16 +105,18 @@ describe("faults inside the scheduler", () => {
 
   it("ends a workflow past its timeoutMs, compensating the step that was in flight", async () => {
     const remote = mockRemote((call) => (new URL(call.url).pathname === "/ship" ? hang(call) : json({ ok: true })));
+    const timeoutMs = 20_000;
     const { id } = await start({
       name: "deadline",
-      timeoutMs: 300,
-      defaults: FAST,
+      timeoutMs,
+      defaults: PATIENT,
       steps: [
         { id: "charge", action: { type: "http", url: `${REMOTE}/charge` }, compensate: { type: "http", url: `${REMOTE}/refund` } },
         { id: "ship", action: { type: "http", url: `${REMOTE}/ship` }, compensate: { type: "http", url: `${REMOTE}/unship` } },
       ],
     });
     await waitForStep(id, "ship", "running");
+    await elapse(id, timeoutMs);
     const workflow = await waitForStatus(id, "compensated");
     expect(workflow.error.timeout).toBe("workflow_timeout");
     // The interrupted step may have taken effect, so it is compensated first, then the completed one.

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { api, historyOf, start, waitForStatus, waitForStep } from "../helpers/api";
 import { hang, json, mockRemote, REMOTE } from "../helpers/remote";
-import { FAST } from "./fixtures";
+import { FAST } from "../helpers/policies";
 
 afterEach(() => vi.restoreAllMocks());
 

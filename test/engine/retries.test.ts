@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { historyOf, start, waitForStatus } from "../helpers/api";
+import { historyOf, start, waitForStatus, waitForStep } from "../helpers/api";
+import { FAST, PATIENT } from "../helpers/policies";
 import { httpStep, json, mockRemote } from "../helpers/remote";
-import { FAST } from "./fixtures";
+import { elapse } from "../helpers/time";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -29,17 +30,20 @@ describe("retries of transient failures", () => {
   });
 
   it("case 8 (remote 5xx/429): waits at least Retry-After before retrying a 429, capped at maxIntervalMs", async () => {
-    mockRemote((_call, n) => (n === 1 ? json({ error: "slow down" }, 429, { "Retry-After": "1" }) : json({ ok: true })));
+    const maxIntervalMs = 30_000;
+    mockRemote((_call, n) => (n === 1 ? json({ error: "slow down" }, 429, { "Retry-After": "60" }) : json({ ok: true })));
     const definition = {
       name: "rate-limited",
-      defaults: { ...FAST, retry: { ...FAST.retry, maxIntervalMs: 600 } },
+      defaults: { ...PATIENT, retry: { ...PATIENT.retry, maxIntervalMs } },
       steps: [httpStep("pay")],
     };
     const { id } = await start(definition);
+    await waitForStep(id, "pay", "retrying");
+    await elapse(id, maxIntervalMs);
     await waitForStatus(id, "completed");
     const retry = (await historyOf(id)).find((event) => event.type === "step_retry_scheduled");
-    // Retry-After asked for 1000 ms; the policy caps any delay at 600 ms.
-    expect(retry?.data.delayMs).toBe(600);
+    // Retry-After asked for 60 000 ms; the policy caps any delay at 30 000 ms.
+    expect(retry?.data.delayMs).toBe(maxIntervalMs);
   });
 
   it("gives up after maxAttempts and applies onFailure", async () => {

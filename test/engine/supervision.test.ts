@@ -1,9 +1,11 @@
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { api, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
+import { FAST, PATIENT } from "../helpers/policies";
+import { holdBackSends } from "../helpers/queue";
 import { hang, json, mockRemote, REMOTE } from "../helpers/remote";
-import { holdBackSends, schedulerStub } from "../helpers/scheduler";
-import { FAST } from "./fixtures";
+import { alarmOf, schedulerStub } from "../helpers/scheduler";
+import { elapse } from "../helpers/time";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -11,17 +13,17 @@ describe("the supervisor (the object's alarm)", () => {
   it("retries a step whose agent died after claiming it, at the heartbeat deadline, with exactly one remote effect", async () => {
     const remote = mockRemote(() => json({ charged: true }));
     const id = uniqueId();
-    const held = await holdBackSends(id);
-    const heartbeatMs = 300;
-    await start(
-      { name: "agent-dies", defaults: { ...FAST, timeouts: { ...FAST.timeouts, heartbeatMs } }, steps: [{ id: "charge", action: { type: "http", url: `${REMOTE}/charge` } }] },
-      { id },
-    );
+    const held = holdBackSends(id);
+    const { heartbeatMs } = PATIENT.timeouts;
+    await start({ name: "agent-dies", defaults: PATIENT, steps: [{ id: "charge", action: { type: "http", url: `${REMOTE}/charge` } }] }, { id });
     // The dying agent: it claims attempt 1, then never heartbeats or reports.
     expect(held).toHaveLength(1);
     const claim = await schedulerStub(id).claim("charge", 1);
     expect(claim.ok).toBe(true);
 
+    // The heartbeat deadline passes, then the retry's backoff; attempt 2 goes to a live agent.
+    await elapse(id, heartbeatMs);
+    await elapse(id, PATIENT.retry.initialIntervalMs);
     const workflow = await waitForStatus(id, "completed");
     expect(workflow.steps[0].attempts.map((a: { status: string }) => a.status)).toEqual(["timed_out", "succeeded"]);
     expect(remote.requestsFor(`${id}:charge`)).toBe(1);
@@ -32,6 +34,8 @@ describe("the supervisor (the object's alarm)", () => {
     expect(missed!.at - claimedAt(workflow)).toBeGreaterThanOrEqual(heartbeatMs);
   });
 
+  // Real time: the agent's own heartbeats (every heartbeatMs / 3) keep the attempt alive and, once it has timed
+  // out, tell the agent to abort the hung request, so the deadlines are short rather than moved.
   it("case 2 (hung remote): times out a hung remote at startToCloseMs even while the agent keeps heartbeating", async () => {
     const remote = mockRemote((call, n) => (n === 1 ? hang(call) : json({ ok: true })));
     const definition = {
@@ -56,13 +60,13 @@ describe("the supervisor (the object's alarm)", () => {
     try {
       await waitForStep(id, "slow", "running");
       const before = await historyOf(id);
-      const armed = await runInDurableObject(schedulerStub(id), (_, state) => state.storage.getAlarm());
+      const armed = await alarmOf(id);
       expect(await runDurableObjectAlarm(schedulerStub(id))).toBe(true);
       // Running it twice is just as harmless: the supervisor re-checks state before acting.
       expect(await runDurableObjectAlarm(schedulerStub(id))).toBe(true);
       expect(await historyOf(id)).toEqual(before);
       expect((await api("GET", `/v1/workflows/${id}`)).body.steps[0].attempts).toHaveLength(1);
-      const rearmed = await runInDurableObject(schedulerStub(id), (_, state) => state.storage.getAlarm());
+      const rearmed = await alarmOf(id);
       expect(rearmed).toBeGreaterThanOrEqual(armed!);
     } finally {
       await api("POST", `/v1/workflows/${id}/cancel`);
@@ -81,10 +85,10 @@ describe("the supervisor (the object's alarm)", () => {
     const { scheduledAt, startedAt } = running.steps[0].attempts[0];
     // Armed for schedule-to-start (5 s) at the start; the claim pushed the deadline to the heartbeat's (20 s),
     // and moving an alarm later waits for it to fire.
-    const armed = await runInDurableObject(schedulerStub(id), (_, state) => state.storage.getAlarm());
+    const armed = await alarmOf(id);
     expect(armed).toBe(scheduledAt + 5_000);
     expect(await runDurableObjectAlarm(schedulerStub(id))).toBe(true);
-    const rearmed = await runInDurableObject(schedulerStub(id), (_, state) => state.storage.getAlarm());
+    const rearmed = await alarmOf(id);
     // The heartbeat deadline (20 s) comes before start-to-close (60 s); heartbeats only push it later.
     expect(rearmed).toBeGreaterThanOrEqual(startedAt + 20_000);
     expect(rearmed).toBeLessThan(startedAt + 60_000);
@@ -92,7 +96,7 @@ describe("the supervisor (the object's alarm)", () => {
       await api("POST", `/v1/workflows/${id}/cancel`);
     }
     await waitForStatus(id, "cancelled");
-    expect(await runInDurableObject(schedulerStub(id), (_, state) => state.storage.getAlarm())).toBeNull();
+    expect(await alarmOf(id)).toBeNull();
   });
 });
 

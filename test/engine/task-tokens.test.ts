@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { api, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { holdBackSends, schedulerStub } from "../helpers/scheduler";
-import { FAST } from "./fixtures";
+import { holdBackSends } from "../helpers/queue";
+import { schedulerStub } from "../helpers/scheduler";
+import { FAST } from "../helpers/policies";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -60,7 +61,7 @@ describe("remote services that report through their task token", () => {
 
   it("case 21 (token forgery): refuses forged and altered task tokens with 401", async () => {
     const id = uniqueId();
-    const held = await holdBackSends(id);
+    const held = holdBackSends(id);
     await start({ name: "tokens", defaults: FAST, steps: [{ id: "a", action: { type: "http", url: `${REMOTE}/a` } }] }, { id });
     const token = held[0]!.token;
     const [payload, signature] = token.split(".");

@@ -50,6 +50,22 @@ export async function start(definition: unknown, options: { id?: string; input?:
   return { id, workflow: response.body };
 }
 
+/** Starts a workflow as `tenant`, under its own id unless one is given; returns the id. */
+export async function startAs(tenant: TestTenant, definition: unknown, id = uniqueId(tenant)): Promise<string> {
+  const response = await api("POST", "/v1/workflows", { id, definition }, { headers: bearer(tenant) });
+  expect(response.status, JSON.stringify(response.body)).toBe(201);
+  return id;
+}
+
+/** What the owner sees of a workflow: enough to notice any change another caller could have made. */
+export async function snapshot(tenant: TestTenant, id: string) {
+  const workflow = await api("GET", `/v1/workflows/${id}`, undefined, { headers: bearer(tenant) });
+  const history = await api("GET", `/v1/workflows/${id}/history`, undefined, { headers: bearer(tenant) });
+  expect(workflow.status).toBe(200);
+  expect(history.status).toBe(200);
+  return { status: workflow.body.status as string, historyLength: history.body.events.length as number, workflow: workflow.body };
+}
+
 export async function getWorkflow(id: string) {
   const response = await api("GET", `/v1/workflows/${id}`);
   expect(response.status).toBe(200);
@@ -62,7 +78,10 @@ export async function historyOf(id: string): Promise<{ seq: number; at: number; 
   return response.body.events;
 }
 
-/** Waits (through the real queue, agents and alarms) until the workflow reaches the status. */
+/**
+ * Waits until the workflow reaches the status through the real queue and agents: for work to run, not for a
+ * deadline to pass (a test moves time past a deadline instead: ./time.ts).
+ */
 export async function waitForStatus(id: string, status: string, timeout = 10_000) {
   return vi.waitFor(
     async () => {

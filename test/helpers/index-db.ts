@@ -30,11 +30,3 @@ export async function refuseIndexWrites(id: string, tenant = "default") {
   });
   return refused;
 }
-
-/** The object's own view: its stored version and what waits in its outbox. */
-export async function objectIndexState(id: string, tenant = "default") {
-  return runInDurableObject(schedulerStub(id, tenant), (_instance, state) => ({
-    version: state.storage.sql.exec<{ version: number }>("SELECT version FROM workflow").one().version,
-    outbox: state.storage.sql.exec<{ kind: string; attempts: number }>("SELECT kind, attempts FROM outbox").toArray(),
-  }));
-}

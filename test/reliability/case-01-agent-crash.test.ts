@@ -3,9 +3,11 @@ import { clearInjectedFaults, injectFault } from "../../src/dev/faults";
 import { getWorkflow, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { schedulerStub } from "../helpers/scheduler";
-import { FAST } from "../engine/fixtures";
-import { callTask, storedWorkflow, tokenClaims, watchSends } from "./helpers";
+import { FAST, PATIENT } from "../helpers/policies";
+import { watchSends } from "../helpers/queue";
+import { objectRecord, schedulerStub } from "../helpers/scheduler";
+import { callTask, tokenClaims } from "../helpers/tasks";
+import { elapse } from "../helpers/time";
 
 afterEach(() => {
   clearInjectedFaults();
@@ -17,23 +19,21 @@ describe("case 1: agent crash", () => {
     const remote = mockRemote(() => json({ charged: true }));
     // The first agent to claim an attempt dies silently: no request, no heartbeat, no report.
     injectFault("agentDiesAfterClaim", { probability: 1, times: 1 });
-    const heartbeatMs = 250;
+    const { heartbeatMs } = PATIENT.timeouts;
+    const backoffMs = PATIENT.retry.initialIntervalMs;
     const id = uniqueId();
-    await start(
-      {
-        name: "agent-crash",
-        defaults: { ...FAST, retry: { ...FAST.retry, initialIntervalMs: 100 }, timeouts: { ...FAST.timeouts, heartbeatMs } },
-        steps: [{ id: "charge", action: { type: "http", url: `${REMOTE}/charge` } }],
-      },
-      { id },
-    );
+    await start({ name: "agent-crash", defaults: PATIENT, steps: [{ id: "charge", action: { type: "http", url: `${REMOTE}/charge` } }] }, { id });
+    await waitForStep(id, "charge", "running");
 
+    // Nothing is heard from the claimed attempt: its heartbeat deadline passes, then the retry's backoff.
+    await elapse(id, heartbeatMs);
+    await elapse(id, backoffMs);
     const workflow = await waitForStatus(id, "completed");
     const [first, second] = workflow.steps[0].attempts;
     expect([first.status, second.status]).toEqual(["timed_out", "succeeded"]);
     expect(first.error).toMatchObject({ timeout: "heartbeat", retryable: true });
     // The retry waited out its backoff after the timeout.
-    expect(second.scheduledAt - first.endedAt).toBeGreaterThanOrEqual(100);
+    expect(second.scheduledAt - first.endedAt).toBeGreaterThanOrEqual(backoffMs);
 
     const history = await historyOf(id);
     const missed = history.find((event) => event.type === "step_heartbeat_missed")!;
@@ -51,6 +51,7 @@ describe("case 1: agent crash", () => {
     await vi.waitFor(async () => expect((await indexRow(id))?.status).toBe("completed"));
   });
 
+  // Real time: this one shows the runtime's own alarm firing at the deadlines the object set (so they are short).
   it("marks a claimed attempt timed out when the real alarm fires at its heartbeat deadline, enqueues attempt 2 with a new token only after the backoff, and keeps D1 in step", async () => {
     const heartbeatMs = 150;
     const backoffMs = 400;
@@ -75,7 +76,7 @@ describe("case 1: agent crash", () => {
     expect(claim).toMatchObject({ ok: true, task: { attempt: 1, heartbeatMs } });
     const startedAt: number = (await getWorkflow(id)).steps[0].attempts[0].startedAt;
     // The supervisor's alarm was moved to the heartbeat deadline at once.
-    expect((await storedWorkflow(id)).alarmAt).toBe(startedAt + heartbeatMs);
+    expect((await objectRecord(id)).alarmAt).toBe(startedAt + heartbeatMs);
 
     // The real alarm fires at that deadline and times the attempt out.
     const retrying = await waitForStep(id, "charge", "retrying", 5_000);
@@ -86,7 +87,7 @@ describe("case 1: agent crash", () => {
     expect(step.nextRetryAt).toBe(timedOutAt + backoffMs);
     // Attempt 2 is not enqueued yet: it waits out its backoff, for which the alarm is now set.
     expect(sends.of(id)).toHaveLength(1);
-    expect((await storedWorkflow(id)).alarmAt).toBe(timedOutAt + backoffMs);
+    expect((await objectRecord(id)).alarmAt).toBe(timedOutAt + backoffMs);
 
     const missed = (await historyOf(id)).find((event) => event.type === "step_heartbeat_missed")!;
     expect(missed).toMatchObject({ stepId: "charge", attempt: 1, data: { timeout: "heartbeat", deadlineAt: startedAt + heartbeatMs } });
@@ -110,7 +111,7 @@ describe("case 1: agent crash", () => {
     // The dead agent's token no longer counts.
     expect((await callTask(firstToken, "complete", { output: { late: true } })).status).toBe(409);
     // The index still agrees with the object: the status did not change, so the entry was not rewritten.
-    expect((await indexRow(id))?.status).toBe((await storedWorkflow(id)).status);
+    expect((await indexRow(id))?.status).toBe((await objectRecord(id)).workflow!.status);
 
     // Attempt 2 reaches a live agent and succeeds; the index takes the object's final status and version.
     await sends.release((message) => message.attempt === 2);
@@ -118,7 +119,7 @@ describe("case 1: agent crash", () => {
     expect(done.steps[0].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["timed_out", "succeeded"]);
     expect(remote.calls).toHaveLength(1);
     expect(remote.calls[0]!.headers["shepherd-task-token"]).toBe(retry.message.token);
-    const stored = await storedWorkflow(id);
+    const stored = (await objectRecord(id)).workflow!;
     await vi.waitFor(async () =>
       expect(await indexRow(id)).toMatchObject({ status: "completed", version: stored.version, updated_at: done.updatedAt, ended_at: done.endedAt, next_deadline_at: null }),
     );

@@ -2,9 +2,9 @@ import { afterEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
 import { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
 import { getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
+import { FAST } from "../helpers/policies";
+import { watchSends } from "../helpers/queue";
 import { hang, json, mockRemote, REMOTE } from "../helpers/remote";
-import { FAST } from "../engine/fixtures";
-import { watchSends } from "./helpers";
 
 afterEach(() => {
   clearInjectedFaults();
@@ -37,6 +37,8 @@ async function reportsFor(reports: MockInstance<WorkflowScheduler["report"]>, st
   return found;
 }
 
+// Real time in both: what stops the hung request is the agent's own timers (its heartbeats, every heartbeatMs / 3,
+// and its start-to-close backstop), which run on the real clock; the deadlines are short rather than moved.
 describe("case 2: hung remote", () => {
   it("times the attempt out at startToCloseMs although its agent keeps heartbeating; the agent then aborts the hung request and reports the failure", async () => {
     const startToCloseMs = 400;

@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
+import { getWorkflow, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
+import { PATIENT } from "../helpers/policies";
+import { watchSends } from "../helpers/queue";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { schedulerStub } from "../helpers/scheduler";
-import { FAST } from "../engine/fixtures";
-import { callTask, storedWorkflow, watchSends } from "./helpers";
+import { objectRecord, schedulerStub } from "../helpers/scheduler";
+import { callTask } from "../helpers/tasks";
+import { elapse } from "../helpers/time";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -12,7 +14,7 @@ afterEach(() => vi.restoreAllMocks());
 async function snapshot(id: string, remote: { calls: unknown[] }, sends: { sent: unknown[] }) {
   return {
     workflow: await getWorkflow(id),
-    stored: await storedWorkflow(id),
+    stored: await objectRecord(id),
     history: await historyOf(id),
     index: await indexRow(id),
     remoteCalls: remote.calls.length,
@@ -30,7 +32,7 @@ describe("case 3: zombie completion", () => {
     await start(
       {
         name: "zombie",
-        defaults: { ...FAST, timeouts: { ...FAST.timeouts, heartbeatMs: 150 } },
+        defaults: PATIENT,
         steps: [
           { id: "render", action: { type: "http", url: `${REMOTE}/render` } },
           { id: "ship", action: { type: "http", url: `${REMOTE}/ship` } },
@@ -38,7 +40,11 @@ describe("case 3: zombie completion", () => {
       },
       { id },
     );
-    await vi.waitFor(() => expect(sends.of(id).map((entry) => entry.message.attempt)).toEqual([1, 2]), { timeout: 5_000, interval: 10 });
+    // Attempt 1 goes silent after its 202: its heartbeat deadline passes, then the retry's backoff.
+    await waitForStep(id, "render", "waiting");
+    await elapse(id, PATIENT.timeouts.heartbeatMs);
+    await elapse(id, PATIENT.retry.initialIntervalMs);
+    expect(sends.of(id).map((entry) => entry.message.attempt)).toEqual([1, 2]);
     const zombieToken = remote.calls[0]!.headers["shepherd-task-token"]!;
     const before = await snapshot(id, remote, sends);
     expect(before.workflow.steps[0]).toMatchObject({ status: "scheduled", attempt: 2 });
@@ -57,7 +63,7 @@ describe("case 3: zombie completion", () => {
     const after = await snapshot(id, remote, sends);
     // Nothing changed: not the state (nor its version), not the index, no remote call, nothing enqueued ("ship" not started).
     expect(after.workflow).toEqual(before.workflow);
-    expect(after.stored.version).toBe(before.stored.version);
+    expect(after.stored.workflow!.version).toBe(before.stored.workflow!.version);
     expect(after.stored.alarmAt).toBe(before.stored.alarmAt);
     expect(after.index).toEqual(before.index);
     expect(after.remoteCalls).toBe(before.remoteCalls);
@@ -83,7 +89,11 @@ describe("case 3: zombie completion", () => {
     const remote = mockRemote((call, n) => (n === 1 ? json({ accepted: true }, 202) : json({ rendered: n })));
     const id = uniqueId();
     const sends = watchSends();
-    await start({ name: "zombie-late", defaults: { ...FAST, timeouts: { ...FAST.timeouts, heartbeatMs: 150 } }, steps: [{ id: "render", action: { type: "http", url: `${REMOTE}/render` } }] }, { id });
+    await start({ name: "zombie-late", defaults: PATIENT, steps: [{ id: "render", action: { type: "http", url: `${REMOTE}/render` } }] }, { id });
+    // Attempt 1 goes silent after its 202 and times out; attempt 2 completes the step.
+    await waitForStep(id, "render", "waiting");
+    await elapse(id, PATIENT.timeouts.heartbeatMs);
+    await elapse(id, PATIENT.retry.initialIntervalMs);
     await waitForStatus(id, "completed");
     await vi.waitFor(async () => expect((await indexRow(id))?.status).toBe("completed"));
     const zombieToken = remote.calls[0]!.headers["shepherd-task-token"]!;

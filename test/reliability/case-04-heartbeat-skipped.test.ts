@@ -1,15 +1,22 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
 import { getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
+import { PATIENT } from "../helpers/policies";
+import { watchSends } from "../helpers/queue";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { FAST } from "../engine/fixtures";
-import { callTask, sleep, watchSends } from "./helpers";
+import { callTask } from "../helpers/tasks";
+import { backdate, elapse } from "../helpers/time";
+
+const { heartbeatMs } = PATIENT.timeouts;
+const backoffMs = PATIENT.retry.initialIntervalMs;
+
+/** Waits until the step holds these heartbeat details: the remote's heartbeat has arrived. */
+const progressReached = (id: string, progress: unknown) => vi.waitFor(async () => expect((await getWorkflow(id)).steps[0].progress).toEqual(progress));
 
 afterEach(() => vi.restoreAllMocks());
 
 describe("case 4: heartbeat skipped on attempt 1 (omes)", () => {
   it("times out the silent attempt 1, succeeds on attempt 2, which is given attempt 1's last heartbeat details", async () => {
-    const heartbeatMs = 300;
     const seenProgress: (string | undefined)[] = [];
     const remote = mockRemote((call, n) => {
       const token = call.headers["shepherd-task-token"]!;
@@ -28,9 +35,13 @@ describe("case 4: heartbeat skipped on attempt 1 (omes)", () => {
     });
     const id = uniqueId();
     await start(
-      { name: "omes-heartbeat", defaults: { ...FAST, timeouts: { ...FAST.timeouts, heartbeatMs } }, steps: [{ id: "report", action: { type: "http", url: `${REMOTE}/report` } }] },
+      { name: "omes-heartbeat", defaults: PATIENT, steps: [{ id: "report", action: { type: "http", url: `${REMOTE}/report` } }] },
       { id },
     );
+    // Attempt 1's one heartbeat arrives; then a whole heartbeat timeout passes in silence, then the backoff.
+    await progressReached(id, { page: 3 });
+    await elapse(id, heartbeatMs);
+    await elapse(id, backoffMs);
 
     const workflow = await waitForStatus(id, "completed");
     const step = workflow.steps[0];
@@ -51,7 +62,6 @@ describe("case 4: heartbeat skipped on attempt 1 (omes)", () => {
   });
 
   it("keeps attempt 1 silent for twice the heartbeat timeout; attempt 2's claim, request and the API all carry attempt 1's last details, and attempt 1's late calls are refused", async () => {
-    const heartbeatMs = 200;
     const id = uniqueId();
     const claims = vi.spyOn(WorkflowScheduler.prototype, "claim");
     // Attempt 2 waits in the queue until attempt 1 has been silent for 2× the heartbeat timeout.
@@ -76,17 +86,21 @@ describe("case 4: heartbeat skipped on attempt 1 (omes)", () => {
       return json({ accepted: true }, 202);
     });
     await start(
-      { name: "omes-heartbeat-2x", defaults: { ...FAST, timeouts: { ...FAST.timeouts, heartbeatMs } }, steps: [{ id: "report", action: { type: "http", url: `${REMOTE}/report` } }] },
+      { name: "omes-heartbeat-2x", defaults: PATIENT, steps: [{ id: "report", action: { type: "http", url: `${REMOTE}/report` } }] },
       { id },
     );
+    // Attempt 1 heartbeats twice, then falls silent: its heartbeat deadline passes, then the retry's backoff.
+    await progressReached(id, { page: 3 });
+    await elapse(id, heartbeatMs);
+    await elapse(id, backoffMs);
 
-    await vi.waitFor(() => expect(sends.of(id).map((entry) => entry.message.attempt)).toEqual([1, 2]), { timeout: 5_000, interval: 10 });
+    expect(sends.of(id).map((entry) => entry.message.attempt)).toEqual([1, 2]);
     const retrying = await getWorkflow(id);
     expect(retrying.steps[0].attempts[0]).toMatchObject({ status: "timed_out", error: { timeout: "heartbeat" } });
     // The details survive the timeout, readable through the API.
     expect(retrying.steps[0].progress).toEqual({ page: 3 });
     const lastHeartbeatAt: number = retrying.steps[0].lastHeartbeatAt;
-    await sleep(Math.max(0, lastHeartbeatAt + 2 * heartbeatMs - Date.now()));
+    await backdate(id, { ms: Math.max(0, lastHeartbeatAt + 2 * heartbeatMs - Date.now()) });
 
     // Silent for 2× the timeout, attempt 1 wakes up: its heartbeat is refused and does not overwrite the details.
     const lateHeartbeat = await callTask(tokens[0]!, "heartbeat", { progress: { page: 99 } });

@@ -6,8 +6,8 @@ import { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
 import type { TaskMessage } from "../../src/domain/task-message";
 import { getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { FAST } from "../engine/fixtures";
-import { watchDeliveries, watchSends } from "./helpers";
+import { FAST } from "../helpers/policies";
+import { watchDeliveries, watchSends } from "../helpers/queue";
 
 afterEach(() => vi.restoreAllMocks());
 

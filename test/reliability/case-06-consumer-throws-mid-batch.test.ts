@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
 import { historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { FAST } from "../engine/fixtures";
-import { watchDeliveries, watchSends } from "./helpers";
+import { FAST } from "../helpers/policies";
+import { watchDeliveries, watchSends } from "../helpers/queue";
 
 afterEach(() => {
   clearInjectedFaults();

@@ -3,9 +3,10 @@ import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faul
 import { historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { FAST } from "../engine/fixtures";
+import { FAST } from "../helpers/policies";
 import { MAX_REDISPATCHES } from "../../src/domain/machine/reports";
-import { storedWorkflow, watchDeliveries, type Delivery } from "./helpers";
+import { watchDeliveries, type Delivery } from "../helpers/queue";
+import { objectRecord } from "../helpers/scheduler";
 
 afterEach(() => {
   clearInjectedFaults();
@@ -50,7 +51,7 @@ describe("case 7: poison message", () => {
       // Then attempt 1's message once more, sent again by the object, delivered once.
       expect(deliveries.slice(DELIVERIES + 1).map((delivery) => [delivery.queue, delivery.body.attempt, delivery.answer])).toEqual([["shepherd-tasks", 1, "ack"]]);
     });
-    await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "completed", version: (await storedWorkflow(id)).version }));
+    await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "completed", version: (await objectRecord(id)).workflow!.version }));
   }, 40_000);
 
   it(`fails a poison attempt once its message dead-letters ${DEAD_LETTERS} times, and the retry policy takes over`, async () => {
@@ -78,7 +79,7 @@ describe("case 7: poison message", () => {
     await vi.waitFor(() => expect(queue.of(id).filter((delivery) => delivery.queue === "shepherd-tasks-dlq" && delivery.answer === "ack")).toHaveLength(DEAD_LETTERS));
     expect(queue.of(id).filter((delivery) => delivery.queue === "shepherd-tasks")).toHaveLength(DELIVERIES * DEAD_LETTERS);
     expect((await historyOf(id)).find((event) => event.type === "workflow_escalated")).toMatchObject({ stepId: "only", data: { phase: "action" } });
-    await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "needs_attention", version: (await storedWorkflow(id)).version }));
+    await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "needs_attention", version: (await objectRecord(id)).workflow!.version }));
   }, 70_000);
 
   it("fails the workflow in the object and the index when the poison attempt was its last and onFailure is fail", async () => {
@@ -90,6 +91,6 @@ describe("case 7: poison message", () => {
     expect(workflow.steps[0]).toMatchObject({ status: "failed", error: { message: expect.stringMatching(/dead-lettered/), retryable: true } });
     expect(workflow.error.message).toMatch(/step "only" failed/);
     expect(remote.calls).toHaveLength(0);
-    await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "failed", ended_at: workflow.endedAt, version: (await storedWorkflow(id)).version }));
+    await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "failed", ended_at: workflow.endedAt, version: (await objectRecord(id)).workflow!.version }));
   }, 70_000);
 });

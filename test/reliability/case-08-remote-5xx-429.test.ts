@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
+import { getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
+import { FAST } from "../helpers/policies";
 import { httpStep, json, mockRemote, type RemoteHandler } from "../helpers/remote";
-import { FAST } from "../engine/fixtures";
+import { elapse } from "../helpers/time";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -13,6 +14,17 @@ function scriptedRemote(answers: (() => Response)[]) {
     return answers[n - 1]!();
   };
   return { remote: mockRemote(handler), arrivals };
+}
+
+/** Waits until the step backs off after its `attempt`-th failure. */
+async function retryingAfter(id: string, attempt: number) {
+  await vi.waitFor(async () => expect((await getWorkflow(id)).steps[0]).toMatchObject({ status: "retrying", attempt }));
+}
+
+/** How long after the end of one attempt the next was scheduled, in the object's (moved) time. */
+function gapBefore(workflow: { steps: { attempts: { scheduledAt: number; endedAt?: number }[] }[] }, attempt: number): number {
+  const attempts = workflow.steps[0]!.attempts;
+  return attempts[attempt - 1]!.scheduledAt - attempts[attempt - 2]!.endedAt!;
 }
 
 async function retriesOf(id: string) {
@@ -46,30 +58,40 @@ describe("case 8: remote 5xx/429", () => {
   });
 
   it("waits out a 429's Retry-After before retrying, then completes on attempt 3", async () => {
+    const retryAfterMs = 30_000;
     const { remote, arrivals } = scriptedRemote([
       () => json({ error: "busy" }, 503),
-      () => json({ error: "slow down" }, 429, { "Retry-After": "1" }),
+      () => json({ error: "slow down" }, 429, { "Retry-After": String(retryAfterMs / 1_000) }),
       () => json({ paid: true }),
     ]);
     const id = uniqueId();
-    await start({ name: "rate-limited", defaults: { ...FAST, retry: { ...FAST.retry, maxIntervalMs: 5_000 } }, steps: [httpStep("pay")] }, { id });
+    await start({ name: "rate-limited", defaults: { ...FAST, retry: { ...FAST.retry, maxIntervalMs: 60_000 } }, steps: [httpStep("pay")] }, { id });
+    await retryingAfter(id, 2);
+    // Nothing is sent again before the remote's Retry-After has passed.
+    expect(arrivals).toHaveLength(2);
+    await elapse(id, retryAfterMs);
     const workflow = await waitForStatus(id, "completed");
 
     expect(workflow.steps[0]).toMatchObject({ status: "succeeded", attempt: 3 });
     expect(workflow.steps[0].attempts.map((attempt: { error?: { status?: number } }) => attempt.error?.status)).toEqual([503, 429, undefined]);
     expect(remote.requestsFor(`${id}:pay`)).toBe(3);
-    // The backoff would have been 40 ms; the remote asked for 1 s, and got it.
-    expect((await retriesOf(id)).delays).toEqual([20, 1_000]);
-    expect(arrivals[2]! - arrivals[1]!).toBeGreaterThanOrEqual(1_000);
+    // The backoff would have been 40 ms; the remote asked for 30 s, and got it.
+    expect((await retriesOf(id)).delays).toEqual([20, retryAfterMs]);
+    expect(gapBefore(workflow, 3)).toBeGreaterThanOrEqual(retryAfterMs);
   });
 
   it("honours Retry-After only up to maxIntervalMs, so a remote cannot park a step", async () => {
+    const maxIntervalMs = 30_000;
     const { arrivals } = scriptedRemote([() => json({ error: "slow down" }, 429, { "Retry-After": "3600" }), () => json({ paid: true })]);
     const id = uniqueId();
-    await start({ name: "rate-limited-capped", defaults: { ...FAST, retry: { ...FAST.retry, maxIntervalMs: 300 } }, steps: [httpStep("pay")] }, { id });
+    await start({ name: "rate-limited-capped", defaults: { ...FAST, retry: { ...FAST.retry, maxIntervalMs } }, steps: [httpStep("pay")] }, { id });
+    await retryingAfter(id, 1);
+    expect(arrivals).toHaveLength(1);
+    // The alarm is due once maxIntervalMs has passed, not the hour the remote asked for.
+    await elapse(id, maxIntervalMs);
     const workflow = await waitForStatus(id, "completed");
     expect(workflow.steps[0]).toMatchObject({ status: "succeeded", attempt: 2 });
-    expect((await retriesOf(id)).delays).toEqual([300]);
-    expect(arrivals[1]! - arrivals[0]!).toBeGreaterThanOrEqual(300);
+    expect((await retriesOf(id)).delays).toEqual([maxIntervalMs]);
+    expect(gapBefore(workflow, 2)).toBeGreaterThanOrEqual(maxIntervalMs);
   });
 });

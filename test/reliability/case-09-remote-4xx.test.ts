@@ -2,8 +2,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
 import { json, mockRemote, REMOTE, type RemoteCall } from "../helpers/remote";
-import { FAST } from "../engine/fixtures";
-import { sleep, storedWorkflow } from "./helpers";
+import { FAST } from "../helpers/policies";
+import { objectRecord } from "../helpers/scheduler";
+import { sleep } from "../helpers/time";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -76,7 +77,7 @@ describe("case 9: remote 4xx", () => {
     ]);
     expect(workflow.error.message).toMatch(/step "ship" failed: remote answered 422/);
     expect(history.at(-1)!.type).toBe("workflow_compensated");
-    await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "compensated", ended_at: workflow.endedAt, version: (await storedWorkflow(id)).version }));
+    await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "compensated", ended_at: workflow.endedAt, version: (await objectRecord(id)).workflow!.version }));
   });
 
   it("goes to needs_attention when a compensation fails for good, holding the rest of the compensations", async () => {
@@ -92,7 +93,7 @@ describe("case 9: remote 4xx", () => {
     expect(workflow.steps[1]).toMatchObject({ id: "charge", status: "succeeded" });
     const escalated = (await historyOf(id)).find((event) => event.type === "workflow_escalated");
     expect(escalated).toMatchObject({ stepId: "reserve", data: { phase: "compensation" } });
-    await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "needs_attention", version: (await storedWorkflow(id)).version }));
-    expect((await storedWorkflow(id)).alarmAt).toBeNull();
+    await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "needs_attention", version: (await objectRecord(id)).workflow!.version }));
+    expect((await objectRecord(id)).alarmAt).toBeNull();
   });
 });

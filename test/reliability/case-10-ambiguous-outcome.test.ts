@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
-import { historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
+import { historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
+import { FAST, PATIENT } from "../helpers/policies";
+import { watchSends } from "../helpers/queue";
 import { hang, json, mockRemote, REMOTE, type RemoteCall } from "../helpers/remote";
-import { FAST } from "../engine/fixtures";
-import { tokenClaims, watchSends } from "./helpers";
+import { tokenClaims } from "../helpers/tasks";
+import { elapse } from "../helpers/time";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -18,18 +20,23 @@ function idempotentRemote(firstAnswer: (call: RemoteCall, stored: { chargeId: st
   return { remote, applied };
 }
 
-const definition = (startToCloseMs: number) => ({
+const definition = (defaults: unknown) => ({
   name: "ambiguous",
-  defaults: { ...FAST, timeouts: { ...FAST.timeouts, startToCloseMs, heartbeatMs: 150 } },
+  defaults,
   steps: [{ id: "charge", action: { type: "http", url: `${REMOTE}/charge` } }],
 });
 
+/** A start-to-close shorter than the heartbeat timeout, so it is the deadline that passes. */
+const START_TO_CLOSE_MS = 20_000;
+
 describe("case 10: ambiguous outcome (ExecuteAndTimeout)", () => {
+  // Real time: the agent's own heartbeats (every 50 ms here) tell it the attempt timed out, so it aborts the hung
+  // request; the deadlines are short rather than moved.
   it("retries with the same idempotency key after the remote applied the effect and then hung: two requests, one effect", async () => {
     // The first time, the effect happens and then the answer never comes (ExecuteAndTimeout).
     const { remote, applied } = idempotentRemote((call) => hang(call));
     const id = uniqueId();
-    await start(definition(300), { id });
+    await start(definition({ ...FAST, timeouts: { ...FAST.timeouts, startToCloseMs: 300, heartbeatMs: 150 } }), { id });
     const workflow = await waitForStatus(id, "completed");
     expect(workflow.steps[0].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["timed_out", "succeeded"]);
     expect(workflow.steps[0].output).toEqual({ chargeId: "ch_1" });
@@ -54,9 +61,13 @@ describe("case 10: ambiguous outcome (ExecuteAndTimeout)", () => {
     const reports = vi.spyOn(WorkflowScheduler.prototype, "report");
     const id = uniqueId();
     const sends = watchSends((message) => message.workflowId === id && message.attempt === 2);
-    await start(definition(300), { id });
+    await start(definition({ ...PATIENT, timeouts: { ...PATIENT.timeouts, startToCloseMs: START_TO_CLOSE_MS } }), { id });
 
-    await vi.waitFor(() => expect(sends.of(id).map((entry) => entry.message.attempt)).toEqual([1, 2]), { timeout: 5_000, interval: 10 });
+    // Attempt 1's request is under way; its start-to-close passes, then the retry's backoff.
+    await waitForStep(id, "charge", "running");
+    await elapse(id, START_TO_CLOSE_MS);
+    await elapse(id, PATIENT.retry.initialIntervalMs);
+    expect(sends.of(id).map((entry) => entry.message.attempt)).toEqual([1, 2]);
     answerLate();
     await vi.waitFor(() => expect(reports.mock.calls.filter((args) => args[1] === 1)).toHaveLength(1), { timeout: 5_000, interval: 10 });
     const index = reports.mock.calls.findIndex((args) => args[1] === 1);

@@ -4,10 +4,11 @@ import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faul
 import { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
 import { getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
+import { FAST, PATIENT } from "../helpers/policies";
+import { watchSends } from "../helpers/queue";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { schedulerStub } from "../helpers/scheduler";
-import { FAST } from "../engine/fixtures";
-import { storedWorkflow, watchSends } from "./helpers";
+import { objectRecord, schedulerStub } from "../helpers/scheduler";
+import { elapse } from "../helpers/time";
 
 afterEach(() => {
   clearInjectedFaults();
@@ -34,15 +35,18 @@ function watchAlarms() {
   return runs;
 }
 
-const oneStep = (name: string, options: { heartbeatMs?: number; scheduleToStartMs?: number; maxAttempts?: number; onFailure?: string } = {}) => ({
-  name,
-  ...(options.onFailure ? { onFailure: options.onFailure } : {}),
-  defaults: {
-    retry: { ...FAST.retry, maxAttempts: options.maxAttempts ?? FAST.retry.maxAttempts },
-    timeouts: { ...FAST.timeouts, heartbeatMs: options.heartbeatMs ?? 150, scheduleToStartMs: options.scheduleToStartMs ?? FAST.timeouts.scheduleToStartMs },
-  },
-  steps: [{ id: "charge", action: { type: "http", url: `${REMOTE}/charge` } }],
-});
+/** Short deadlines, for the tests about the runtime's own alarm; the others move time past realistic ones. */
+const REAL_TIME = { ...FAST, timeouts: { ...FAST.timeouts, heartbeatMs: 150 } };
+
+const oneStep = (name: string, options: { defaults?: typeof FAST | typeof PATIENT; maxAttempts?: number; onFailure?: string } = {}) => {
+  const defaults = options.defaults ?? PATIENT;
+  return {
+    name,
+    ...(options.onFailure ? { onFailure: options.onFailure } : {}),
+    defaults: { ...defaults, retry: { ...defaults.retry, maxAttempts: options.maxAttempts ?? defaults.retry.maxAttempts } },
+    steps: [{ id: "charge", action: { type: "http", url: `${REMOTE}/charge` } }],
+  };
+};
 
 /**
  * Starts the workflow with attempt 1's message held back and claims attempt 1 as an agent that then dies, so the
@@ -63,7 +67,7 @@ describe("case 11: alarm handler throws", () => {
   it("re-arms itself 1 s later when the alarm throws, on the real alarm and on the platform's retryCount 5 alike; the next run times the attempt out once", async () => {
     const remote = mockRemote(() => json({ charged: true }));
     const alarms = watchAlarms();
-    const { id } = await startWithDeadAgent(oneStep("alarm-throws"));
+    const { id } = await startWithDeadAgent(oneStep("alarm-throws", { defaults: REAL_TIME }));
     injectFault("alarmThrows", { probability: 1, times: 2 });
 
     // The real alarm fires at the heartbeat deadline and throws; it leaves the state alone and sets itself again.
@@ -71,7 +75,7 @@ describe("case 11: alarm handler throws", () => {
     const [failed] = alarms;
     expect(failed).toMatchObject({ retryCount: 0, threw: false });
     expect((await getWorkflow(id)).steps[0].attempts[0].status).toBe("running");
-    const firstRearm = (await storedWorkflow(id)).alarmAt!;
+    const firstRearm = (await objectRecord(id)).alarmAt!;
     expect(firstRearm - failed!.at).toBeGreaterThanOrEqual(ALARM_FAILURE_RETRY_MS - 100);
     expect(firstRearm - failed!.at).toBeLessThanOrEqual(ALARM_FAILURE_RETRY_MS + 500);
 
@@ -86,7 +90,8 @@ describe("case 11: alarm handler throws", () => {
     expect(last.alarmAt! - last.before).toBeLessThanOrEqual(ALARM_FAILURE_RETRY_MS + 500);
     expect((await getWorkflow(id)).steps[0].attempts[0].status).toBe("running");
 
-    // Supervision did not lapse: the alarm it set fires and does the work, once.
+    // Supervision did not lapse: the alarm it set fires (a second on) and does the work, once.
+    await elapse(id, ALARM_FAILURE_RETRY_MS);
     const workflow = await waitForStatus(id, "completed");
     expect(workflow.steps[0].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["timed_out", "succeeded"]);
     const missed = await eventsOf(id, "step_heartbeat_missed");
@@ -96,19 +101,20 @@ describe("case 11: alarm handler throws", () => {
     expect(remote.requestsFor(`${id}:charge`)).toBe(1);
 
     // And it is idempotent: more (late, repeated) runs of the alarm change nothing.
-    const before = await storedWorkflow(id);
+    const before = await objectRecord(id);
     await runInDurableObject(schedulerStub(id), async (instance) => {
       await instance.alarm({ retryCount: 5, isRetry: true, scheduledTime: Date.now() });
       await instance.alarm({ retryCount: 5, isRetry: true, scheduledTime: Date.now() });
     });
-    expect(await storedWorkflow(id)).toEqual(before);
+    expect(await objectRecord(id)).toEqual(before);
     expect(before.alarmAt).toBeNull();
   });
 
   it("leaves retrying to the platform when storage fails after the alarm's commit: the runtime retries with retryCount 1, and the retry does not apply the timeout again", async () => {
     mockRemote(() => json({ charged: true }));
     const alarms = watchAlarms();
-    const { id } = await startWithDeadAgent(oneStep("alarm-storage-fails"));
+    // Real time: the runtime's own retry of a throwing alarm is what is shown.
+    const { id } = await startWithDeadAgent(oneStep("alarm-storage-fails", { defaults: REAL_TIME }));
     // The alarm commits the timeout, then setting the next alarm fails, and so does re-arming after that failure.
     const setAlarm = await runInDurableObject(schedulerStub(id), (_instance, state) =>
       vi.spyOn(state.storage, "setAlarm").mockRejectedValueOnce(new Error("injected storage failure")).mockRejectedValueOnce(new Error("injected storage failure")),
@@ -136,17 +142,20 @@ describe("case 11: alarm handler throws", () => {
     // The alarm's transition ends the workflow; its index write to D1 fails.
     injectFault("indexWriteFails", { probability: 1, times: 1 });
 
+    await elapse(id, PATIENT.timeouts.heartbeatMs);
     await waitForStatus(id, "failed");
-    await vi.waitFor(() => expect(timesFired("indexWriteFails")).toBe(1), { timeout: 5_000, interval: 10 });
+    expect(timesFired("indexWriteFails")).toBe(1);
     const failedAt = (await getWorkflow(id)).endedAt;
-    const stored = await storedWorkflow(id);
+    const stored = await objectRecord(id);
     expect((await indexRow(id))?.status).toBe("running");
     // A terminal workflow needs no alarm of its own; this one is for the index write, about 1 s later.
     expect(stored.alarmAt! - failedAt).toBeGreaterThanOrEqual(900);
     expect(stored.alarmAt! - failedAt).toBeLessThanOrEqual(1_500);
 
-    await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "failed", version: stored.version, ended_at: failedAt }), { timeout: 5_000, interval: 20 });
-    await vi.waitFor(async () => expect((await storedWorkflow(id)).alarmAt).toBeNull());
+    await elapse(id, 1_000);
+    // The index takes the object's end (its times moved back with the rest of the workflow's).
+    expect(await indexRow(id)).toMatchObject({ status: "failed", version: stored.workflow!.version, ended_at: (await getWorkflow(id)).endedAt });
+    expect((await objectRecord(id)).alarmAt).toBeNull();
   });
 
   it("keeps a queue error inside the alarm from stranding the retry: the unsent attempt stays in the outbox and the alarm sends it again, using no attempt", async () => {
@@ -155,6 +164,11 @@ describe("case 11: alarm handler throws", () => {
     // The first send after the start is the alarm's, dispatching attempt 2 after the heartbeat timeout: it fails.
     injectFault("enqueueFails", { probability: 1, times: 1 });
 
+    await elapse(id, PATIENT.timeouts.heartbeatMs);
+    await elapse(id, PATIENT.retry.initialIntervalMs);
+    expect(timesFired("enqueueFails")).toBe(1);
+    // The alarm sends it again once the send's backoff (1 s, ± 20 %) has passed.
+    await elapse(id, 1_200);
     const workflow = await waitForStatus(id, "completed");
     expect(timesFired("enqueueFails")).toBe(1);
     expect(workflow.steps[0].attempts.map((attempt: { status: string; error?: { timeout?: string } }) => [attempt.status, attempt.error?.timeout])).toEqual([

@@ -4,9 +4,12 @@ import type { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
 import { api, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { holdBackSends, schedulerStub } from "../helpers/scheduler";
-import { FAST } from "../engine/fixtures";
-import { alarmOf, callTask, gate, objectRecord } from "./support";
+import { gate } from "../helpers/gate";
+import { FAST, PATIENT } from "../helpers/policies";
+import { holdBackSends } from "../helpers/queue";
+import { alarmOf, objectRecord, schedulerStub } from "../helpers/scheduler";
+import { callTask } from "../helpers/tasks";
+import { elapse } from "../helpers/time";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -103,8 +106,8 @@ describe("case 12: eviction mid-step", () => {
   it("keeps supervising after eviction: the alarm armed before it times out a silent attempt and the retry completes", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
-    await holdBackSends(id);
-    await start({ ...waitingStep, name: "evicted-silent", defaults: { ...FAST, timeouts: { ...FAST.timeouts, heartbeatMs: 300 } } }, { id });
+    holdBackSends(id);
+    await start({ ...waitingStep, name: "evicted-silent", defaults: PATIENT }, { id });
     // An agent claims attempt 1 and then goes silent; the object is evicted before the heartbeat deadline.
     expect(await schedulerStub(id).claim("render", 1)).toMatchObject({ ok: true });
     const armed = await alarmOf(id);
@@ -113,6 +116,9 @@ describe("case 12: eviction mid-step", () => {
     await evictAndCheckFresh(id);
     expect(await alarmOf(id)).toBe(armed);
 
+    // The heartbeat deadline passes and the alarm armed before the eviction fires; then the retry's backoff.
+    await elapse(id, PATIENT.timeouts.heartbeatMs);
+    await elapse(id, PATIENT.retry.initialIntervalMs);
     const workflow = await waitForStatus(id, "completed");
     expect(workflow.steps[0].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["timed_out", "succeeded"]);
     const missed = (await historyOf(id)).filter((event) => event.type === "step_heartbeat_missed");

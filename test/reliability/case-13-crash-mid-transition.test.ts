@@ -8,9 +8,10 @@ import type { StartRequest } from "../../src/scheduler/rpc";
 import { api, historyOf, uniqueId, waitForStatus } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { schedulerStub } from "../helpers/scheduler";
-import { FAST } from "../engine/fixtures";
-import { callTask, objectRecord, watchQueue } from "./support";
+import { watchSends } from "../helpers/queue";
+import { objectRecord, schedulerStub } from "../helpers/scheduler";
+import { FAST } from "../helpers/policies";
+import { callTask } from "../helpers/tasks";
 
 afterEach(() => {
   clearInjectedFaults();
@@ -37,7 +38,7 @@ describe("case 13: crash mid-transition", () => {
   it("keeps none of a start the object died committing; the retried start on a fresh stub applies it whole, once", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
-    const queue = await watchQueue(id);
+    const queue = watchSends();
     const request = startRequest(id, definition(300));
     injectFault("abortAfterPersist", { probability: 1, times: 1 });
 
@@ -60,7 +61,7 @@ describe("case 13: crash mid-transition", () => {
     expect(await objectRecord(id)).toEqual(after);
     expect(after.events?.map((event) => event.type)).toEqual(["workflow_started", "step_scheduled"]);
     expect(after.alarmAt).toBe(after.workflow!.next_deadline_at);
-    expect(queue.of(id).map((entry) => entry.body.attempt)).toEqual([1]);
+    expect(queue.of(id).map((entry) => entry.message.attempt)).toEqual([1]);
 
     const workflow = await waitForStatus(id, "completed");
     expect(workflow.steps[0].attempts).toHaveLength(1);
@@ -70,7 +71,7 @@ describe("case 13: crash mid-transition", () => {
   it("hides the crash from the client: the front door retries the idempotent start on a fresh stub and answers 201 once", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
-    const queue = await watchQueue(id);
+    const queue = watchSends();
     injectFault("abortAfterPersist", { probability: 1, times: 1 });
 
     const first = await api("POST", "/v1/workflows", { id, definition: definition(300) });
@@ -82,14 +83,14 @@ describe("case 13: crash mid-transition", () => {
     expect((await historyOf(id)).filter((event) => event.type === "workflow_started")).toHaveLength(1);
     const workflow = await waitForStatus(id, "completed");
     expect(workflow.steps[0].attempts).toHaveLength(1);
-    expect(queue.of(id).map((entry) => entry.body.attempt)).toEqual([1]);
+    expect(queue.of(id).map((entry) => entry.message.attempt)).toEqual([1]);
     expect(remote.requestsFor(`${id}:a`)).toBe(1);
     await vi.waitFor(async () => expect((await indexRow(id))?.status).toBe("completed"));
   });
 
   it("keeps none of a claim the object died committing: the attempt is still scheduled, the retried claim takes it, a third is refused", async () => {
     const id = uniqueId();
-    await watchQueue(id, { swallow: () => true });
+    watchSends(() => true);
     expect((await schedulerStub(id).start(startRequest(id, definition(60_000)))).ok).toBe(true);
     const before = await objectRecord(id);
     injectFault("abortAfterPersist", { probability: 1, times: 1 });
@@ -108,7 +109,7 @@ describe("case 13: crash mid-transition", () => {
 
   it("keeps none of a completion the object died committing; the agent's retried report is applied whole, once, and a repeat is gone", async () => {
     const id = uniqueId();
-    await watchQueue(id, { swallow: () => true });
+    watchSends(() => true);
     expect((await schedulerStub(id).start(startRequest(id, definition(60_000)))).ok).toBe(true);
     expect((await schedulerStub(id).claim("a", 1)).ok).toBe(true);
     const before = await objectRecord(id);
@@ -214,8 +215,7 @@ describe("case 13: crash mid-transition", () => {
 });
 
 /** The task messages an object committed and the queue has not accepted yet, from its outbox. */
-function unsentTasks(id: string) {
-  return runInDurableObject(schedulerStub(id), (_instance, state) =>
-    state.storage.sql.exec<{ payload_json: string }>("SELECT payload_json FROM outbox WHERE kind = 'task' ORDER BY seq").toArray().map((row) => JSON.parse(row.payload_json)),
-  );
+async function unsentTasks(id: string) {
+  const { outbox = [] } = await objectRecord(id);
+  return outbox.filter((row) => row.kind === "task").map((row) => JSON.parse(row.payload_json));
 }

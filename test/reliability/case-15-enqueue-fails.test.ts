@@ -4,9 +4,9 @@ import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faul
 import { api, historyOf, uniqueId, waitForStatus } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { schedulerStub } from "../helpers/scheduler";
-import { FAST } from "../engine/fixtures";
-import { objectRecord, watchQueue } from "./support";
+import { watchSends } from "../helpers/queue";
+import { objectRecord, schedulerStub } from "../helpers/scheduler";
+import { FAST } from "../helpers/policies";
 
 afterEach(() => {
   clearInjectedFaults();
@@ -27,14 +27,13 @@ const definition = (extra: Record<string, unknown> = {}) => ({
 const attemptStatuses = (workflow: { steps: { attempts: { status: string }[] }[] }) => workflow.steps[0]!.attempts.map((attempt) => attempt.status);
 
 /** What is still in the object's outbox waiting for the queue. */
-const unsentTasks = (id: string) =>
-  runInDurableObject(schedulerStub(id), (_instance, state) => state.storage.sql.exec("SELECT payload_json FROM outbox WHERE kind = 'task'").toArray().length);
+const unsentTasks = async (id: string) => ((await objectRecord(id)).outbox ?? []).filter((row) => row.kind === "task").length;
 
 describe("case 15: enqueue fails", () => {
   it("commits the start, its unsent message and its alarm before the send; the failed send is answered 201 all the same and the alarm sends the same attempt again", async () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
-    const queue = await watchQueue(id);
+    const queue = watchSends();
     injectFault("enqueueFails", { probability: 1, times: 1 });
 
     const started = await api("POST", "/v1/workflows", { id, definition: definition() });
@@ -65,7 +64,7 @@ describe("case 15: enqueue fails", () => {
     expect(attemptStatuses(workflow)).toEqual(["succeeded"]);
     expect((await historyOf(id)).filter((event) => event.type === "step_timed_out")).toEqual([]);
     // Attempt 1 reached the queue once, and the remote saw one request.
-    expect(queue.of(id).map((entry) => entry.body.attempt)).toEqual([1]);
+    expect(queue.of(id).map((entry) => entry.message.attempt)).toEqual([1]);
     expect(remote.requestsFor(`${id}:a`)).toBe(1);
     expect(await unsentTasks(id)).toBe(0);
     await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "completed", version: (await objectRecord(id)).workflow!.version }));
@@ -100,11 +99,10 @@ describe("case 15: enqueue fails", () => {
 
     // Time moved, not waited for: the alarm's send fails again and backs off further; the next one gets through.
     await runDurableObjectAlarm(schedulerStub(id));
-    const outbox = await runInDurableObject(schedulerStub(id), (_instance, state) =>
-      state.storage.sql.exec<{ attempts: number; next_attempt_at: number }>("SELECT attempts, next_attempt_at FROM outbox WHERE kind = 'task'").one(),
-    );
-    expect(outbox.attempts).toBe(2);
-    expect(outbox.next_attempt_at - Date.now()).toBeGreaterThan(FIRST_RESEND_MS.max);
+    const unsent = (await objectRecord(id)).outbox!.filter((row) => row.kind === "task");
+    expect(unsent).toHaveLength(1);
+    expect(unsent[0]!.attempts).toBe(2);
+    expect(unsent[0]!.next_attempt_at - Date.now()).toBeGreaterThan(FIRST_RESEND_MS.max);
     await runDurableObjectAlarm(schedulerStub(id));
 
     const workflow = await waitForStatus(id, "completed");
@@ -117,7 +115,7 @@ describe("case 15: enqueue fails", () => {
   it("answers an operator's retry 202 when its send fails, and the alarm dispatches the retried step", async () => {
     const remote = mockRemote((_call, n) => (n === 1 ? json({ error: "declined" }, 422) : json({ ok: true })));
     const id = uniqueId();
-    const queue = await watchQueue(id);
+    const queue = watchSends();
     expect((await api("POST", "/v1/workflows", { id, definition: definition({ onFailure: "escalate" }) })).status).toBe(201);
     await waitForStatus(id, "needs_attention");
     injectFault("enqueueFails", { probability: 1, times: 1 });
@@ -133,7 +131,7 @@ describe("case 15: enqueue fails", () => {
     await runDurableObjectAlarm(schedulerStub(id));
     const workflow = await waitForStatus(id, "completed");
     expect(attemptStatuses(workflow)).toEqual(["failed", "succeeded"]);
-    expect(queue.of(id).map((entry) => entry.body.attempt)).toEqual([1, 2]);
+    expect(queue.of(id).map((entry) => entry.message.attempt)).toEqual([1, 2]);
     expect(remote.requestsFor(`${id}:a`)).toBe(2);
   });
 });

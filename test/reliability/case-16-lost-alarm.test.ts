@@ -3,16 +3,17 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { getWorkflow, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
+import { PATIENT } from "../helpers/policies";
+import { watchSends } from "../helpers/queue";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { schedulerStub } from "../helpers/scheduler";
-import { FAST } from "../engine/fixtures";
-import { alarmOf, objectRecord, runCron, sleep, watchQueue } from "./support";
+import { alarmOf, objectRecord, schedulerStub } from "../helpers/scheduler";
+import { backdate, elapse, fireAlarm, runCron } from "../helpers/time";
 
 afterEach(() => vi.restoreAllMocks());
 
 /** SWEEP_GRACE_MS is not set in the tests, so the sweep uses its default. */
 const GRACE_MS = 60_000;
-const SCHEDULE_TO_START_MS = 200;
+const SCHEDULE_TO_START_MS = 20_000;
 
 /**
  * Runs the cron trigger and records which objects it woke; every other call goes through untouched. The
@@ -42,16 +43,16 @@ async function cronWakes(scheduledTime: number): Promise<string[]> {
   return woken;
 }
 
-const oneStep = (name: string, path: string, timeouts: Partial<typeof FAST.timeouts> = {}) => ({
+const oneStep = (name: string, path: string, timeouts: Record<string, number> = {}) => ({
   name,
-  defaults: { ...FAST, timeouts: { ...FAST.timeouts, scheduleToStartMs: SCHEDULE_TO_START_MS, ...timeouts } },
+  defaults: { ...PATIENT, timeouts: { ...PATIENT.timeouts, scheduleToStartMs: SCHEDULE_TO_START_MS, ...timeouts } },
   steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/${path}` } }],
 });
 
 /** A workflow whose first task message never reaches an agent; the test then takes its alarm away too. */
 async function strandedWorkflow(name: string) {
   const id = uniqueId(name);
-  await watchQueue(id, { swallow: (message) => message.workflowId === id && message.attempt === 1 });
+  watchSends((message) => message.workflowId === id && message.attempt === 1);
   await start(oneStep(name, "stranded"), { id });
   await vi.waitFor(async () => expect((await indexRow(id))?.next_deadline_at).toEqual(expect.any(Number)));
   return id;
@@ -68,10 +69,10 @@ describe("case 16: lost/stale alarm", () => {
     await waitForStep(healthy, "only", "waiting");
     const stranded = await strandedWorkflow("stranded");
     await runInDurableObject(schedulerStub(stranded), (_instance, state) => state.storage.deleteAlarm());
-    const indexed = (await indexRow(stranded))!;
 
     // Past its deadline nothing moves it: no alarm, no agent.
-    await sleep(SCHEDULE_TO_START_MS * 2);
+    await backdate(stranded, { ms: SCHEDULE_TO_START_MS * 2 });
+    const indexed = (await indexRow(stranded))!;
     expect(Date.now()).toBeGreaterThan(indexed.next_deadline_at!);
     expect((await getWorkflow(stranded)).steps[0].attempts).toHaveLength(1);
     expect(await alarmOf(stranded)).toBeNull();
@@ -87,6 +88,7 @@ describe("case 16: lost/stale alarm", () => {
     expect(woken).not.toContain(`default:${finished}`);
 
     // Woken, it timed attempt 1 out and armed its alarm for the backoff: that alarm dispatched attempt 2.
+    await elapse(stranded, PATIENT.retry.initialIntervalMs);
     const workflow = await waitForStatus(stranded, "completed");
     expect(workflow.steps[0].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["timed_out", "succeeded"]);
     expect(workflow.steps[0].attempts[0].error).toMatchObject({ timeout: "schedule_to_start" });
@@ -102,25 +104,28 @@ describe("case 16: lost/stale alarm", () => {
     const remote = mockRemote(() => json({}, 202));
     const heartbeatMs = 60_000;
     const id = uniqueId("stale");
-    await watchQueue(id, { swallow: (message) => message.workflowId === id && message.attempt === 1 });
+    watchSends((message) => message.workflowId === id && message.attempt === 1);
     await start(oneStep("stale", "stale", { heartbeatMs, startToCloseMs: 600_000 }), { id });
     await vi.waitFor(async () => expect((await indexRow(id))?.next_deadline_at).toEqual(expect.any(Number)));
-    const indexedBefore = (await indexRow(id))!.next_deadline_at!;
     // The alarm is there but will not fire in time (a stale alarm, as after workerd#3138).
     const stale = Date.now() + 24 * 60 * 60 * 1_000;
     await runInDurableObject(schedulerStub(id), (_instance, state) => state.storage.setAlarm(stale));
-    await sleep(SCHEDULE_TO_START_MS * 2);
+    await backdate(id, { ms: SCHEDULE_TO_START_MS * 2 });
+    const indexedBefore = (await indexRow(id))!.next_deadline_at!;
     expect((await getWorkflow(id)).steps[0].attempts).toHaveLength(1);
 
     const woken = await cronWakes(Date.now() + GRACE_MS + 1_000);
     expect(woken.filter((name) => name === `default:${id}`)).toHaveLength(1);
 
     // The wake timed attempt 1 out and set the alarm for the backoff; that alarm, not the sweep, dispatched attempt 2.
+    await elapse(id, PATIENT.retry.initialIntervalMs);
     const waiting = await waitForStep(id, "only", "waiting");
     expect(waiting.steps[0].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["timed_out", "waiting"]);
     expect(remote.requestsFor(`${id}:only`)).toBe(1);
 
-    // Supervised again: the alarm is back at the attempt's own deadline, long before the stale one.
+    // Supervised again: the alarm set for attempt 2's schedule-to-start finds it claimed and nothing due, and
+    // moves to the attempt's own deadline, long before the stale one.
+    expect(await fireAlarm(id)).toBe(true);
     await vi.waitFor(async () => expect(await alarmOf(id)).toBe((await getWorkflow(id)).steps[0].lastHeartbeatAt + heartbeatMs));
     expect(await alarmOf(id)).toBeLessThan(stale);
     expect((await indexRow(id))!.next_deadline_at).toBeGreaterThan(indexedBefore);

@@ -5,9 +5,10 @@ import type { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
 import { api, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
 import { json, mockRemote, REMOTE, type RemoteCall } from "../helpers/remote";
-import { schedulerStub } from "../helpers/scheduler";
-import { FAST } from "../engine/fixtures";
-import { callTask, gate, objectRecord } from "./support";
+import { objectRecord, schedulerStub } from "../helpers/scheduler";
+import { FAST } from "../helpers/policies";
+import { gate } from "../helpers/gate";
+import { callTask } from "../helpers/tasks";
 
 afterEach(() => vi.restoreAllMocks());
 

@@ -2,8 +2,10 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { api, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { FAST } from "../engine/fixtures";
-import { byteLength, callTask, objectRecord, watchQueue } from "./support";
+import { FAST } from "../helpers/policies";
+import { byteLength, watchSends } from "../helpers/queue";
+import { objectRecord } from "../helpers/scheduler";
+import { callTask } from "../helpers/tasks";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -26,14 +28,14 @@ const echoStep = (name: string, extra: Record<string, unknown> = {}) => ({
 });
 
 /** Nothing of a refused start exists anywhere: not in the object, not in the index, not on the queue. */
-async function expectNothingStarted(id: string, queue: Awaited<ReturnType<typeof watchQueue>>) {
+async function expectNothingStarted(id: string, queue: ReturnType<typeof watchSends>) {
   expect((await api("GET", `/v1/workflows/${id}`)).status).toBe(404);
   expect(await objectRecord(id)).toEqual({ exists: false, alarmAt: null });
   expect(await indexRow(id)).toBeNull();
   expect(queue.of(id)).toEqual([]);
 }
 
-function expectQueueMessagesSmall(queue: Awaited<ReturnType<typeof watchQueue>>) {
+function expectQueueMessagesSmall(queue: ReturnType<typeof watchSends>) {
   expect(queue.sent.length).toBeGreaterThan(0);
   const largest = Math.max(...queue.sent.map((entry) => entry.bytes));
   expect(largest).toBeLessThan(QUEUE_MESSAGE_BUDGET);
@@ -44,7 +46,7 @@ function expectQueueMessagesSmall(queue: Awaited<ReturnType<typeof watchQueue>>)
 describe("case 19: oversized payload", () => {
   it("refuses an input one byte over 128 KiB with 400 validation_failed before anything is stored or enqueued", async () => {
     const id = uniqueId();
-    const queue = await watchQueue(id);
+    const queue = watchSends();
     const input = payloadOf(PAYLOAD_LIMIT + 1);
     expect(byteLength(input)).toBe(PAYLOAD_LIMIT + 1);
     const response = await api("POST", "/v1/workflows", { id, definition: echoStep("big-input"), input });
@@ -56,7 +58,7 @@ describe("case 19: oversized payload", () => {
 
   it("refuses a step action body over 128 KiB in the definition with 400 before anything is stored or enqueued", async () => {
     const id = uniqueId();
-    const queue = await watchQueue(id);
+    const queue = watchSends();
     const definition = { name: "big-step", defaults: FAST, steps: [{ id: "a", action: { type: "http", url: `${REMOTE}/a`, body: payloadOf(PAYLOAD_LIMIT + 1) } }] };
     const response = await api("POST", "/v1/workflows", { id, definition });
     expect(response.status).toBe(400);
@@ -66,7 +68,7 @@ describe("case 19: oversized payload", () => {
 
   it("refuses a request body over 1 MiB with 413 payload_too_large before anything is stored or enqueued", async () => {
     const id = uniqueId();
-    const queue = await watchQueue(id);
+    const queue = watchSends();
     const body = { id, definition: echoStep("huge-body"), input: { parts: Array.from({ length: 9 }, () => "x".repeat(120 * 1024)) } };
     expect(byteLength(body)).toBeGreaterThan(BODY_LIMIT);
     const response = await api("POST", "/v1/workflows", body);
@@ -78,7 +80,7 @@ describe("case 19: oversized payload", () => {
   it("keeps every queue message far under the queue's limit when the input, the step body and the output are all near 128 KiB", async () => {
     const remote = mockRemote((call) => (new URL(call.url).pathname === "/a" ? json({ pad: "y".repeat(PAYLOAD_LIMIT - 1024) }) : json({ ok: true })));
     const id = uniqueId();
-    const queue = await watchQueue(id);
+    const queue = watchSends();
     const input = payloadOf(PAYLOAD_LIMIT - 64);
     const definition = {
       name: "big-but-legal",
@@ -102,7 +104,7 @@ describe("case 19: oversized payload", () => {
     const huge = "z".repeat(PAYLOAD_LIMIT + 1024);
     const remote = mockRemote((_call, n) => (n === 1 ? new Response(huge) : json({ small: true })));
     const id = uniqueId();
-    const queue = await watchQueue(id);
+    const queue = watchSends();
     await start(echoStep("big-answer"), { id, input: { n: 1 } });
     const workflow = await waitForStatus(id, "completed");
 

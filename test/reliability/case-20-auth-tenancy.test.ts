@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { api, bearer, TOKENS, uniqueId, type TestTenant } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { expectErrorShape, rawRequest } from "../helpers/routes";
-import { FAST } from "../engine/fixtures";
+import { FAST } from "../helpers/policies";
 
 /** In the input of every workflow here: it must never appear in an answer to anyone but its owner. */
 const SECRET = "s3cr3t-card-4242";

@@ -4,8 +4,9 @@ import { toBase64Url } from "../../src/domain/base64url";
 import { signTaskToken } from "../../src/domain/task-token";
 import { api, historyOf, start, waitForStatus, waitForStep } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { FAST } from "../engine/fixtures";
-import { callTask, objectRecord } from "./support";
+import { FAST } from "../helpers/policies";
+import { objectRecord } from "../helpers/scheduler";
+import { callTask } from "../helpers/tasks";
 
 // Task tokens carry no expiry on purpose: a remote may legitimately report hours later. What ends a token's
 // power is fencing by attempt: once the step moved on to a newer attempt, the old token is refused with 409

@@ -10,8 +10,8 @@ import { checkTarget } from "../../src/domain/target-policy";
 import { api, bearer, uniqueId, waitForStatus } from "../helpers/api";
 import { json, mockRemote } from "../helpers/remote";
 import { schedulerStub } from "../helpers/scheduler";
-import { FAST } from "../engine/fixtures";
-import { watchQueue } from "./support";
+import { FAST } from "../helpers/policies";
+import { watchSends } from "../helpers/queue";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -175,14 +175,14 @@ describe("case 22: SSRF", () => {
       ] as const) {
         const remote = mockRemote(() => (remoteAnswer ? redirectTo(remoteAnswer) : json({ leaked: true })));
         const id = uniqueId(name);
-        const queue = await watchQueue(id, { swallow: (message) => message.workflowId === id });
+        const queue = watchSends((message) => message.workflowId === id);
         // A templated url cannot be checked at create; the agent checks what it renders to.
         const definition = { name, onFailure: "fail", defaults: FAST, steps: [{ id: "a", action: { type: "http", url: "{{ input.target }}" } }] };
         expect((await api("POST", "/v1/workflows", { id, definition, input: { target } })).status).toBe(201);
         const claim = await schedulerStub(id).claim("a", 1);
         expect(claim).toMatchObject({ ok: true, task: { action: { url: target } } });
 
-        await performTask(queue.of(id)[0]!.body, (claim as unknown as { task: ClaimedTask }).task, deployedEnv());
+        await performTask(queue.of(id)[0]!.message, (claim as unknown as { task: ClaimedTask }).task, deployedEnv());
 
         const workflow = await waitForStatus(id, "failed");
         expect(workflow.steps[0].attempts).toEqual([expect.objectContaining({ status: "failed", error: expect.objectContaining({ message: expect.stringMatching(/^target refused: /), retryable: false }) })]);

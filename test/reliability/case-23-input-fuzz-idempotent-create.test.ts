@@ -6,7 +6,7 @@ import { createApp } from "../../src/api/app";
 import { api, bearer, uniqueId, waitForStatus } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { describeResponse, expectErrorShape, toRawResponse, type RawResponse } from "../helpers/routes";
-import { FAST } from "../engine/fixtures";
+import { FAST } from "../helpers/policies";
 
 // The bulk of the cases go to the Worker's own Hono app with the per-tenant write limit taken out: the
 // limiter's counters are shared by every test file of a run (row 24 tests it), and this row is about what a

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/api/app";
 import { bearer, type TestTenant } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { FAST } from "../engine/fixtures";
+import { FAST } from "../helpers/policies";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -30,11 +30,24 @@ async function settle(tenant: TestTenant, ids: string[]) {
   for (const id of ids) await vi.waitFor(async () => expect((await send("GET", `/v1/workflows/${id}`, tenant)).body.status).toBe("completed"));
 }
 
+/** The binding's period: Miniflare counts in windows aligned to the wall clock (epoch / period). */
+const PERIOD_MS = 10_000;
+
+/**
+ * The test's writes must all fall in one window, or the count starts over halfway: with less than 3 s left in
+ * the current one, wait for the next. This is about the limiter's real clock, so it waits in real time.
+ */
+async function freshWindow(): Promise<void> {
+  const left = PERIOD_MS - (Date.now() % PERIOD_MS);
+  if (left < 3_000) await new Promise((resolve) => setTimeout(resolve, left + 20));
+}
+
 const startBody = (id: string) => ({ id, definition: { name: "limited", defaults: FAST, steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }] } });
 
 describe("case 24: rate limit", () => {
   it("answers 429 rate_limited with Retry-After once a tenant exceeds its writes, and stores nothing for the refused start", async () => {
     mockRemote(() => json({ ok: true }));
+    await freshWindow();
     const statuses: number[] = [];
     for (let i = 0; i < 7; i++) statuses.push((await send("POST", "/v1/workflows", "alpha", startBody(`limited-${i}`))).status);
     expect(statuses.slice(0, 5)).toEqual([201, 201, 201, 201, 201]);
@@ -48,6 +61,7 @@ describe("case 24: rate limit", () => {
 
   it("leaves another tenant unaffected, and reads unlimited", async () => {
     mockRemote(() => json({ ok: true }));
+    await freshWindow();
     for (let i = 0; i < 6; i++) await send("POST", "/v1/workflows", "default", startBody(`other-${i}`));
     expect((await send("POST", "/v1/workflows", "default", startBody("other-x"))).status).toBe(429);
     expect((await send("POST", "/v1/workflows", "beta", startBody("beta-1"))).status).toBe(201);

@@ -1,4 +1,4 @@
-import { createExecutionContext, createMessageBatch, evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
@@ -6,11 +6,12 @@ import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faul
 import { QUEUE_LAG_FRESH_MS } from "../../src/domain/back-pressure";
 import { QUEUE_CHECK_MS } from "../../src/domain/machine/queued-attempts";
 import { forgetQueueLagReads } from "../../src/queue-lag/monitor";
-import { api, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
+import { api, getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
+import { FAST } from "../helpers/policies";
+import { watchDeliveries, watchSends } from "../helpers/queue";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { schedulerStub } from "../helpers/scheduler";
-import { FAST } from "../engine/fixtures";
-import { watchDeliveries, watchSends } from "./helpers";
+import { backdate, fireAlarm } from "../helpers/time";
 
 afterEach(async () => {
   clearInjectedFaults();
@@ -31,22 +32,14 @@ const oneStep = (timeouts: Record<string, number> = {}) => ({
   steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }],
 });
 
-/** Moves the queued attempt's scheduledAt `ms` into the past, as if its message had waited that long. */
+/** Lets `ms` pass while the queued attempt's message waits; returns when the attempt was scheduled, moved back. */
 async function backdateQueuedAttempt(id: string, ms: number): Promise<number> {
-  const scheduledAt = await runInDurableObject(schedulerStub(id), (_instance, state) => {
-    const row = state.storage.sql.exec<{ state_json: string }>("SELECT state_json FROM steps WHERE step_id = 'only'").one();
-    const step = JSON.parse(row.state_json);
-    step.attempts[0].scheduledAt -= ms;
-    state.storage.sql.exec("UPDATE steps SET state_json = ? WHERE step_id = 'only'", JSON.stringify(step));
-    return step.attempts[0].scheduledAt as number;
-  });
-  // The object keeps what it read in memory: a fresh instance reads the backdated row.
-  await evictDurableObject(schedulerStub(id));
-  return scheduledAt;
+  await backdate(id, { ms });
+  return (await getWorkflow(id)).steps[0].attempts[0].scheduledAt;
 }
 
-/** Runs the supervisor now, as the alarm or the sweep would. */
-const supervise = (id: string) => runInDurableObject(schedulerStub(id), (instance) => instance.alarm());
+/** Runs the supervisor now, as its alarm would once due. */
+const supervise = async (id: string) => expect(await fireAlarm(id)).toBe(true);
 
 async function recordQueueLag(lagMs: number, at = Date.now()) {
   await env.QUEUE_LAG.getByName("task-queue").record({ lagMs, at });

@@ -1,34 +1,32 @@
-import { createExecutionContext, createScheduledController, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import worker from "../../src/index";
 import { getWorkflow, start, uniqueId, waitForStatus } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
+import { FAST, PATIENT } from "../helpers/policies";
+import { holdBackSends } from "../helpers/queue";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { holdBackSends, schedulerStub } from "../helpers/scheduler";
-import { FAST } from "../engine/fixtures";
+import { alarmOf, schedulerStub } from "../helpers/scheduler";
+import { backdate, elapse, runCron } from "../helpers/time";
 
 afterEach(() => vi.restoreAllMocks());
 
 /** The default grace period (SWEEP_GRACE_MS is not set in the tests). */
 const GRACE_MS = 60_000;
 
-async function runCron(scheduledTime: number) {
-  const controller = createScheduledController({ scheduledTime, cron: "* * * * *" });
-  const ctx = createExecutionContext();
-  await worker.scheduled(controller, env, ctx);
-  await waitOnExecutionContext(ctx);
-}
-
-const alarmOf = (id: string) => runInDurableObject(schedulerStub(id), (_instance, state) => state.storage.getAlarm());
+/** The stranded workflow's schedule-to-start: long, so only moved time passes it. */
+const SCHEDULE_TO_START_MS = 20_000;
 
 /** A workflow whose first message is lost and whose alarm is then deleted: nothing would ever move it again. */
 async function strandedWorkflow() {
   const remote = mockRemote(() => json({ ok: true }));
   const id = uniqueId();
-  await holdBackSends(id);
+  holdBackSends(id);
   await start(
-    { name: "stranded", defaults: { ...FAST, timeouts: { ...FAST.timeouts, scheduleToStartMs: 200 } }, steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }] },
+    {
+      name: "stranded",
+      defaults: { ...PATIENT, timeouts: { ...PATIENT.timeouts, scheduleToStartMs: SCHEDULE_TO_START_MS } },
+      steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }],
+    },
     { id },
   );
   await vi.waitFor(async () => expect((await indexRow(id))?.next_deadline_at).toEqual(expect.any(Number)));
@@ -40,12 +38,14 @@ describe("the cron sweep (the supervisor's safety net)", () => {
   it("case 16 (lost alarm): wakes a workflow whose alarm was deleted once its indexed deadline is past the grace period", async () => {
     const { id, remote } = await strandedWorkflow();
     // Well past the schedule-to-start deadline, nothing happened: the alarm is gone.
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await backdate(id, { ms: SCHEDULE_TO_START_MS * 2 });
     expect((await getWorkflow(id)).steps[0].attempts).toHaveLength(1);
     expect(await alarmOf(id)).toBeNull();
 
     await runCron(Date.now() + GRACE_MS + 1_000);
 
+    // Woken, it timed attempt 1 out and set its alarm again, for the retry's backoff.
+    await elapse(id, PATIENT.retry.initialIntervalMs);
     const workflow = await waitForStatus(id, "completed");
     expect(workflow.steps[0].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["timed_out", "succeeded"]);
     expect(remote.requestsFor(`${id}:only`)).toBe(1);
@@ -54,9 +54,11 @@ describe("the cron sweep (the supervisor's safety net)", () => {
 
   it("leaves a workflow alone while its deadline is within the grace period", async () => {
     const { id } = await strandedWorkflow();
+    // Its schedule-to-start deadline has passed, but less than the grace period ago.
+    await backdate(id, { ms: SCHEDULE_TO_START_MS * 2 });
     await runCron(Date.now());
-    await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await getWorkflow(id)).steps[0].attempts).toHaveLength(1);
+    expect((await getWorkflow(id)).steps[0].attempts[0].status).toBe("scheduled");
     expect(await alarmOf(id)).toBeNull();
   });
 

@@ -1,35 +1,39 @@
-// Instruments for the fault-matrix tests: what the objects send to the queue, what the queue delivers to the
-// consumer and what the consumer answers, the object's stored version and alarm, and a remote's task-token calls.
-import { runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+// The task queue as the tests see it: what the objects send to it (and what the test keeps back from it), and
+// what it delivers to the consumer and what the consumer answers.
+import { env } from "cloudflare:workers";
 import { vi } from "vitest";
 import worker from "../../src/index";
 import type { TaskMessage } from "../../src/domain/task-message";
-import { verifyTaskToken, type TaskTokenClaims } from "../../src/domain/task-token";
-import { schedulerStub } from "../helpers/scheduler";
 
 export interface SentTask {
   /** When the object sent it. */
   at: number;
   message: TaskMessage;
+  /** Bytes of the message body as JSON, what counts against the queue's 128 KB message limit. */
+  bytes: number;
   /** Kept back from the real queue (see `watchSends`). */
   held: boolean;
   released: boolean;
 }
 
+const encoder = new TextEncoder();
+export const byteLength = (value: unknown): number => encoder.encode(JSON.stringify(value) ?? "").byteLength;
+
 /**
- * Records every task message sent to TASKS (every object shares the test's binding), whether through `send` or
- * `sendBatch`. The messages `hold` picks are kept back from the real queue, as if the agent that received them
- * died before doing anything; `release` hands them to the real queue later. The rest go on to the real queue.
+ * Records every task message sent to TASKS, whether through `send` or `sendBatch`: every object shares the
+ * test's binding, so one spy sees them all. The messages `hold` picks are kept back from the real queue, as if
+ * the agent that received them died before doing anything (or the queue lost them); `release` hands them to the
+ * real queue later. The rest go on to the real queue. One watch per test: `vi.restoreAllMocks()` ends it.
  */
 export function watchSends(hold: (message: TaskMessage) => boolean = () => false) {
-  const sent: SentTask[] = [];
   const queue = env.TASKS;
+  if (vi.isMockFunction(queue.sendBatch) || vi.isMockFunction(queue.send)) throw new Error("TASKS is already watched in this test: use one watchSends");
+  const sent: SentTask[] = [];
   const sendBatch = queue.sendBatch.bind(queue);
   const send = queue.send.bind(queue);
   const record = (body: unknown): SentTask => {
     const message = body as TaskMessage;
-    const entry = { at: Date.now(), message, held: hold(message), released: false };
+    const entry = { at: Date.now(), message, bytes: byteLength(body), held: hold(message), released: false };
     sent.push(entry);
     return entry;
   };
@@ -53,6 +57,21 @@ export function watchSends(hold: (message: TaskMessage) => boolean = () => false
     /** Sends messages to the real queue as one batch, around the spy. */
     sendBatchToQueue: (bodies: unknown[]) => sendBatch(bodies.map((body) => ({ body }))),
   };
+}
+
+/**
+ * Holds back the first `count` task messages of one workflow, as if the agent that received them died before
+ * doing anything; later ones go to the real queue. Call before starting the workflow. The array fills as they
+ * are sent.
+ */
+export function holdBackSends(workflowId: string, count = 1): TaskMessage[] {
+  const held: TaskMessage[] = [];
+  watchSends((message) => {
+    if (message.workflowId !== workflowId || held.length >= count) return false;
+    held.push(message);
+    return true;
+  });
+  return held;
 }
 
 export interface Delivery {
@@ -109,30 +128,3 @@ export function watchDeliveries(options: { loseAck?: (delivery: Delivery) => boo
     of: (workflowId: string) => deliveries.filter((delivery) => delivery.body?.workflowId === workflowId),
   };
 }
-
-/** The object's own record: status and version from SQLite, its alarm, and how many history events it holds. */
-export async function storedWorkflow(id: string, tenant = "default") {
-  return runInDurableObject(schedulerStub(id, tenant), async (_instance, state) => ({
-    ...state.storage.sql.exec<{ status: string; version: number }>("SELECT status, version FROM workflow").one(),
-    alarmAt: await state.storage.getAlarm(),
-    events: state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM events").one().n,
-  }));
-}
-
-/** The claims of a genuine task token (its signature checked with the Worker's secret); undefined for a bad one. */
-export function tokenClaims(token: string): Promise<TaskTokenClaims | undefined> {
-  return verifyTaskToken(token, env.TASK_TOKEN_SECRET);
-}
-
-/** A remote service's call on its task token, as it would make it: no API token, the task token is the credential. */
-export async function callTask(token: string, action: "heartbeat" | "complete" | "fail", body: unknown): Promise<{ status: number; body: any }> {
-  const response = await exports.default.fetch(`http://shepherd.test/v1/tasks/${token}/${action}`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
