@@ -26,20 +26,30 @@ function monitor(env: Env) {
   return env.QUEUE_LAG.getByName("task-queue");
 }
 
-let lastReportAt = 0;
+/**
+ * wrangler.toml's `max_batch_size` for `shepherd-tasks`. With `max_batch_timeout = 0` a batch holds what was
+ * waiting, so a batch with room left means the queue had caught up when it was cut.
+ */
+const TASK_BATCH_MAX = 10;
+
+let lastReport: { at: number; caughtUp: boolean } | undefined;
 
 /**
  * The lag of a delivered batch: the wait of its oldest first delivery (a redelivery's age includes our own
- * retry delays, not the queue's backlog). Reported at most once a second per isolate, and never in the way of
- * the batch: a lost report only makes the gauge a little staler.
+ * retry delays, not the queue's backlog), or 0 when the batch was not full: the queue has caught up, however
+ * long its last messages waited (their age says how far behind it *was*; holding starts back for that would
+ * leave the agents idle). Reported at most once a second per isolate unless it just caught up or fell behind,
+ * and never in the way of the batch: a lost report only makes the gauge a little staler.
  */
 export async function reportQueueLag(env: Env, batch: MessageBatch<unknown>, now: number): Promise<void> {
   const firsts = batch.messages.filter((message) => message.attempts <= 1);
-  if (firsts.length === 0 || now - lastReportAt < REPORT_EVERY_MS) return;
-  lastReportAt = now;
+  if (firsts.length === 0) return;
+  const caughtUp = batch.messages.length < TASK_BATCH_MAX;
+  if (lastReport && lastReport.caughtUp === caughtUp && now - lastReport.at < REPORT_EVERY_MS) return;
+  lastReport = { at: now, caughtUp };
   const oldest = Math.min(...firsts.map((message) => message.timestamp.getTime()));
   try {
-    await monitor(env).record({ lagMs: Math.max(0, now - oldest), at: now });
+    await monitor(env).record({ lagMs: caughtUp ? 0 : Math.max(0, now - oldest), at: now });
   } catch (error) {
     console.error(JSON.stringify({ message: "could not report the queue's lag", error: String(error) }));
   }
@@ -64,5 +74,5 @@ export async function currentQueueLag(env: Env, now: number): Promise<QueueLagSa
 /** Tests move the gauge and must see the move at once, not after this isolate's read interval. */
 export function forgetQueueLagReads(): void {
   cached = undefined;
-  lastReportAt = 0;
+  lastReport = undefined;
 }

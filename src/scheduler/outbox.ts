@@ -10,18 +10,16 @@ const SEND_BATCH_MAX = 100;
 
 /**
  * A send is leased to the instance that committed it for this long; if that instance dies before the queue
- * accepts the messages, the alarm sends them then. Never a deadline of the attempt: only of our own send.
+ * accepts the messages, the alarm sends them then. Never a deadline of the attempt: only of our own send. As
+ * long as a heartbeat deadline (30 s by default), so the alarm armed for the lease is usually the one the
+ * claim would arm anyway: a successful send costs no alarm write of its own (moving the alarm back after each
+ * send cost 14 % more CPU per step at W = 200: 5.3 against 4.6 ms), and a step still queued when the lease lapses costs one early
+ * alarm that finds nothing due.
  */
-export const SEND_LEASE_MS = 10_000;
+export const SEND_LEASE_MS = 30_000;
 
 const SEND_RETRY = { initialMs: 1_000, maxMs: 60_000, jitter: 0.2 };
 const INDEX_RETRY = { initialMs: 1_000, maxMs: 60_000 };
-
-/** What one delivery did, for the alarm: whether something failed (and waits for it), and the leases it freed. */
-export interface DeliveryOutcome {
-  failed: boolean;
-  freedLeases: number[];
-}
 
 /**
  * Delivers what commits left in the object's outbox: task messages to the queue and the index entry to D1.
@@ -47,10 +45,11 @@ export class OutboxDelivery {
     return later.length === 0 ? undefined : Math.min(...later);
   }
 
-  async deliver(tenant: string, workflowId: string): Promise<DeliveryOutcome> {
+  /** Delivers what is pending; true when something failed and waits for the alarm. */
+  async deliver(tenant: string, workflowId: string): Promise<boolean> {
     const sent = await this.sendTasks(tenant, workflowId);
     const indexed = await this.flushIndex();
-    return { failed: sent.failed || !indexed, freedLeases: sent.freedLeases };
+    return !sent || !indexed;
   }
 
   /** The message naming one attempt, with its signed task token. */
@@ -59,9 +58,10 @@ export class OutboxDelivery {
     return { ...claims, kind: task.kind, token: await signTaskToken(claims, this.env.TASK_TOKEN_SECRET) };
   }
 
-  private async sendTasks(tenant: string, workflowId: string): Promise<DeliveryOutcome> {
+  /** Sends every unsent task message not already on its way; false when the queue refused. */
+  private async sendTasks(tenant: string, workflowId: string): Promise<boolean> {
     const unsent = this.store.unsentTasks().filter((task) => !this.sending.has(task.seq));
-    if (unsent.length === 0) return { failed: false, freedLeases: [] };
+    if (unsent.length === 0) return true;
     for (const task of unsent) this.sending.add(task.seq);
     let accepted = 0;
     try {
@@ -71,13 +71,13 @@ export class OutboxDelivery {
         await this.env.TASKS.sendBatch(messages.slice(accepted, accepted + SEND_BATCH_MAX));
         this.store.markTasksSent(unsent.slice(accepted, accepted + SEND_BATCH_MAX).map((row) => row.seq));
       }
-      return { failed: false, freedLeases: [...new Set(unsent.map((row) => row.nextAttemptAt))] };
+      return true;
     } catch (error) {
       const left = unsent.slice(accepted);
       const retryAt = Date.now() + backoffMs(Math.min(...left.map((row) => row.attempts)), SEND_RETRY);
       console.error(JSON.stringify({ message: "enqueue failed; the alarm will send again", workflowId, unsent: left.length, retryAt, error: String(error) }));
       this.store.deferTasks(left.map((row) => row.seq), retryAt);
-      return { failed: true, freedLeases: [] };
+      return false;
     } finally {
       for (const task of unsent) this.sending.delete(task.seq);
     }

@@ -28,16 +28,6 @@ export class SupervisorAlarm {
   }
 
   /**
-   * Moves the alarm off one of `spentAt`, times it was set for a reason that has gone away (a send that was leased
-   * to the alarm has been made), to `target`. Without this, every send would cost a wasted alarm invocation.
-   */
-  async release(spentAt: number[], target: number | undefined): Promise<void> {
-    const armedAt = this.armedAt;
-    if (typeof armedAt !== "number" || !spentAt.includes(armedAt) || (target !== undefined && target <= armedAt)) return;
-    await this.write(target ?? null);
-  }
-
-  /**
    * The alarm handler failed. The platform would retry it after 2 s, 4 s, 8 s … and stop after six tries; a
    * supervisor that waits that long is late, and one that stops strands the workflow. It sets itself again.
    */

@@ -178,10 +178,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
     await this.alarmClock.arm(this.alarmTarget(deadline, now));
     // A crash between persisting and acting: state, outbox and alarm are durable; the sends are not made.
     if (faultFires(this.env, "abortAfterPersist")) this.ctx.abort("injected fault: abortAfterPersist");
-    const delivery = await this.outbox.deliver(result.state.tenant, result.state.id);
-    const target = this.alarmTarget(deadline, Date.now());
-    if (delivery.failed) await this.alarmClock.arm(target);
-    else if (delivery.freedLeases.length > 0) await this.alarmClock.release(delivery.freedLeases, target);
+    // A failed delivery waits for the alarm; a lease freed by a send is left to lapse (see SEND_LEASE_MS).
+    if (await this.outbox.deliver(result.state.tenant, result.state.id)) await this.alarmClock.arm(this.alarmTarget(deadline, Date.now()));
   }
 
   /** The earliest of the state's deadlines and the outbox's next delivery. */

@@ -132,24 +132,38 @@ describe("case 26: burst beyond the consumers (in the pool: one attempt, moved t
     expect(remote.requestsFor(`${id}:only`)).toBe(1);
   });
 
-  it("measures the queue's lag from what its consumer is delivered: the age of the oldest first delivery in a batch", async () => {
-    await recordQueueLag(0, Date.now() - 60_000);
+  it("measures the queue's lag from a full batch its consumer is delivered: the age of the oldest first delivery", async () => {
     const sentAt = Date.now() - 42_000;
-    const bodies = [{ not: "a task" }, { not: "a task either" }];
-    const batch = createMessageBatch("shepherd-tasks", [
-      { id: "old", timestamp: new Date(sentAt), attempts: 1, body: bodies[0] },
+    await deliverBatch([
+      { id: "old", timestamp: new Date(sentAt), attempts: 1, body: { not: "a task" } },
       // A redelivery's age includes our own retry delays, not the queue's backlog.
-      { id: "retried", timestamp: new Date(sentAt - 300_000), attempts: 3, body: bodies[1] },
+      { id: "retried", timestamp: new Date(sentAt - 300_000), attempts: 3, body: { not: "a task either" } },
+      ...Array.from({ length: TASK_BATCH_MAX - 2 }, (_, i) => ({ id: `young-${i}`, timestamp: new Date(), attempts: 1, body: { not: i } })),
     ]);
-    await worker.queue(batch, env, createExecutionContext());
-    forgetQueueLagReads();
 
     const gauge = (await api("GET", "/dev/dispatch")).body;
     expect(gauge.lagMs).toBeGreaterThanOrEqual(42_000);
     expect(gauge.lagMs).toBeLessThan(60_000);
     expect(gauge).toMatchObject({ boundMs: BOUND_MS, backPressure: true });
   });
+
+  it("takes a batch with room left as the queue having caught up: lag 0, however long its messages waited", async () => {
+    await recordQueueLag(BOUND_MS * 3);
+    await deliverBatch([{ id: "last", timestamp: new Date(Date.now() - 42_000), attempts: 1, body: { not: "a task" } }]);
+
+    expect((await api("GET", "/dev/dispatch")).body).toMatchObject({ lagMs: 0, backPressure: false });
+  });
 });
+
+/** wrangler.toml's max_batch_size for shepherd-tasks. */
+const TASK_BATCH_MAX = 10;
+
+/** Hands the consumer one batch, as the queue would; malformed bodies are acknowledged and dropped. */
+async function deliverBatch(messages: { id: string; timestamp: Date; attempts: number; body: unknown }[]) {
+  forgetQueueLagReads();
+  await worker.queue(createMessageBatch("shepherd-tasks", messages), env, createExecutionContext());
+  forgetQueueLagReads();
+}
 
 describe("back-pressure at the front door", () => {
   it("refuses a new start with 503 overloaded and Retry-After while the queue is further behind than the bound, and stores nothing", async () => {
@@ -157,8 +171,8 @@ describe("back-pressure at the front door", () => {
     const id = uniqueId();
     const response = await exports_fetch("POST", "/v1/workflows", { id, definition: oneStep() });
     expect(response.status).toBe(503);
-    expect(response.headers.get("Retry-After")).toBe("13");
-    expect(await response.json()).toMatchObject({ error: { code: "overloaded", message: expect.stringMatching(/queue is 25\.0 s behind.*retry after 13 seconds/) } });
+    expect(response.headers.get("Retry-After")).toBe("15");
+    expect(await response.json()).toMatchObject({ error: { code: "overloaded", message: expect.stringMatching(/queue is 25\.0 s behind.*retry after 15 seconds/) } });
     expect((await api("GET", `/v1/workflows/${id}`)).status).toBe(404);
     expect((await api("GET", "/dev/dispatch")).body).toMatchObject({ lagMs: BOUND_MS + 15_000, backPressure: true });
   });
