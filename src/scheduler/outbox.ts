@@ -45,11 +45,11 @@ export class OutboxDelivery {
     return later.length === 0 ? undefined : Math.min(...later);
   }
 
-  /** Delivers what is pending; true when something failed and waits for the alarm. */
-  async deliver(tenant: string, workflowId: string): Promise<boolean> {
+  /** Delivers what is pending; "deferred" when something failed and now waits for the alarm. */
+  async deliver(tenant: string, workflowId: string): Promise<"delivered" | "deferred"> {
     const sent = await this.sendTasks(tenant, workflowId);
     const indexed = await this.flushIndex();
-    return !sent || !indexed;
+    return sent && indexed ? "delivered" : "deferred";
   }
 
   /** The message naming one attempt, with its signed task token. */

@@ -169,7 +169,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     if (result.changed) {
       const queued = result.effects.map(({ stepId, attempt, kind }) => ({ stepId, attempt, kind }));
       const tasks = queued.length > 0 ? { queued, sendBy: now + SEND_LEASE_MS } : undefined;
-      this.store.persist(result.state, result.history, { nextDeadlineAt: deadline, now, ...options, indexEntry, tasks });
+      this.store.persist(result.state, result.history, { nextDeadlineAt: deadline, now, requestHash: options.requestHash, indexEntry, tasks });
     } else {
       this.store.appendHistory(result.history, now);
       if (indexEntry) this.store.queueIndexEntry(indexEntry, now);
@@ -179,7 +179,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
     // A crash between persisting and acting: state, outbox and alarm are durable; the sends are not made.
     if (faultFires(this.env, "abortAfterPersist")) this.ctx.abort("injected fault: abortAfterPersist");
     // A failed delivery waits for the alarm; a lease freed by a send is left to lapse (see SEND_LEASE_MS).
-    if (await this.outbox.deliver(result.state.tenant, result.state.id)) await this.alarmClock.arm(this.alarmTarget(deadline, Date.now()));
+    const delivery = await this.outbox.deliver(result.state.tenant, result.state.id);
+    if (delivery === "deferred") await this.alarmClock.arm(this.alarmTarget(deadline, Date.now()));
   }
 
   /** The earliest of the state's deadlines and the outbox's next delivery. */

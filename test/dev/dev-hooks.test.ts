@@ -32,14 +32,15 @@ describe("dev hooks in the deployed configuration", () => {
     }
   });
 
-  it("answers 404 on the dev routes, even with a valid token", async () => {
-    const response = await createApp().fetch(
-      new Request("http://shepherd.test/dev/workflows/any", { headers: bearer() }),
-      deployedEnv(),
-      createExecutionContext(),
-    );
+  it.each(["/dev/workflows/any", "/dev/dispatch"])("answers 404 on the dev route %s, even with a valid token", async (path) => {
+    const response = await createApp().fetch(new Request(`http://shepherd.test${path}`, { headers: bearer() }), deployedEnv(), createExecutionContext());
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({ error: { code: "not_found" } });
+  });
+
+  it("GET /dev/dispatch needs the API token like every other dev route", async () => {
+    expect((await api("GET", "/dev/dispatch", undefined, { headers: { Authorization: "Bearer wrong" } })).status).toBe(401);
+    expect((await api("GET", "/dev/dispatch")).body).toMatchObject({ boundMs: 10_000, backPressure: expect.any(Boolean) });
   });
 });
 
