@@ -25,10 +25,9 @@ export class AgentHost extends DurableObject<Env> {
     // A redelivered or stale message is refused here, before anything reaches the remote.
     const claim = await schedulerFor(this.env, message.tenant, message.workflowId).claim(message.stepId, message.attempt);
     if (!claim.ok) return { started: false, reason: claim.code };
-    if (!("task" in claim)) return { started: false, reason: "not_claimed" };
     // The agent dies silently after its claim: no request, no heartbeat, no report; only the supervisor can notice.
     if (faultFires(this.env, "agentDiesAfterClaim")) return { started: true };
-    this.run(message, claim.task as ClaimedTask);
+    this.run(message, claim.task);
     return { started: true };
   }
 

@@ -1,5 +1,5 @@
 import { backPressureLagMs } from "../config";
-import { backPressure } from "../domain/back-pressure";
+import { backPressure, type BackPressure, type QueueLagSample } from "../domain/back-pressure";
 import { currentQueueLag } from "../queue-lag/monitor";
 import { ApiError } from "./errors";
 
@@ -9,8 +9,7 @@ import { ApiError } from "./errors";
  * a client that waits and retries gets in once the queue has caught up. Never an error inside a workflow.
  */
 export async function refuseStartWhenOverloaded(env: Env): Promise<void> {
-  const now = Date.now();
-  const verdict = backPressure(await currentQueueLag(env, now), now, backPressureLagMs(env));
+  const { verdict } = await backPressureNow(env);
   if (!verdict.overloaded) return;
   const seconds = verdict.retryAfterSeconds;
   throw new ApiError(
@@ -20,4 +19,12 @@ export async function refuseStartWhenOverloaded(env: Env): Promise<void> {
     undefined,
     { "Retry-After": String(seconds) },
   );
+}
+
+/** The queue's lag as last reported, the bound, and what the front door makes of them now. */
+export async function backPressureNow(env: Env): Promise<{ sample: QueueLagSample | undefined; boundMs: number; verdict: BackPressure }> {
+  const now = Date.now();
+  const sample = await currentQueueLag(env, now);
+  const boundMs = backPressureLagMs(env);
+  return { sample, boundMs, verdict: backPressure(sample, now, boundMs) };
 }

@@ -1,11 +1,9 @@
 import { Hono } from "hono";
-import { backPressureLagMs } from "../config";
 import { devHooksEnabled } from "../dev/faults";
-import { backPressure } from "../domain/back-pressure";
-import { currentQueueLag } from "../queue-lag/monitor";
 import { ID_PATTERN } from "../domain/schemas";
 import { schedulerFor } from "../scheduler/scheduler-client";
 import { requireApiToken } from "./auth";
+import { backPressureNow } from "./back-pressure";
 import type { AppEnv } from "./app-env";
 import { ApiError, rejectionToError } from "./errors";
 
@@ -27,13 +25,6 @@ export const devRoutes = new Hono<AppEnv>()
   })
   // What back-pressure at the front door sees: the task queue's lag as the consumers last reported it.
   .get("/dev/dispatch", async (c) => {
-    const now = Date.now();
-    const sample = await currentQueueLag(c.env, now);
-    const boundMs = backPressureLagMs(c.env);
-    return c.json({
-      lagMs: sample?.lagMs ?? null,
-      reportedAt: sample?.at ?? null,
-      boundMs,
-      backPressure: backPressure(sample, now, boundMs).overloaded,
-    });
+    const { sample, boundMs, verdict } = await backPressureNow(c.env);
+    return c.json({ lagMs: sample?.lagMs ?? null, reportedAt: sample?.at ?? null, boundMs, backPressure: verdict.overloaded });
   });

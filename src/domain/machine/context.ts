@@ -9,7 +9,6 @@ const QUEUE_CHECK_BACKOFF = { initialMs: 60_000, maxMs: 3_600_000, jitter: 0.2 }
 /** Effects are performed by the shell only after the new state is durable. */
 export type Effect = { type: "EnqueueAttempt"; stepId: string; attempt: number; kind: AttemptKind };
 
-
 /**
  * The working copy of one transition: the pure functions mutate `state` (a private clone of the input) and
  * append to `effects` and `history`, which the shell persists together.

@@ -19,18 +19,20 @@ export function queueCheckAt(attempt: Attempt): number {
   return attempt.queueCheckAt ?? (attempt.sentAt ?? attempt.scheduledAt) + QUEUE_CHECK_MS;
 }
 
+/** The attempts waiting in our queue for an agent to claim them. */
+function queuedAttempts(state: WorkflowState): Attempt[] {
+  return state.steps.map(activeAttempt).filter((attempt): attempt is Attempt => attempt?.status === "scheduled");
+}
+
 /** Since when the oldest attempt no agent has claimed yet has waited: our own queue's lag for this workflow. */
 export function unclaimedSince(state: WorkflowState): number | undefined {
-  const queued = state.steps.map(activeAttempt).filter((attempt) => attempt?.status === "scheduled");
-  return queued.length === 0 ? undefined : Math.min(...queued.map((attempt) => attempt!.scheduledAt));
+  const queued = queuedAttempts(state);
+  return queued.length === 0 ? undefined : Math.min(...queued.map((attempt) => attempt.scheduledAt));
 }
 
 /** Whether a tick now would check a queued attempt, so the shell knows to read the queue's lag first. */
 export function queueChecksDue(state: WorkflowState, now: number): boolean {
-  return state.steps.some((step) => {
-    const attempt = activeAttempt(step);
-    return attempt?.status === "scheduled" && queueCheckAt(attempt) <= now;
-  });
+  return queuedAttempts(state).some((attempt) => queueCheckAt(attempt) <= now);
 }
 
 /**
