@@ -6,6 +6,7 @@ import { devRoutes } from "./dev-routes";
 import { limitTenantWrites } from "./rate-limit";
 import type { AppEnv } from "./app-env";
 import { ApiError, errorBody, onApiError, validationFailed } from "./errors";
+import { controlRoutes } from "./control-routes";
 import { operatorRoutes } from "./operator-actions";
 import { taskRoutes } from "./tasks";
 import { workflowRoutes } from "./workflows";
@@ -44,6 +45,7 @@ export function createApp() {
 
   app.route("/", workflowRoutes);
   app.route("/", operatorRoutes);
+  app.route("/", controlRoutes);
   app.route("/", taskRoutes);
   app.route("/", devRoutes);
 

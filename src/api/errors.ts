@@ -88,6 +88,8 @@ export function rejectionToError(rejection: { code: string; message: string }): 
       return new ApiError(409, "stale_attempt", rejection.message);
     case "gone":
       return new ApiError(410, "gone", rejection.message);
+    case "inbox_full":
+      return new ApiError(429, "rate_limited", rejection.message);
     default:
       return new ApiError(409, "conflict", rejection.message);
   }

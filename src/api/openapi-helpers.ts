@@ -5,8 +5,8 @@ export function jsonContent<T extends z.ZodType>(schema: T, description: string)
   return { content: { "application/json": { schema } }, description };
 }
 
-export function jsonBody<T extends z.ZodType>(schema: T) {
-  return { body: { content: { "application/json": { schema } }, required: true } };
+export function jsonBody<T extends z.ZodType>(schema: T, required = true) {
+  return { body: { content: { "application/json": { schema } }, required } };
 }
 
 const ERROR_DESCRIPTIONS = {
@@ -17,7 +17,7 @@ const ERROR_DESCRIPTIONS = {
   409: "Conflicts with the workflow's state, or the attempt is stale",
   410: "The step has ended",
   415: "The body is not application/json",
-  429: "Too many writes for this tenant; see Retry-After",
+  429: "Too many writes for this tenant (see Retry-After), or the workflow's inbox is full",
   503: "Missing or malformed configuration, or the workflow is busy (overloaded; see Retry-After)",
 } as const;
 

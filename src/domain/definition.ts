@@ -3,8 +3,9 @@
  * reading only steps that finish first. `DefinitionSchema` is the shape plus these checks: one parse, one 400.
  */
 import { z } from "zod";
-import { DefinitionShapeSchema, IdSchema, PayloadSchema, type DefinitionInput } from "./schemas";
+import { DefinitionShapeSchema, IdSchema, PayloadSchema, STEP_KINDS, type DefinitionInput, type StepInput } from "./schemas";
 import { checkTemplatePath, templatePaths } from "./templates";
+import { parseWakeTime } from "./wake-time";
 
 export interface DefinitionIssue {
   path: (string | number)[];
@@ -34,6 +35,8 @@ export function checkDefinition(definition: DefinitionInput): DefinitionIssue[] 
     }
   });
   definition.steps.forEach((step, index) => {
+    const kindIssue = checkStepKind(step);
+    if (kindIssue) issues.push({ path: ["steps", index], message: kindIssue });
     step.dependsOn?.forEach((dependency, position) => {
       if (!indexById.has(dependency)) {
         issues.push({
@@ -56,6 +59,20 @@ export function checkDefinition(definition: DefinitionInput): DefinitionIssue[] 
   return checkTemplates(definition);
 }
 
+/** Exactly one of action, sleep and waitForEvent; and a literal `until` must be a time. */
+function checkStepKind(step: StepInput): string | undefined {
+  const kinds = STEP_KINDS.filter((kind) => step[kind] !== undefined);
+  if (kinds.length !== 1) {
+    const found = kinds.length === 0 ? "none" : kinds.join(" and ");
+    return `step "${step.id}" must have exactly one of action, sleep or waitForEvent (it has ${found})`;
+  }
+  const until = step.sleep?.until;
+  if (until !== undefined && templatePaths(until).length === 0 && parseWakeTime(until) === undefined) {
+    return `step "${step.id}": sleep.until must be epoch milliseconds, an ISO 8601 date-time or a template`;
+  }
+  return undefined;
+}
+
 function checkTemplates(definition: DefinitionInput): DefinitionIssue[] {
   const issues: DefinitionIssue[] = [];
   const ancestors = ancestorsByStep(definition);
@@ -63,6 +80,8 @@ function checkTemplates(definition: DefinitionInput): DefinitionIssue[] {
     const upstream = ancestors.get(step.id) ?? new Set<string>();
     const fields: [keyof typeof step, Set<string>][] = [
       ["action", upstream],
+      ["sleep", upstream],
+      ["when", upstream],
       // A compensation runs after its own step succeeded, so it may read that step's output too.
       ["compensate", new Set([...upstream, step.id])],
     ];

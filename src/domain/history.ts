@@ -7,6 +7,8 @@ import type { AttemptKind, CompensationState, StepError } from "./state";
 
 type OfStep = { stepId: string };
 type OfAttempt = { stepId: string; attempt: number };
+/** Events of a step's outcome: sleeps and waits have no attempts, so for them there is no number. */
+type OfOutcome = OfStep & { attempt?: number };
 type Timeout = "schedule_to_start" | "start_to_close" | "heartbeat";
 
 interface HistoryEventFields {
@@ -18,13 +20,23 @@ interface HistoryEventFields {
   workflow_compensated: object;
   workflow_cancelled: object;
   compensation_started: { data: { steps: string[]; endStatus: CompensationState["endStatus"] } };
+  workflow_paused: object;
+  workflow_resumed: { data: { pausedMs: number } };
+  workflow_terminated: { data: { reason?: string } };
+  workflow_redriven: { data: { fromStep?: string; steps: string[]; redriveCount: number } };
   operator_action: Partial<OfStep> & { data: { action: "cancel" | "retry_step" | "skip_step" | "compensate" } };
+  step_sleeping: OfStep & { data: { until: number } };
+  step_waiting_for_event: OfStep & { data: { event: string; timeoutAt: number } };
+  step_skipped: OfStep & { data: { reason: "when" | "wait_timed_out" } };
+  wait_timed_out: OfStep & { data: { event: string; onTimeout: "fail" | "skip"; timeoutAt: number; overdueMs: number } };
+  event_received: { data: { event: string; id?: string; buffered: boolean } };
+  event_consumed: OfStep & { data: { event: string; id?: string } };
   step_scheduled: OfAttempt & { data: { kind: AttemptKind } };
   step_started: OfAttempt & { data: { kind: AttemptKind } };
   step_waiting: OfAttempt;
-  step_succeeded: OfAttempt;
+  step_succeeded: OfOutcome;
   step_compensated: OfAttempt;
-  step_failed: OfAttempt & { data: { kind: AttemptKind; error: StepError; final: boolean } };
+  step_failed: OfOutcome & { data: { kind: AttemptKind; error: StepError; final: boolean } };
   step_retry_scheduled: OfAttempt & { data: { kind: AttemptKind; delayMs: number; nextRetryAt: number } };
   step_heartbeat_missed: OfAttempt & { data: { timeout: Timeout; deadlineAt: number; overdueMs: number } };
   step_timed_out: OfAttempt & { data: { timeout: Timeout; deadlineAt: number; overdueMs: number } };

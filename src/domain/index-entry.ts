@@ -38,9 +38,21 @@ export function indexEntryOf(state: WorkflowState, nextDeadlineAt: number | unde
 }
 
 /**
- * The index is written when a workflow starts and when its status changes, not on every step: a listing
- * only shows status, and per-step writes would put D1 on every step's path.
+ * How far the object's deadline may drift from the indexed one before the entry is written again. Steps move it
+ * by seconds or minutes, which the index can ignore; a sleep or a wait moves it by hours or days: past this,
+ * the sweep would wake a sleeping workflow for nothing, or miss a lost alarm for as long as the sleep was.
  */
-export function indexNeedsEntry(previous: WorkflowState | undefined, next: WorkflowState): boolean {
-  return previous === undefined || previous.status !== next.status;
+export const INDEX_DEADLINE_DRIFT_MS = INDEX_WATCHDOG_MS;
+
+/**
+ * The index is written when a workflow starts and when its status changes, not on every step: a listing
+ * only shows status, and per-step writes would put D1 on every step's path. It is also written when the
+ * deadline moved far from the indexed one (see INDEX_DEADLINE_DRIFT_MS).
+ */
+export function indexNeedsEntry(previous: WorkflowState | undefined, next: WorkflowState, nextDeadlineAt: number | undefined): boolean {
+  if (previous === undefined || previous.status !== next.status) return true;
+  const indexed = next.indexedDeadlineAt;
+  if (isTerminal(next.status) || indexed === undefined) return false;
+  const deadline = nextDeadlineAt ?? next.updatedAt + INDEX_WATCHDOG_MS;
+  return Math.abs(deadline - indexed) > INDEX_DEADLINE_DRIFT_MS;
 }

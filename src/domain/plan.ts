@@ -1,13 +1,17 @@
 import { z } from "zod";
 import { dependenciesOf } from "./definition";
 import { ResolvedRetryPolicySchema, resolveRetryPolicy, ResolvedTimeoutsSchema, resolveTimeouts } from "./retry-policy";
-import { ActionSchema, ON_FAILURE, type DefinitionInput } from "./schemas";
+import { ActionSchema, ON_FAILURE, SleepSchema, WaitForEventSchema, type DefinitionInput, type StepKind } from "./schemas";
 
 /** A step with every default applied and its dependencies made explicit: what the scheduler runs. */
 export const StepPlanSchema = z.object({
   id: z.string(),
   dependsOn: z.array(z.string()),
-  action: ActionSchema,
+  when: z.string().optional(),
+  /** Exactly one of the three kinds (plans stored before v1.1 always have `action`). */
+  action: ActionSchema.optional(),
+  sleep: SleepSchema.optional(),
+  waitForEvent: WaitForEventSchema.optional(),
   compensate: ActionSchema.optional(),
   retry: ResolvedRetryPolicySchema,
   timeouts: ResolvedTimeoutsSchema,
@@ -32,10 +36,20 @@ export function planWorkflow(definition: DefinitionInput): WorkflowPlan {
     steps: definition.steps.map((step, index) => ({
       id: step.id,
       dependsOn: dependenciesOf(definition, index),
-      action: step.action,
+      ...(step.when === undefined ? {} : { when: step.when }),
+      ...(step.action ? { action: step.action } : {}),
+      ...(step.sleep ? { sleep: step.sleep } : {}),
+      ...(step.waitForEvent ? { waitForEvent: step.waitForEvent } : {}),
       ...(step.compensate ? { compensate: step.compensate } : {}),
       retry: resolveRetryPolicy(definition.defaults?.retry, step.retry),
       timeouts: resolveTimeouts(definition.defaults?.timeouts, step.timeouts),
     })),
   };
+}
+
+/** What kind of step a plan runs; the definition check guarantees exactly one. */
+export function stepKind(step: StepPlan): StepKind {
+  if (step.sleep) return "sleep";
+  if (step.waitForEvent) return "waitForEvent";
+  return "action";
 }

@@ -66,10 +66,37 @@ export const HttpActionSchema = z.strictObject({
 
 export const ActionSchema = HttpActionSchema;
 
+/** At most a year: longer timers belong in a schedule, not in a workflow that holds its state that long. */
+export const MAX_TIMER_MS = 31_536_000_000;
+
+/** Sleep for a duration, or until a time (epoch ms or ISO 8601, usually a template). Exactly one of the two. */
+export const SleepSchema = z
+  .strictObject({
+    durationMs: z.int().min(0).max(MAX_TIMER_MS).optional(),
+    until: z.union([z.string().min(1).max(2048), z.int().min(0)]).optional(),
+  })
+  .refine((sleep) => (sleep.durationMs === undefined) !== (sleep.until === undefined), "a sleep needs exactly one of durationMs or until");
+
+export const WAIT_TIMEOUT_OUTCOMES = ["fail", "skip"] as const;
+
+/** Wait for a named event; a wait without a timeout would hold the workflow open for ever, so it is required. */
+export const WaitForEventSchema = z.strictObject({
+  event: IdSchema,
+  timeoutMs: z.int().min(1).max(MAX_TIMER_MS),
+  onTimeout: z.enum(WAIT_TIMEOUT_OUTCOMES).optional(),
+});
+
+/** A step is exactly one kind; `checkDefinition` refuses a step with none or several. */
+export const STEP_KINDS = ["action", "sleep", "waitForEvent"] as const;
+
 export const StepSchema = z.strictObject({
   id: IdSchema,
   dependsOn: z.array(IdSchema).max(200).optional(),
-  action: ActionSchema,
+  /** A template read when the step is ready: a falsy value skips the step. */
+  when: z.string().min(1).max(2048).optional(),
+  action: ActionSchema.optional(),
+  sleep: SleepSchema.optional(),
+  waitForEvent: WaitForEventSchema.optional(),
   retry: RetryPolicySchema.optional(),
   timeouts: TimeoutsSchema.optional(),
   compensate: ActionSchema.optional(),
@@ -98,6 +125,19 @@ export const TaskFailSchema = z.strictObject({
   error: z.strictObject({ message: z.string().min(1).max(4096), retryable: z.boolean().optional() }),
 });
 
+/** An event (signal) sent to a workflow; `id` makes the send idempotent. */
+export const SendEventSchema = z.strictObject({
+  event: IdSchema,
+  payload: PayloadSchema.optional(),
+  id: IdSchema.optional(),
+});
+
+export const TerminateSchema = z.strictObject({ reason: z.string().min(1).max(1024).optional() });
+export const RedriveSchema = z.strictObject({ fromStep: IdSchema.optional() });
+
+export type StepKind = (typeof STEP_KINDS)[number];
+export type Sleep = z.infer<typeof SleepSchema>;
+export type WaitForEvent = z.infer<typeof WaitForEventSchema>;
 export type RetryPolicyInput = z.infer<typeof RetryPolicySchema>;
 export type TimeoutsInput = z.infer<typeof TimeoutsSchema>;
 export type Action = z.infer<typeof ActionSchema>;

@@ -1,12 +1,23 @@
 import { z } from "zod";
 import { WorkflowPlanSchema } from "./plan";
 
-export const WORKFLOW_STATUSES = ["running", "compensating", "needs_attention", "completed", "failed", "compensated", "cancelled"] as const;
+export const WORKFLOW_STATUSES = [
+  "running",
+  "paused",
+  "compensating",
+  "needs_attention",
+  "completed",
+  "failed",
+  "compensated",
+  "cancelled",
+  "terminated",
+] as const;
 export const STEP_STATUSES = [
   "pending",
   "scheduled",
   "running",
   "waiting",
+  "sleeping",
   "retrying",
   "succeeded",
   "failed",
@@ -24,7 +35,7 @@ export const StepErrorSchema = z.object({
   retryable: z.boolean().optional(),
   /** The remote's HTTP status, when there was one. */
   status: z.number().optional(),
-  /** Why a deadline passed: schedule_to_start, start_to_close, heartbeat or workflow_timeout. */
+  /** Why a deadline passed: schedule_to_start, start_to_close, heartbeat, wait_timeout or workflow_timeout. */
   timeout: z.string().optional(),
 });
 
@@ -61,6 +72,24 @@ export const StepStateSchema = z.object({
   /** The last heartbeat's details, kept across attempts so a retry can resume where the last one stopped. */
   progress: z.unknown().optional(),
   attempts: z.array(AttemptSchema),
+  /** A sleeping step wakes then; a step waiting for an event gives up then. */
+  timerAt: z.number().optional(),
+  /** When a step started waiting for its event: of two waits for one name, the earlier gets the event. */
+  waitingSince: z.number().optional(),
+  /**
+   * Set when a redrive re-runs a step whose effect was undone (compensated) or that had succeeded: its
+   * Idempotency-Key gets `:redrive-<n>` so the remote does the work again instead of replaying the old answer.
+   */
+  keyRound: z.number().optional(),
+});
+
+/** An event kept in the workflow's inbox until a wait for its name starts. */
+export const InboxEventSchema = z.object({
+  seq: z.number(),
+  event: z.string(),
+  payload: z.unknown().optional(),
+  id: z.string().optional(),
+  receivedAt: z.number(),
 });
 
 export const CompensationStateSchema = z.object({
@@ -90,6 +119,14 @@ export const WorkflowFieldsSchema = z.object({
   /** Ids of succeeded steps in the order they succeeded: compensation walks it backwards. */
   completionOrder: z.array(z.string()),
   compensation: CompensationStateSchema.optional(),
+  /** When an operator paused it; absent unless `paused`. */
+  pausedAt: z.number().optional(),
+  /** How often it was redriven. */
+  redriveCount: z.number().optional(),
+  /** The next inbox event's seq. */
+  nextEventSeq: z.number().optional(),
+  /** The deadline its index entry was last written with: a far move either way writes the entry again. */
+  indexedDeadlineAt: z.number().optional(),
 });
 
 export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
@@ -100,9 +137,11 @@ export type StepError = z.infer<typeof StepErrorSchema>;
 export type Attempt = z.infer<typeof AttemptSchema>;
 export type StepState = z.infer<typeof StepStateSchema>;
 export type CompensationState = z.infer<typeof CompensationStateSchema>;
-export type WorkflowState = z.infer<typeof WorkflowFieldsSchema> & { steps: StepState[] };
+export type InboxEvent = z.infer<typeof InboxEventSchema>;
+/** The inbox is stored in rows of its own (absent: empty), like the steps. */
+export type WorkflowState = z.infer<typeof WorkflowFieldsSchema> & { steps: StepState[]; inbox?: InboxEvent[] };
 
-export const TERMINAL_WORKFLOW_STATUSES: readonly WorkflowStatus[] = ["completed", "failed", "compensated", "cancelled"];
+export const TERMINAL_WORKFLOW_STATUSES: readonly WorkflowStatus[] = ["completed", "failed", "compensated", "cancelled", "terminated"];
 
 export const ACTIVE_ATTEMPT_STATUSES: readonly AttemptStatus[] = ["scheduled", "running", "waiting"];
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AttemptSchema, StepStateSchema, WorkflowFieldsSchema, type WorkflowState } from "./state";
+import { AttemptSchema, InboxEventSchema, StepStateSchema, WorkflowFieldsSchema, type StepState, type WorkflowState } from "./state";
 
 /** The public shape of `GET /v1/workflows/{id}`: the state minus the scheduler's bookkeeping. */
 export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
@@ -12,9 +12,18 @@ export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
   createdAt: true,
   updatedAt: true,
   endedAt: true,
+  pausedAt: true,
 }).extend({
+  /** How often the workflow was redriven. */
+  redriveCount: z.number(),
+  /** Events kept in the inbox until a wait for their name starts. */
+  pendingEvents: z.array(InboxEventSchema.pick({ event: true, id: true, receivedAt: true })),
   steps: z.array(
-    StepStateSchema.omit({ budgetUsed: true, attempts: true }).extend({
+    StepStateSchema.omit({ budgetUsed: true, attempts: true, timerAt: true, waitingSince: true, keyRound: true }).extend({
+      /** A sleeping step wakes then. */
+      sleepingUntil: z.number().optional(),
+      /** A step waiting for an event: which, and when it gives up. */
+      waitingFor: z.object({ event: z.string(), timeoutAt: z.number() }).optional(),
       attempts: z.array(AttemptSchema.omit({ lastHeartbeatAt: true, sentAt: true, resends: true, deadLetters: true, queueCheckAt: true })),
     }),
   ),
@@ -31,7 +40,9 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
     ...defined({ output: state.output, error: state.error }),
     createdAt: state.createdAt,
     updatedAt: state.updatedAt,
-    ...defined({ endedAt: state.endedAt }),
+    ...defined({ endedAt: state.endedAt, pausedAt: state.pausedAt }),
+    redriveCount: state.redriveCount ?? 0,
+    pendingEvents: (state.inbox ?? []).map((entry) => ({ event: entry.event, ...defined({ id: entry.id }), receivedAt: entry.receivedAt })),
     steps: state.steps.map((step) => ({
       id: step.id,
       status: step.status,
@@ -43,6 +54,7 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
         lastHeartbeatAt: step.lastHeartbeatAt,
         progress: step.progress,
       }),
+      ...timerView(state, step),
       attempts: step.attempts.map((attempt) => ({
         n: attempt.n,
         kind: attempt.kind,
@@ -52,6 +64,14 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
       })),
     })),
   };
+}
+
+/** What a sleeping or waiting step's timer means, in the view's words. */
+function timerView(state: WorkflowState, step: StepState): { sleepingUntil?: number; waitingFor?: { event: string; timeoutAt: number } } {
+  if (step.timerAt === undefined) return {};
+  if (step.status === "sleeping") return { sleepingUntil: step.timerAt };
+  const event = state.plan.steps.find((plan) => plan.id === step.id)?.waitForEvent?.event;
+  return step.status === "waiting" && event !== undefined ? { waitingFor: { event, timeoutAt: step.timerAt } } : {};
 }
 
 function defined<T extends Record<string, unknown>>(fields: T): Partial<T> {

@@ -1,5 +1,6 @@
 import type { WorkflowPlan } from "../domain/plan";
 import type { WorkflowView } from "../domain/view";
+import type { EventReceipt } from "./store";
 
 /** What the front door asks a new workflow's object to start. */
 export interface StartRequest {
@@ -22,4 +23,6 @@ export interface CommitOptions {
   requestHash?: string;
   /** Write the index entry even though the status did not change (the sweep woke us). */
   reindex?: boolean;
+  /** The first answer to an event sent with an id, stored with the delivery. */
+  eventReceipt?: EventReceipt;
 }

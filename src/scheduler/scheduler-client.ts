@@ -28,6 +28,13 @@ const RETRIES: Record<RpcMethod, "retried" | "once"> = {
   retryStep: "once",
   skipStep: "once",
   compensate: "once",
+  // Pausing a paused workflow is a no-op; the others would answer a confusing 409 the second time, and an event
+  // sent without an id could be delivered twice.
+  pause: "retried",
+  resume: "once",
+  terminate: "once",
+  redrive: "once",
+  sendEvent: "once",
 };
 const RPC_METHODS = Object.keys(RETRIES) as RpcMethod[];
 const RPC_TRIES = 3;

@@ -40,6 +40,17 @@ const MIGRATIONS: readonly string[] = [
      singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
      plan_json TEXT NOT NULL
    );`,
+  // v1.1: events waiting for a wait (one row each, written only when they change), and the first answer to each
+  // event id, so a repeated send is answered the same and delivered once.
+  `CREATE TABLE inbox (
+     seq INTEGER PRIMARY KEY,
+     event_json TEXT NOT NULL
+   );
+   CREATE TABLE event_receipts (
+     id TEXT PRIMARY KEY,
+     answer_json TEXT NOT NULL,
+     at INTEGER NOT NULL
+   );`,
 ];
 
 export function applySchemaMigrations(sql: SqlStorage): void {

@@ -1,6 +1,6 @@
 import type { IndexEntry } from "../domain/index-entry";
 import type { HistoryEntryFields } from "../domain/history";
-import { StepStateSchema, WorkflowFieldsSchema, type AttemptKind, type WorkflowState } from "../domain/state";
+import { InboxEventSchema, StepStateSchema, WorkflowFieldsSchema, type AttemptKind, type InboxEvent, type WorkflowState } from "../domain/state";
 import { applySchemaMigrations, schemaExists } from "./schema";
 
 export interface HistoryEvent {
@@ -37,6 +37,12 @@ export interface UnsentTask {
   nextAttemptAt: number;
 }
 
+/** The first answer to an event sent with an id: what a repeat of it is told. */
+export interface EventReceipt {
+  id: string;
+  answer: { ok: true; consumed: boolean };
+}
+
 /** What one transition writes besides its state and history. */
 export interface CommitWrites {
   nextDeadlineAt: number | undefined;
@@ -45,6 +51,7 @@ export interface CommitWrites {
   indexEntry?: IndexEntry;
   /** Task messages to send, and when the alarm must send them should this instance not get to it. */
   tasks?: { queued: QueuedTask[]; sendBy: number };
+  eventReceipt?: EventReceipt;
 }
 
 export interface StorageStats {
@@ -68,6 +75,8 @@ type EventRow = { seq: number; at: number; type: string; step_id: string | null;
 export class WorkflowStore {
   /** Serialized steps as last read or written, to find what a transition changed. Never authoritative. */
   private persistedSteps = new Map<string, string>();
+  /** Seqs of the inbox rows as last read or written. */
+  private persistedInbox = new Set<number>();
   private cached?: { state: WorkflowState; requestHash: string };
   /** Whether the plan has its own row; workflows stored before it had one keep it in `state_json` until rewritten. */
   private planStored = false;
@@ -121,24 +130,44 @@ export class WorkflowStore {
     this.planStored = fields.plan === undefined;
     if (this.planStored) fields.plan = JSON.parse(this.query<{ plan_json: string }>("SELECT plan_json FROM plan").one().plan_json);
     // Rows are checked on the way in: a row an older or buggy version wrote fails here, not deep in a transition.
-    const state: WorkflowState = { ...WorkflowFieldsSchema.parse(fields), steps };
+    const parsed = WorkflowFieldsSchema.parse(fields);
+    // Only a workflow that was ever sent an event has inbox rows to read.
+    const inbox = parsed.nextEventSeq === undefined ? [] : this.loadInbox();
+    const state: WorkflowState = { ...parsed, steps, inbox };
     this.cached = { state, requestHash: row.request_hash };
     return this.cached;
+  }
+
+  private loadInbox(): InboxEvent[] {
+    return this.query<{ seq: number; event_json: string }>("SELECT seq, event_json FROM inbox ORDER BY seq")
+      .toArray()
+      .map((row) => {
+        this.persistedInbox.add(row.seq);
+        return InboxEventSchema.parse(JSON.parse(row.event_json));
+      });
+  }
+
+  /** The first answer to the event with this id, if one was sent before. */
+  eventReceipt(id: string): EventReceipt["answer"] | undefined {
+    if (!this.hasSchema) return undefined;
+    const row = this.query<{ answer_json: string }>("SELECT answer_json FROM event_receipts WHERE id = ?", id).toArray()[0];
+    return row ? (JSON.parse(row.answer_json) as EventReceipt["answer"]) : undefined;
   }
 
   /** Writes a transition's new state and history in one transaction: all of it lands, or none. */
   persist(state: WorkflowState, history: HistoryEntryFields[], writes: CommitWrites): void {
     const sql = this.storage.sql;
-    const { nextDeadlineAt, now, indexEntry, tasks } = writes;
+    const { nextDeadlineAt, now, indexEntry, tasks, eventReceipt } = writes;
     const hash = writes.requestHash ?? this.cached?.requestHash ?? "";
     const written = new Map<string, string>();
     let pending: PendingIndexEntry | undefined;
     let unsent: UnsentTask[] = [];
+    let inboxSeqs: Set<number> | undefined;
     try {
       this.storage.transactionSync(() => {
         if (!this.hasSchema) applySchemaMigrations(sql);
         this.hasSchema = true;
-        const { steps, plan, ...fields } = state;
+        const { steps, plan, inbox, ...fields } = state;
         if (!this.planStored) this.query("INSERT OR REPLACE INTO plan (singleton, plan_json) VALUES (1, ?)", JSON.stringify(plan));
         this.query(
           `INSERT INTO workflow (singleton, tenant, id, status, version, request_hash, next_deadline_at, state_json)
@@ -156,6 +185,8 @@ export class WorkflowStore {
           );
           written.set(step.id, json);
         });
+        inboxSeqs = this.writeInbox(inbox ?? []);
+        if (eventReceipt) this.query("INSERT INTO event_receipts (id, answer_json, at) VALUES (?, ?, ?)", eventReceipt.id, JSON.stringify(eventReceipt.answer), now);
         this.insertHistory(history, now);
         if (indexEntry) pending = this.insertIndexEntry(indexEntry, now);
         if (tasks) unsent = tasks.queued.map((task) => this.insertTask(task, tasks.sendBy));
@@ -166,11 +197,22 @@ export class WorkflowStore {
       throw error;
     }
     for (const [id, json] of written) this.persistedSteps.set(id, json);
+    if (inboxSeqs) this.persistedInbox = inboxSeqs;
     this.planStored = true;
     this.cached = { state, requestHash: hash };
     if (pending) this.pendingIndexEntry = pending;
     // Not yet read: the first read finds these rows in storage with the rest.
     for (const task of unsent) this.unsentTaskRows?.set(task.seq, task);
+  }
+
+  /** Inbox events are never changed, only added and consumed: rows are inserted and deleted, never rewritten. */
+  private writeInbox(inbox: InboxEvent[]): Set<number> {
+    const seqs = new Set(inbox.map((entry) => entry.seq));
+    for (const seq of this.persistedInbox) if (!seqs.has(seq)) this.query("DELETE FROM inbox WHERE seq = ?", seq);
+    for (const entry of inbox) {
+      if (!this.persistedInbox.has(entry.seq)) this.query("INSERT INTO inbox (seq, event_json) VALUES (?, ?)", entry.seq, JSON.stringify(entry));
+    }
+    return seqs;
   }
 
   private insertTask(task: QueuedTask, sendBy: number): UnsentTask {
@@ -287,5 +329,6 @@ export class WorkflowStore {
     this.pendingIndexEntry = undefined;
     this.unsentTaskRows = undefined;
     this.persistedSteps.clear();
+    this.persistedInbox.clear();
   }
 }

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { faultFires, InjectedFault } from "../dev/faults";
 import { indexEntryOf, indexNeedsEntry } from "../domain/index-entry";
 import { claimEagerly, nextDeadlineAt, queueChecksDue, reportEvent, startWorkflow, transition, unclaimedSince } from "../domain/machine";
-import type { TransitionResult, WorkflowEvent } from "../domain/machine";
+import type { EventReply, SentEvent, TransitionResult, WorkflowEvent } from "../domain/machine";
 import { currentQueueLag } from "../queue-lag/monitor";
 import type { AttemptReport } from "../domain/task-message";
 import type { WorkflowState } from "../domain/state";
@@ -93,6 +93,38 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return this.apply({ type: "CompensationRequested" });
   }
 
+  /**
+   * An event (signal) for the workflow. One sent with an `id` before gets that first answer again and is not
+   * delivered twice: the receipt is written in the same transaction as the delivery.
+   */
+  async sendEvent(sent: SentEvent): Promise<EventReply | typeof NOT_FOUND> {
+    const loaded = this.store.load();
+    if (!loaded) return NOT_FOUND;
+    const first = sent.id === undefined ? undefined : this.store.eventReceipt(sent.id);
+    if (first) return { ...first, duplicate: true };
+    const now = Date.now();
+    const result = transition(loaded.state, { type: "EventReceived", ...sent }, now);
+    const eventReceipt = result.reply.ok && sent.id !== undefined ? { id: sent.id, answer: result.reply } : undefined;
+    await this.commit(loaded.state, result, now, eventReceipt ? { eventReceipt } : {});
+    return result.reply;
+  }
+
+  pause() {
+    return this.apply({ type: "PauseRequested" });
+  }
+
+  resume() {
+    return this.apply({ type: "ResumeRequested" });
+  }
+
+  terminate(reason?: string) {
+    return this.apply({ type: "TerminateRequested", ...(reason === undefined ? {} : { reason }) });
+  }
+
+  redrive(fromStep?: string) {
+    return this.apply({ type: "RedriveRequested", ...(fromStep === undefined ? {} : { fromStep }) });
+  }
+
   /** The queue gave up delivering this attempt's message (the dead-letter queue's consumer tells us). */
   recordDeadLetter(stepId: string, attempt: number) {
     return this.apply({ type: "TaskDeadLettered", stepId, attempt });
@@ -165,11 +197,13 @@ export class WorkflowScheduler extends DurableObject<Env> {
 
   private async commit(previous: WorkflowState | undefined, result: TransitionResult, now: number, options: CommitOptions = {}): Promise<void> {
     const deadline = nextDeadlineAt(result.state);
-    const indexEntry = options.reindex || indexNeedsEntry(previous, result.state) ? indexEntryOf(result.state, deadline) : undefined;
+    const indexEntry = options.reindex || indexNeedsEntry(previous, result.state, deadline) ? indexEntryOf(result.state, deadline) : undefined;
     if (result.changed) {
       const queued = result.effects.map(({ stepId, attempt, kind }) => ({ stepId, attempt, kind }));
       const tasks = queued.length > 0 ? { queued, sendBy: now + SEND_LEASE_MS } : undefined;
-      this.store.persist(result.state, result.history, { nextDeadlineAt: deadline, now, requestHash: options.requestHash, indexEntry, tasks });
+      if (indexEntry) result.state.indexedDeadlineAt = indexEntry.nextDeadlineAt;
+      const { requestHash, eventReceipt } = options;
+      this.store.persist(result.state, result.history, { nextDeadlineAt: deadline, now, requestHash, indexEntry, tasks, eventReceipt });
     } else {
       this.store.appendHistory(result.history, now);
       if (indexEntry) this.store.queueIndexEntry(indexEntry, now);

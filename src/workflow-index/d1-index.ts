@@ -93,7 +93,7 @@ export async function findOverdueWorkflows(db: D1Database, before: number, limit
   const { results } = await db
     .prepare(
       `SELECT tenant, id FROM workflows
-       WHERE status IN ('running', 'compensating', 'needs_attention') AND next_deadline_at < ?
+       WHERE status IN ('running', 'paused', 'compensating', 'needs_attention') AND next_deadline_at < ?
        ORDER BY next_deadline_at LIMIT ?`,
     )
     .bind(before, limit)

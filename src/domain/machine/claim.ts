@@ -1,6 +1,6 @@
 import type { Action } from "../schemas";
 import type { Attempt } from "../state";
-import { renderTemplates, TemplateError, type TemplateContext } from "../templates";
+import { renderTemplates, TemplateError } from "../templates";
 import type { TransitionContext } from "./context";
 import { afterStepChange } from "./dispatch";
 import { failAttempt } from "./failure";
@@ -42,13 +42,15 @@ export function claimAttempt(
 
   let action: Action;
   try {
-    action = renderTemplates(attempt.kind === "action" ? plan.action : plan.compensate, templateContext(ctx)) as Action;
+    action = renderTemplates(attempt.kind === "action" ? plan.action : plan.compensate, ctx.templateContext()) as Action;
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
     failAttempt(ctx, step, attempt, { message: error.message, retryable: false });
     afterStepChange(ctx);
     return { ok: false, code: "render_failed", message: error.message };
   }
+  // A step re-run on purpose by a redrive (see `keyRound`) asks the remote for new work under a new key.
+  const round = step.keyRound === undefined ? "" : `:redrive-${step.keyRound}`;
   const suffix = attempt.kind === "compensation" ? ":compensate" : "";
   return {
     ok: true,
@@ -58,7 +60,7 @@ export function claimAttempt(
       attempt: n,
       kind: attempt.kind,
       action,
-      idempotencyKey: `${ctx.state.id}:${stepId}${suffix}`,
+      idempotencyKey: `${ctx.state.id}:${stepId}${round}${suffix}`,
       deadlineAt: ctx.now + plan.timeouts.startToCloseMs,
       heartbeatMs: plan.timeouts.heartbeatMs,
       ...(step.progress === undefined ? {} : { progress: step.progress }),
@@ -66,10 +68,3 @@ export function claimAttempt(
   };
 }
 
-function templateContext(ctx: TransitionContext): TemplateContext {
-  const steps: TemplateContext["steps"] = {};
-  for (const step of ctx.state.steps) {
-    steps[step.id] = { attempt: step.attempt, ...(step.output === undefined ? {} : { output: step.output }) };
-  }
-  return { input: ctx.state.input, workflow: { id: ctx.state.id }, steps };
-}

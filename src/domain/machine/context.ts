@@ -2,6 +2,7 @@ import { backoffMs } from "../backoff";
 import type { HistoryEntry } from "../history";
 import type { StepPlan } from "../plan";
 import type { Attempt, AttemptKind, StepState, WorkflowState } from "../state";
+import type { TemplateContext } from "../templates";
 
 /** Lost-message checks after a resend: 2 min, 4 min … at most an hour apart. */
 const QUEUE_CHECK_BACKOFF = { initialMs: 60_000, maxMs: 3_600_000, jitter: 0.2 };
@@ -43,6 +44,15 @@ export class TransitionContext {
     const plan = this.state.plan.steps.find((step) => step.id === stepId);
     if (!plan) throw new Error(`no plan for step ${stepId}`);
     return plan;
+  }
+
+  /** What templates read: the input, the workflow's id, and every step's output so far. */
+  templateContext(): TemplateContext {
+    const steps: TemplateContext["steps"] = {};
+    for (const step of this.state.steps) {
+      steps[step.id] = { attempt: step.attempt, ...(step.output === undefined ? {} : { output: step.output }) };
+    }
+    return { input: this.state.input, workflow: { id: this.state.id }, steps };
   }
 
   /** Starts a new attempt; the attempt number is the step's fencing token. */

@@ -1,21 +1,34 @@
 import type { QueueLagSample } from "../back-pressure";
+import type { StepPlan } from "../plan";
 import type { Timeouts } from "../retry-policy";
-import { activeAttempt, isTerminal, type Attempt, type WorkflowState } from "../state";
+import { activeAttempt, isTerminal, type Attempt, type StepState, type WorkflowState } from "../state";
 import type { TransitionContext } from "./context";
 import { failAttempt, failWorkflow } from "./failure";
 import { beginCompensation } from "./saga";
 import { checkQueuedAttempt, queueCheckAt } from "./queued-attempts";
 import { afterStepChange } from "./dispatch";
+import { stepTimerDue } from "./steps";
 
 type TimeoutKind = "schedule_to_start" | "start_to_close" | "heartbeat";
-type DeadlineKind = TimeoutKind | "queue_check";
+/** Every reason a step needs the supervisor: its attempt's deadlines, a lost-message check, or its timer. */
+type DeadlineKind = TimeoutKind | "queue_check" | "retry" | "sleep" | "wait_timeout";
+interface Deadline {
+  at: number;
+  kind: DeadlineKind;
+}
+
+/**
+ * Timers a paused workflow holds: each would start or finish work. An attempt's own deadlines are not held (a
+ * running attempt is still supervised while paused), nor is the workflow's timeout.
+ */
+const HELD_WHILE_PAUSED: ReadonlySet<DeadlineKind> = new Set(["retry", "sleep", "wait_timeout"]);
 
 /**
  * When an active attempt needs the supervisor next, and why. A queued attempt has no deadline of its own unless
  * its step sets `scheduleToStartMs` (waiting in our queue is not the attempt failing); the supervisor only
  * checks now and then that its message was not lost.
  */
-function attemptDeadline(attempt: Attempt, timeouts: Timeouts): { at: number; kind: DeadlineKind } {
+function attemptDeadline(attempt: Attempt, timeouts: Timeouts): Deadline {
   if (attempt.status === "scheduled") {
     const check = { at: queueCheckAt(attempt), kind: "queue_check" as const };
     if (timeouts.scheduleToStartMs === undefined) return check;
@@ -28,58 +41,92 @@ function attemptDeadline(attempt: Attempt, timeouts: Timeouts): { at: number; ki
   return heartbeat < close ? { at: heartbeat, kind: "heartbeat" } : { at: close, kind: "start_to_close" };
 }
 
+/**
+ * The one place a step's next deadline comes from: its active attempt's, else its retry backoff, else its sleep
+ * or wait timer. Undefined for a step nothing will happen to without a report, an event or an operator.
+ */
+function stepDeadline(step: StepState, plan: StepPlan, paused: boolean): Deadline | undefined {
+  const attempt = activeAttempt(step);
+  let deadline: Deadline | undefined;
+  if (attempt) deadline = attemptDeadline(attempt, plan.timeouts);
+  else if (step.nextRetryAt !== undefined) deadline = { at: step.nextRetryAt, kind: "retry" };
+  else if (step.timerAt !== undefined) deadline = { at: step.timerAt, kind: step.status === "sleeping" ? "sleep" : "wait_timeout" };
+  return deadline && paused && HELD_WHILE_PAUSED.has(deadline.kind) ? undefined : deadline;
+}
+
+/** The workflow's own deadline, which stops counting once it unwinds (compensation has its own retry budgets). */
+function workflowDeadline(state: WorkflowState): number | undefined {
+  return state.compensation ? undefined : state.deadlineAt;
+}
+
 /** The earliest moment the supervisor must act, or undefined when nothing is pending (terminal, or waiting on people). */
 export function nextDeadlineAt(state: WorkflowState): number | undefined {
   if (isTerminal(state.status)) return undefined;
+  const paused = state.status === "paused";
   const candidates: number[] = [];
-  if (state.deadlineAt !== undefined && !state.compensation) candidates.push(state.deadlineAt);
+  const own = workflowDeadline(state);
+  if (own !== undefined) candidates.push(own);
   for (const step of state.steps) {
-    const attempt = activeAttempt(step);
-    if (attempt) {
-      const plan = state.plan.steps.find((s) => s.id === step.id);
-      if (plan) candidates.push(attemptDeadline(attempt, plan.timeouts).at);
-    } else if (step.nextRetryAt !== undefined) {
-      candidates.push(step.nextRetryAt);
-    }
+    const plan = state.plan.steps.find((s) => s.id === step.id);
+    const deadline = plan && stepDeadline(step, plan, paused);
+    if (deadline) candidates.push(deadline.at);
   }
   return candidates.length === 0 ? undefined : Math.min(...candidates);
 }
 
 /**
- * The supervisor's tick: time out overdue attempts, then start retries whose backoff has passed, then the
- * whole-workflow deadline. Safe to run at any time and any number of times: it only acts on what is due.
+ * The supervisor's tick: the whole-workflow deadline first, then every step's deadline that passed. Safe to run
+ * at any time and any number of times: it only acts on what is due (and, while paused, on what is not held).
  */
 export function superviseDeadlines(ctx: TransitionContext, queueLag?: QueueLagSample): void {
   const { state, now } = ctx;
   if (isTerminal(state.status)) return;
-  if (state.deadlineAt !== undefined && now >= state.deadlineAt && !state.compensation) {
+  const own = workflowDeadline(state);
+  if (own !== undefined && now >= own) {
     timeOutWorkflow(ctx);
     if (isTerminal(state.status)) return;
   }
   for (const step of state.steps) {
-    const attempt = activeAttempt(step);
-    if (!attempt) continue;
-    const deadline = attemptDeadline(attempt, ctx.plan(step.id).timeouts);
-    if (deadline.at > now) continue;
-    if (deadline.kind === "queue_check") {
-      checkQueuedAttempt(ctx, step, attempt, queueLag);
-      continue;
-    }
-    const overdueMs = now - deadline.at;
-    const type = deadline.kind === "heartbeat" ? "step_heartbeat_missed" : "step_timed_out";
-    ctx.record({ type, stepId: step.id, attempt: attempt.n, data: { timeout: deadline.kind, deadlineAt: deadline.at, overdueMs } });
-    const message =
-      deadline.kind === "heartbeat" ? "no heartbeat within heartbeatMs" : `attempt exceeded ${deadline.kind === "start_to_close" ? "startToCloseMs" : "scheduleToStartMs"}`;
-    failAttempt(ctx, step, attempt, { message, retryable: true, timeout: deadline.kind }, { timedOut: true });
-  }
-  for (const step of state.steps) {
-    if (step.nextRetryAt === undefined || step.nextRetryAt > now || activeAttempt(step)) continue;
-    if (step.status === "retrying" && !state.compensation) ctx.scheduleAttempt(step, "action");
-    else if (step.status === "compensating" && state.compensation?.queue[0] === step.id) {
-      ctx.scheduleAttempt(step, "compensation");
-    }
+    const deadline = stepDeadline(step, ctx.plan(step.id), state.status === "paused");
+    if (deadline && deadline.at <= now) actOnDeadline(ctx, step, deadline, queueLag);
   }
   afterStepChange(ctx);
+}
+
+function actOnDeadline(ctx: TransitionContext, step: StepState, deadline: Deadline, queueLag?: QueueLagSample): void {
+  const attempt = activeAttempt(step);
+  switch (deadline.kind) {
+    case "queue_check":
+      if (attempt) checkQueuedAttempt(ctx, step, attempt, queueLag);
+      return;
+    case "schedule_to_start":
+    case "start_to_close":
+    case "heartbeat":
+      if (attempt) timeOutAttempt(ctx, step, attempt, deadline.kind, deadline.at);
+      return;
+    case "retry":
+      retryWhenDue(ctx, step);
+      return;
+    case "sleep":
+    case "wait_timeout":
+      stepTimerDue(ctx, step);
+      return;
+  }
+}
+
+function timeOutAttempt(ctx: TransitionContext, step: StepState, attempt: Attempt, kind: TimeoutKind, deadlineAt: number): void {
+  const overdueMs = ctx.now - deadlineAt;
+  const type = kind === "heartbeat" ? "step_heartbeat_missed" : "step_timed_out";
+  ctx.record({ type, stepId: step.id, attempt: attempt.n, data: { timeout: kind, deadlineAt, overdueMs } });
+  const message = kind === "heartbeat" ? "no heartbeat within heartbeatMs" : `attempt exceeded ${kind === "start_to_close" ? "startToCloseMs" : "scheduleToStartMs"}`;
+  failAttempt(ctx, step, attempt, { message, retryable: true, timeout: kind }, { timedOut: true });
+}
+
+/** A backoff that passed starts the next attempt: of the action, or of the compensation at the saga's head. */
+function retryWhenDue(ctx: TransitionContext, step: StepState): void {
+  const { compensation } = ctx.state;
+  if (step.status === "retrying" && !compensation) ctx.scheduleAttempt(step, "action");
+  else if (step.status === "compensating" && compensation?.queue[0] === step.id) ctx.scheduleAttempt(step, "compensation");
 }
 
 /** A workflow deadline is final: `escalate` cannot apply, so it compensates or fails. */

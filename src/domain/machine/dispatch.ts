@@ -1,18 +1,28 @@
 import type { TransitionContext } from "./context";
 import { advanceCompensation } from "./saga";
+import { startReadyStep } from "./steps";
 
 const SATISFIED = new Set(["succeeded", "skipped"]);
 
-/** Dispatches every pending step whose dependencies are all satisfied, then completes the workflow if done. */
+/**
+ * Starts every pending step whose dependencies are all satisfied, then completes the workflow if done. A step can
+ * finish as it starts (a falsy `when`, a past `until`, an event already in the inbox), so this goes round again
+ * until no step became ready. A paused workflow starts nothing.
+ */
 export function dispatchReadySteps(ctx: TransitionContext): void {
   const { state } = ctx;
   if (state.compensation || (state.status !== "running" && state.status !== "needs_attention")) return;
-  const satisfied = new Set(state.steps.filter((s) => SATISFIED.has(s.status)).map((s) => s.id));
-  for (const step of state.steps) {
-    if (step.status !== "pending") continue;
-    if (ctx.plan(step.id).dependsOn.every((dependency) => satisfied.has(dependency))) {
-      ctx.scheduleAttempt(step, "action");
+  let satisfiedAtOnce = true;
+  while (satisfiedAtOnce) {
+    satisfiedAtOnce = false;
+    const satisfied = new Set(state.steps.filter((s) => SATISFIED.has(s.status)).map((s) => s.id));
+    for (const step of state.steps) {
+      if (step.status !== "pending") continue;
+      if (!ctx.plan(step.id).dependsOn.every((dependency) => satisfied.has(dependency))) continue;
+      startReadyStep(ctx, step);
+      if (SATISFIED.has(step.status)) satisfiedAtOnce = true;
     }
+    if (state.compensation || (state.status !== "running" && state.status !== "needs_attention")) return;
   }
   if (state.steps.every((step) => SATISFIED.has(step.status))) completeWorkflow(ctx);
 }

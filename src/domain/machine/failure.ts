@@ -40,10 +40,28 @@ export function failAttempt(
     ctx.record({ type: "workflow_escalated", stepId: step.id, data: { phase: "compensation", error } });
     return;
   }
-  failedForGood(ctx, step, error);
+  settleFailedStep(ctx, step, error);
 }
 
-function failedForGood(ctx: TransitionContext, step: StepState, error: StepError): void {
+/** A step with no attempts (a wait that timed out, a sleep whose time is no time) fails for good at once. */
+export function failStepOutright(ctx: TransitionContext, step: StepState, error: StepError): void {
+  step.status = "failed";
+  step.error = error;
+  delete step.timerAt;
+  delete step.waitingSince;
+  ctx.record({ type: "step_failed", stepId: step.id, data: { kind: "action", error, final: true } });
+  settleFailedStep(ctx, step, error);
+}
+
+/**
+ * A step failed for good: the workflow's `onFailure` decides what happens next. A paused workflow makes no
+ * decisions: the step stays failed and `resume` applies `onFailure` then.
+ */
+function settleFailedStep(ctx: TransitionContext, step: StepState, error: StepError): void {
+  if (ctx.state.status !== "paused") failedForGood(ctx, step, error);
+}
+
+export function failedForGood(ctx: TransitionContext, step: StepState, error: StepError): void {
   const { state } = ctx;
   const workflowError: StepError = { message: `step "${step.id}" failed: ${error.message}` };
   switch (state.plan.onFailure) {

@@ -9,12 +9,17 @@ import { cancelWorkflow, compensateWorkflow, retryStep, skipStep } from "./opera
 import { claimAttempt, type ClaimedTask } from "./claim";
 import { dispatchReadySteps } from "./dispatch";
 import { recordAccepted, recordDeadLetter, recordFailure, recordHeartbeat, recordSuccess } from "./reports";
+import { pauseWorkflow, redriveWorkflow, resumeWorkflow, terminateWorkflow } from "./control";
+import { receiveEvent, type SentEvent } from "./events";
 
 export type { Effect } from "./context";
 export type { HistoryEntry, HistoryEntryFields } from "../history";
 export type { ClaimedTask } from "./claim";
 export type { ReportRejection } from "./fencing";
 export type { OperatorResult } from "./operator";
+export type { ControlResult } from "./control";
+export type { EventReply, SentEvent } from "./events";
+export { MAX_INBOX_EVENTS } from "./events";
 export { nextDeadlineAt } from "./deadlines";
 export { queueChecksDue, unclaimedSince } from "./queued-attempts";
 
@@ -31,7 +36,12 @@ export type WorkflowEvent =
   | { type: "CancelRequested" }
   | { type: "StepRetryRequested"; stepId: string }
   | { type: "StepSkipRequested"; stepId: string; output?: unknown }
-  | { type: "CompensationRequested" };
+  | { type: "CompensationRequested" }
+  | ({ type: "EventReceived" } & SentEvent)
+  | { type: "PauseRequested" }
+  | { type: "ResumeRequested" }
+  | { type: "TerminateRequested"; reason?: string }
+  | { type: "RedriveRequested"; fromStep?: string };
 
 /** An agent's report on an attempt, as the event it is. */
 export function reportEvent(stepId: string, attempt: number, report: AttemptReport): Extract<WorkflowEvent, { type: "AttemptSucceeded" | "AttemptAccepted" | "AttemptFailed" }> {
@@ -53,7 +63,11 @@ type ReplyOf<E extends WorkflowEvent["type"]> = E extends "AttemptClaimed"
       ? ReturnType<typeof recordSuccess>
       : E extends "DeadlinesReached"
         ? { ok: true }
-        : ReturnType<typeof cancelWorkflow>;
+        : E extends "EventReceived"
+          ? ReturnType<typeof receiveEvent>
+          : E extends "PauseRequested" | "ResumeRequested" | "TerminateRequested" | "RedriveRequested"
+            ? ReturnType<typeof pauseWorkflow>
+            : ReturnType<typeof cancelWorkflow>;
 
 export interface TransitionResult<R = unknown> {
   state: WorkflowState;
@@ -76,6 +90,8 @@ export function transition<E extends WorkflowEvent>(
 ): TransitionResult<ReplyOf<E["type"]>> {
   const ctx = new TransitionContext(structuredClone(state), now, random);
   const reply = apply(ctx, event);
+  // However it left `paused` (resume, cancel, terminate, the workflow's timeout), it is no longer paused.
+  if (ctx.state.status !== "paused" && ctx.state.pausedAt !== undefined) delete ctx.state.pausedAt;
   if (ctx.changed) {
     ctx.state.version += 1;
     ctx.state.updatedAt = now;
@@ -108,6 +124,16 @@ function apply(ctx: TransitionContext, event: WorkflowEvent): unknown {
       return skipStep(ctx, event.stepId, event.output);
     case "CompensationRequested":
       return compensateWorkflow(ctx);
+    case "EventReceived":
+      return receiveEvent(ctx, { event: event.event, ...(event.payload === undefined ? {} : { payload: event.payload }), ...(event.id === undefined ? {} : { id: event.id }) });
+    case "PauseRequested":
+      return pauseWorkflow(ctx);
+    case "ResumeRequested":
+      return resumeWorkflow(ctx);
+    case "TerminateRequested":
+      return terminateWorkflow(ctx, event.reason);
+    case "RedriveRequested":
+      return redriveWorkflow(ctx, event.fromStep);
   }
 }
 

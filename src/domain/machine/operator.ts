@@ -2,6 +2,7 @@ import { isTerminal, type StepState } from "../state";
 import type { TransitionContext } from "./context";
 import { dispatchReadySteps, settleAttentionStatus } from "./dispatch";
 import { advanceCompensation, beginCompensation } from "./saga";
+import { startStep } from "./steps";
 
 export type OperatorResult = { ok: true } | { ok: false; code: "conflict" | "not_found"; message: string };
 
@@ -48,8 +49,9 @@ export function retryStep(ctx: TransitionContext, stepId: string): OperatorResul
     ctx.scheduleAttempt(step, "compensation");
     return { ok: true };
   }
-  ctx.scheduleAttempt(step, "action");
+  startStep(ctx, step);
   settleAttentionStatus(ctx);
+  dispatchReadySteps(ctx);
   return { ok: true };
 }
 

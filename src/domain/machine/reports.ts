@@ -3,6 +3,7 @@ import type { TransitionContext } from "./context";
 import { afterStepChange } from "./dispatch";
 import { failAttempt } from "./failure";
 import { locateAttempt, type ReportRejection } from "./fencing";
+import { completeStep } from "./steps";
 
 export function recordHeartbeat(
   ctx: TransitionContext,
@@ -37,11 +38,7 @@ export function recordSuccess(
   attempt.status = "succeeded";
   attempt.endedAt = ctx.now;
   if (attempt.kind === "action") {
-    step.status = "succeeded";
-    step.output = output ?? null;
-    delete step.error;
-    ctx.state.completionOrder.push(step.id);
-    ctx.record({ type: "step_succeeded", stepId, attempt: n });
+    completeStep(ctx, step, output, n);
   } else {
     step.status = "compensated";
     ctx.record({ type: "step_compensated", stepId, attempt: n });

@@ -3,6 +3,12 @@ import { activeAttempt, latestAttempt, type StepState } from "../state";
 import type { TransitionContext } from "./context";
 
 /**
+ * Steps with no attempt under way that are still open: not started, backing off (an action, or a compensation
+ * when a terminate stops the saga), asleep, or waiting for an event.
+ */
+const UNSTARTED_OR_TIMED = new Set(["pending", "retrying", "compensating", "sleeping", "waiting"]);
+
+/**
  * Stops every step that has not finished: running attempts are fenced (a late report from them is refused)
  * and queued, pending or backing-off work is cancelled. Returns the steps with an attempt that had already
  * started, newest first: their remote effect may have happened, so compensation must cover them too.
@@ -20,9 +26,11 @@ export function fenceUnfinishedSteps(ctx: TransitionContext): string[] {
       const starts = step.attempts.filter((a) => a.kind === "action" && a.startedAt !== undefined).map((a) => a.startedAt ?? 0);
       if (starts.length > 0) started.push({ id: step.id, startedAt: Math.max(...starts) });
     }
-    if (attempt || step.status === "pending" || step.status === "retrying") {
+    if (attempt || UNSTARTED_OR_TIMED.has(step.status)) {
       step.status = "cancelled";
       delete step.nextRetryAt;
+      delete step.timerAt;
+      delete step.waitingSince;
       ctx.changed = true;
     }
   }
