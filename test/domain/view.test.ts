@@ -14,6 +14,8 @@ describe("toWorkflowView", () => {
       input: { amount: 1 },
       createdAt: T0,
       updatedAt: T0 + 15,
+      redriveCount: 0,
+      pendingEvents: [],
       steps: [
         {
           id: "a",

@@ -86,11 +86,37 @@ export function superviseDeadlines(ctx: TransitionContext, queueLag?: QueueLagSa
     timeOutWorkflow(ctx);
     if (isTerminal(state.status)) return;
   }
-  for (const step of state.steps) {
-    const deadline = stepDeadline(step, ctx.plan(step.id), state.status === "paused");
-    if (deadline && deadline.at <= now) actOnDeadline(ctx, step, deadline, queueLag);
-  }
+  // Acting on one deadline can make another due at once (a timeout whose retry has no backoff), so this goes
+  // round again; every action moves its step's deadline past `now` or ends it, so a few rounds are plenty.
+  for (let round = 0; round < MAX_ROUNDS && actOnDueSteps(ctx, queueLag); round++);
   afterStepChange(ctx);
+}
+
+const MAX_ROUNDS = 4;
+
+/**
+ * What ends work comes before what starts it: a timeout or a failed wait may unwind the workflow, and an attempt
+ * started earlier in the same tick would only be fenced again at once.
+ */
+const ORDER: readonly (readonly DeadlineKind[])[] = [
+  ["schedule_to_start", "start_to_close", "heartbeat", "queue_check"],
+  ["wait_timeout", "sleep"],
+  ["retry"],
+];
+
+/** Acts on every step whose deadline passed, in ORDER; whether there was any. */
+function actOnDueSteps(ctx: TransitionContext, queueLag?: QueueLagSample): boolean {
+  let acted = false;
+  for (const kinds of ORDER) {
+    for (const step of ctx.state.steps) {
+      if (isTerminal(ctx.state.status)) return false;
+      const deadline = stepDeadline(step, ctx.plan(step.id), ctx.state.status === "paused");
+      if (!deadline || deadline.at > ctx.now || !kinds.includes(deadline.kind)) continue;
+      actOnDeadline(ctx, step, deadline, queueLag);
+      acted = true;
+    }
+  }
+  return acted;
 }
 
 function actOnDeadline(ctx: TransitionContext, step: StepState, deadline: Deadline, queueLag?: QueueLagSample): void {
