@@ -1,7 +1,10 @@
 import type { IndexEntry } from "../domain/index-entry";
 import type { HistoryEntryFields } from "../domain/history";
-import { InboxEventSchema, StepStateSchema, WorkflowFieldsSchema, type AttemptKind, type InboxEvent, type WorkflowState } from "../domain/state";
+import { StepStateSchema, WorkflowFieldsSchema, type AttemptKind, type WorkflowState } from "../domain/state";
+import { InboxRows, type EventReceipt } from "./inbox-rows";
 import { applySchemaMigrations, schemaExists } from "./schema";
+
+export type { EventReceipt } from "./inbox-rows";
 
 export interface HistoryEvent {
   seq: number;
@@ -37,12 +40,6 @@ export interface UnsentTask {
   nextAttemptAt: number;
 }
 
-/** The first answer to an event sent with an id: what a repeat of it is told. */
-export interface EventReceipt {
-  id: string;
-  answer: { ok: true; consumed: boolean };
-}
-
 /** What one transition writes besides its state and history. */
 export interface CommitWrites {
   nextDeadlineAt: number | undefined;
@@ -75,8 +72,7 @@ type EventRow = { seq: number; at: number; type: string; step_id: string | null;
 export class WorkflowStore {
   /** Serialized steps as last read or written, to find what a transition changed. Never authoritative. */
   private persistedSteps = new Map<string, string>();
-  /** Seqs of the inbox rows as last read or written. */
-  private persistedInbox = new Set<number>();
+  private readonly inboxRows: InboxRows;
   private cached?: { state: WorkflowState; requestHash: string };
   /** Whether the plan has its own row; workflows stored before it had one keep it in `state_json` until rewritten. */
   private planStored = false;
@@ -92,6 +88,7 @@ export class WorkflowStore {
   private hasSchema: boolean;
 
   constructor(private readonly storage: DurableObjectStorage) {
+    this.inboxRows = new InboxRows((statement, ...bindings) => this.query(statement, ...bindings));
     // Synchronous SQL: no request can interleave, so this needs no blockConcurrencyWhile.
     this.hasSchema = schemaExists(storage.sql);
     if (this.hasSchema) applySchemaMigrations(storage.sql);
@@ -132,26 +129,15 @@ export class WorkflowStore {
     // Rows are checked on the way in: a row an older or buggy version wrote fails here, not deep in a transition.
     const parsed = WorkflowFieldsSchema.parse(fields);
     // Only a workflow that was ever sent an event has inbox rows to read.
-    const inbox = parsed.nextEventSeq === undefined ? [] : this.loadInbox();
+    const inbox = parsed.nextEventSeq === undefined ? [] : this.inboxRows.load();
     const state: WorkflowState = { ...parsed, steps, inbox };
     this.cached = { state, requestHash: row.request_hash };
     return this.cached;
   }
 
-  private loadInbox(): InboxEvent[] {
-    return this.query<{ seq: number; event_json: string }>("SELECT seq, event_json FROM inbox ORDER BY seq")
-      .toArray()
-      .map((row) => {
-        this.persistedInbox.add(row.seq);
-        return InboxEventSchema.parse(JSON.parse(row.event_json));
-      });
-  }
-
   /** The first answer to the event with this id, if one was sent before. */
   eventReceipt(id: string): EventReceipt["answer"] | undefined {
-    if (!this.hasSchema) return undefined;
-    const row = this.query<{ answer_json: string }>("SELECT answer_json FROM event_receipts WHERE id = ?", id).toArray()[0];
-    return row ? (JSON.parse(row.answer_json) as EventReceipt["answer"]) : undefined;
+    return this.hasSchema ? this.inboxRows.receipt(id) : undefined;
   }
 
   /** Writes a transition's new state and history in one transaction: all of it lands, or none. */
@@ -185,8 +171,8 @@ export class WorkflowStore {
           );
           written.set(step.id, json);
         });
-        inboxSeqs = this.writeInbox(inbox ?? []);
-        if (eventReceipt) this.query("INSERT INTO event_receipts (id, answer_json, at) VALUES (?, ?, ?)", eventReceipt.id, JSON.stringify(eventReceipt.answer), now);
+        inboxSeqs = this.inboxRows.write(inbox ?? []);
+        if (eventReceipt) this.inboxRows.insertReceipt(eventReceipt, now);
         this.insertHistory(history, now);
         if (indexEntry) pending = this.insertIndexEntry(indexEntry, now);
         if (tasks) unsent = tasks.queued.map((task) => this.insertTask(task, tasks.sendBy));
@@ -197,22 +183,12 @@ export class WorkflowStore {
       throw error;
     }
     for (const [id, json] of written) this.persistedSteps.set(id, json);
-    if (inboxSeqs) this.persistedInbox = inboxSeqs;
+    if (inboxSeqs) this.inboxRows.persisted = inboxSeqs;
     this.planStored = true;
     this.cached = { state, requestHash: hash };
     if (pending) this.pendingIndexEntry = pending;
     // Not yet read: the first read finds these rows in storage with the rest.
     for (const task of unsent) this.unsentTaskRows?.set(task.seq, task);
-  }
-
-  /** Inbox events are never changed, only added and consumed: rows are inserted and deleted, never rewritten. */
-  private writeInbox(inbox: InboxEvent[]): Set<number> {
-    const seqs = new Set(inbox.map((entry) => entry.seq));
-    for (const seq of this.persistedInbox) if (!seqs.has(seq)) this.query("DELETE FROM inbox WHERE seq = ?", seq);
-    for (const entry of inbox) {
-      if (!this.persistedInbox.has(entry.seq)) this.query("INSERT INTO inbox (seq, event_json) VALUES (?, ?)", entry.seq, JSON.stringify(entry));
-    }
-    return seqs;
   }
 
   private insertTask(task: QueuedTask, sendBy: number): UnsentTask {
@@ -329,6 +305,6 @@ export class WorkflowStore {
     this.pendingIndexEntry = undefined;
     this.unsentTaskRows = undefined;
     this.persistedSteps.clear();
-    this.persistedInbox.clear();
+    this.inboxRows.persisted.clear();
   }
 }

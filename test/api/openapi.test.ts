@@ -148,13 +148,17 @@ describe("the start request in the OpenAPI document", () => {
     expect(steps).toMatchObject({ type: "array", minItems: 1, maxItems: 200 });
   });
 
-  it("requires each step's id and action, and refuses unknown step fields", () => {
+  it("requires each step's id, offers the three step kinds and when, and refuses unknown step fields", () => {
     const step = resolve(property(requestBodySchema("post", "/v1/workflows"), "definition", "steps").items);
 
-    expect(step.required).toEqual(expect.arrayContaining(["id", "action"]));
-    expect(step.required).not.toContain("dependsOn");
+    expect(step.required).toContain("id");
+    // Exactly one kind is a rule across fields, checked by the definition (400 naming the step), not by the shape.
+    for (const optional of ["dependsOn", "action", "sleep", "waitForEvent", "when"]) expect(step.required ?? []).not.toContain(optional);
     expect(property(step, "id").pattern).toBe(ID_PATTERN);
-    expect(Object.keys(step.properties ?? {})).toEqual(expect.arrayContaining(["id", "dependsOn", "action", "retry", "timeouts", "compensate"]));
+    expect(Object.keys(step.properties ?? {})).toEqual(
+      expect.arrayContaining(["id", "dependsOn", "when", "action", "sleep", "waitForEvent", "retry", "timeouts", "compensate"]),
+    );
+    expect(resolve(property(step, "waitForEvent")).required).toEqual(expect.arrayContaining(["event", "timeoutMs"]));
     expect(step.additionalProperties).toBe(false);
   });
 
