@@ -79,6 +79,9 @@ function validBody(route: Route, startId: string): string | undefined {
   const bodies: Record<string, unknown> = {
     "POST /v1/workflows": { id: startId, definition: escalatingDefinition("auth-never-started") },
     "POST /v1/workflows/{id}/steps/{stepId}/skip": { output: { skippedBy: "test" } },
+    "POST /v1/workflows/{id}/events": { event: "approved", payload: { by: "test" }, id: "auth-event" },
+    "POST /v1/workflows/{id}/terminate": { reason: "auth test" },
+    "POST /v1/workflows/{id}/redrive": { fromStep: "charge" },
   };
   if (!(route.name in bodies)) throw new Error(`no valid body known for ${route.name}: add one`);
   return JSON.stringify(bodies[route.name]);
@@ -213,7 +216,8 @@ describe("case 20 (API auth and tenancy): a workflow of another tenant", () => {
 
   it.each(workflowRoutes)("is a 404 not_found for $name and stays as its owner left it", async (route) => {
     const before = await snapshot("alpha", owned);
-    const body = route.body ? { output: { skippedBy: "beta" } } : undefined;
+    // A body the route accepts, so that only whose workflow it is can make the answer a 404.
+    const body = validBody(route, uniqueId("beta-start"));
     const response = await api(route.method, fillPath(route.path, { id: owned, stepId: "charge" }), body, as("beta"));
 
     expect(response.status, JSON.stringify(response.body)).toBe(404);

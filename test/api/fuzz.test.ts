@@ -45,6 +45,9 @@ const BASE_DEFINITION = {
       compensate: { type: "http", url: `${REMOTE}/a/undo`, body: { charge: "{{ steps.a.output.id }}" } },
     },
     { id: "b", dependsOn: ["a"], action: { type: "http", url: `${REMOTE}/b`, body: { ref: "{{ steps.a.output.id }}" } } },
+    // The other step kinds and `when`, so that their fields are mutated too.
+    { id: "c", dependsOn: ["b"], when: "{{ steps.b.output.ok }}", sleep: { durationMs: 600_000 } },
+    { id: "d", dependsOn: ["c"], waitForEvent: { event: "approved", timeoutMs: 600_000, onTimeout: "skip" }, compensate: { type: "http", url: `${REMOTE}/d/undo` } },
   ],
 };
 
@@ -76,6 +79,16 @@ async function needsAttention() {
   return id;
 }
 
+/** A workflow that ended failed (onFailure "fail") with a failed step "charge": a redrive would start it again. */
+async function failed() {
+  const id = await startAs("default", { name: "fuzz-fails", onFailure: "fail", defaults: STILL, steps: [{ id: "charge", action: { type: "http", url: `${REMOTE}/fail-now` } }] }, uniqueId("fuzz-default"));
+  await vi.waitFor(
+    async () => expect((await snapshot("default", id)).status).toBe("failed"),
+    { timeout: 10_000, interval: 20 },
+  );
+  return id;
+}
+
 /** A workflow whose step waits for its remote to report, and the task token the remote received. */
 async function waiting() {
   const id = await startAs("default", { name: "fuzz-waits", onFailure: "escalate", defaults: STILL, steps: [{ id: "render", action: { type: "http", url: `${REMOTE}/wait` } }] }, uniqueId("fuzz-default"));
@@ -102,6 +115,9 @@ interface Subject {
 const VALID_BODIES: Record<string, (id: string) => Record<string, unknown>> = {
   [START]: (id) => ({ id, definition: structuredClone(BASE_DEFINITION), input: { amount: 42 } }),
   "POST /v1/workflows/{id}/steps/{stepId}/skip": () => ({ output: { skipped: true } }),
+  "POST /v1/workflows/{id}/events": () => ({ event: "approved", payload: { by: "fuzz" }, id: "fuzz-event" }),
+  "POST /v1/workflows/{id}/terminate": () => ({ reason: "fuzz" }),
+  "POST /v1/workflows/{id}/redrive": () => ({ fromStep: "charge" }),
   "POST /v1/tasks/{token}/heartbeat": () => ({ progress: { percent: 10 } }),
   "POST /v1/tasks/{token}/complete": () => ({ output: { ok: true } }),
   "POST /v1/tasks/{token}/fail": () => ({ error: { message: "boom", retryable: false } }),
@@ -121,7 +137,15 @@ async function listIds(tenant: TestTenant): Promise<string[]> {
 
 interface Fixtures {
   attention: string;
+  /** What redrive acts on: a workflow in needs_attention cannot be redriven, so its control would be a 409. */
+  failed: string;
   waiting: { id: string; token: string };
+}
+
+/** The workflow a route's fuzzed requests aim at. */
+function targetOf(route: Route, fixtures: Fixtures): string {
+  if (route.path.startsWith("/v1/tasks/")) return fixtures.waiting.id;
+  return route.name === "POST /v1/workflows/{id}/redrive" ? fixtures.failed : fixtures.attention;
 }
 
 function subjectFor(route: Route, fixtures: Fixtures, startTenant: TestTenant = "alpha"): Subject {
@@ -144,11 +168,11 @@ function subjectFor(route: Route, fixtures: Fixtures, startTenant: TestTenant = 
       },
     };
   }
-  const target = route.path.startsWith("/v1/tasks/") ? fixtures.waiting.id : fixtures.attention;
+  const target = targetOf(route, fixtures);
   return {
     route,
     tenant: "default",
-    path: fillPath(route.path, { id: fixtures.attention, stepId: "charge", token: fixtures.waiting.token }),
+    path: fillPath(route.path, { id: target, stepId: "charge", token: fixtures.waiting.token }),
     base,
     before: () => snapshot("default", target),
     expectUnchanged: async (before) => expect(await snapshot("default", target)).toEqual(before),
@@ -388,7 +412,7 @@ describe("case 23 (input fuzz): the routes the fuzzing covers", () => {
 
 let fixtures: Fixtures;
 beforeAll(async () => {
-  fixtures = { attention: await needsAttention(), waiting: await waiting() };
+  fixtures = { attention: await needsAttention(), failed: await failed(), waiting: await waiting() };
 }, 30_000);
 
 describe.each(bodyRoutes)("$name with a body it must refuse", (route) => {
@@ -407,7 +431,7 @@ describe.each(bodyRoutes)("$name with a body it must refuse", (route) => {
   }
 
   it("accepts its unmutated base body (the control for every refusal below)", async () => {
-    const fresh = subjectFor(route, { attention: await needsAttention(), waiting: await waiting() }, "beta");
+    const fresh = subjectFor(route, { attention: await needsAttention(), failed: await failed(), waiting: await waiting() }, "beta");
     const response = await send(fresh, { body: JSON.stringify(fresh.base(uniqueId("fuzz-control"))) });
     expect(response.status, response.text.slice(0, 300)).toBeGreaterThanOrEqual(200);
     expect(response.status, response.text.slice(0, 300)).toBeLessThan(300);
@@ -446,8 +470,8 @@ describe.each(bodyRoutes)("$name with a body it must refuse", (route) => {
   it("answers free-form JSON over 128 KiB or nested too deep with 400 naming where", { timeout: 60_000 }, async () => {
     const slots = payloadPaths(route.body as Schema, subject.base("placeholder"), []);
     if (slots.length === 0) {
-      // Only fail's body has no free-form field (its message is a bounded string, mutated above).
-      expect(route.name).toBe("POST /v1/tasks/{token}/fail");
+      // These bodies have no free-form field (their strings are bounded, mutated above).
+      expect(["POST /v1/tasks/{token}/fail", "POST /v1/workflows/{id}/terminate", "POST /v1/workflows/{id}/redrive"]).toContain(route.name);
       return;
     }
     const arbitrary = fc.record({

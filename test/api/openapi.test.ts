@@ -48,6 +48,12 @@ const CONTRACT_ROUTES: [method: string, path: string][] = [
   ["post", "/v1/tasks/{token}/heartbeat"],
   ["post", "/v1/tasks/{token}/complete"],
   ["post", "/v1/tasks/{token}/fail"],
+  // v1.1: events and workflow control.
+  ["post", "/v1/workflows/{id}/events"],
+  ["post", "/v1/workflows/{id}/pause"],
+  ["post", "/v1/workflows/{id}/resume"],
+  ["post", "/v1/workflows/{id}/terminate"],
+  ["post", "/v1/workflows/{id}/redrive"],
 ];
 
 let doc: OpenApiDocument;

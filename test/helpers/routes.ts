@@ -55,7 +55,7 @@ export interface Route {
 
 const HTTP_METHODS = new Set(["get", "put", "post", "delete", "patch", "head", "options", "trace"]);
 
-/** Every route of the v1 contract, as OpenAPI writes it; the document must list exactly these. */
+/** Every route of the v1 contract and its v1.1 additions, as OpenAPI writes it; the document must list exactly these. */
 export const EXPECTED_ROUTES = [
   "GET /v1/workflows",
   "POST /v1/workflows",
@@ -65,6 +65,11 @@ export const EXPECTED_ROUTES = [
   "POST /v1/workflows/{id}/compensate",
   "POST /v1/workflows/{id}/steps/{stepId}/retry",
   "POST /v1/workflows/{id}/steps/{stepId}/skip",
+  "POST /v1/workflows/{id}/events",
+  "POST /v1/workflows/{id}/pause",
+  "POST /v1/workflows/{id}/resume",
+  "POST /v1/workflows/{id}/terminate",
+  "POST /v1/workflows/{id}/redrive",
   "POST /v1/tasks/{token}/heartbeat",
   "POST /v1/tasks/{token}/complete",
   "POST /v1/tasks/{token}/fail",
