@@ -36,7 +36,8 @@ interface HistoryEventFields {
   step_waiting: OfAttempt;
   step_succeeded: OfOutcome;
   step_compensated: OfAttempt;
-  step_failed: OfOutcome & { data: { kind: AttemptKind; error: StepError; final: boolean } };
+  /** `kind` is the attempt's, or for a step without attempts the step's kind. */
+  step_failed: OfOutcome & { data: { kind: AttemptKind | "sleep" | "waitForEvent"; error: StepError; final: boolean } };
   step_retry_scheduled: OfAttempt & { data: { kind: AttemptKind; delayMs: number; nextRetryAt: number } };
   step_heartbeat_missed: OfAttempt & { data: { timeout: Timeout; deadlineAt: number; overdueMs: number } };
   step_timed_out: OfAttempt & { data: { timeout: Timeout; deadlineAt: number; overdueMs: number } };

@@ -7,9 +7,25 @@ import { planWorkflow, type WorkflowPlan } from "../../src/domain/plan";
 import { nextDeadlineAt, type WorkflowEvent } from "../../src/domain/machine";
 import type { OnFailure, StepInput } from "../../src/domain/schemas";
 import { activeAttempt, type StepError, type StepState, type WorkflowState } from "../../src/domain/state";
-import { httpAction, step, TEST_RETRY, TEST_TIMEOUTS, undoable } from "./builders";
+import { httpAction, step, T0, TEST_RETRY, TEST_TIMEOUTS, undoable } from "./builders";
+
+/** The names waits wait for; events are sent with these and with one no step waits for. */
+export const EVENT_NAMES = ["approved", "shipped"] as const;
+const UNWAITED_EVENT = "unrelated";
+
+/** What a step is: an `http` action, a sleep (for a while, or until a fixed time) or a wait for an event. */
+export type KindShape =
+  | { kind: "action" }
+  | { kind: "sleep"; durationMs?: number; until?: number }
+  | { kind: "wait"; event: number; timeoutMs: number; onTimeout?: "fail" | "skip" };
+
+/** A `when` that always holds, one that never does (a missing path), or one reading the step's first dependency. */
+export type WhenShape = "truthy" | "falsy" | "upstream";
 
 export interface StepShape {
+  kind: KindShape;
+  /** Most steps have none. */
+  when: WhenShape | undefined;
   /** Indexes of earlier steps. */
   dependsOn: number[];
   compensate: boolean;
@@ -28,8 +44,37 @@ export interface PlanShape {
 
 export const stepIdAt = (index: number): string => `s${index}`;
 
+const kindArb: fc.Arbitrary<KindShape> = fc.oneof(
+  { arbitrary: fc.constant({ kind: "action" as const }), weight: 4 },
+  {
+    arbitrary: fc.oneof(
+      fc.constantFrom(0, 300, 2_000, 20_000).map((durationMs) => ({ kind: "sleep" as const, durationMs })),
+      // A fixed time: still ahead when the step starts early in a script, already past when it starts late.
+      fc.constant({ kind: "sleep" as const, until: T0 + 1_500 }),
+    ),
+    weight: 1,
+  },
+  {
+    arbitrary: fc.record(
+      {
+        kind: fc.constant("wait" as const),
+        event: fc.nat(EVENT_NAMES.length - 1),
+        timeoutMs: fc.constantFrom(200, 1_500, 10_000),
+        onTimeout: fc.constantFrom("fail" as const, "skip" as const),
+      },
+      { requiredKeys: ["kind", "event", "timeoutMs"] },
+    ),
+    weight: 1,
+  },
+);
+
 const stepShapeArb = (options: { templates: boolean }): fc.Arbitrary<StepShape> =>
   fc.record({
+    kind: kindArb,
+    when: fc.oneof(
+      { arbitrary: fc.constant(undefined), weight: 3 },
+      { arbitrary: fc.constantFrom<WhenShape>("truthy", "falsy", "upstream"), weight: 1 },
+    ),
     // Indexes at or past the step's own are dropped below, so removing a step while shrinking keeps a DAG.
     dependsOn: fc.uniqueArray(fc.integer({ min: 0, max: 4 }), { maxLength: 3 }),
     compensate: fc.boolean(),
@@ -69,10 +114,14 @@ export function buildPlan(shape: PlanShape): WorkflowPlan {
       dependsOn: s.dependsOn.map(stepIdAt),
       retry: { maxAttempts: s.maxAttempts, initialIntervalMs: s.initialIntervalMs },
       timeouts: s.timeouts,
+      ...(s.when === undefined ? {} : { when: whenTemplate(s.when, s.dependsOn) }),
     };
-    if (!s.compensate) return step(id, fields);
-    if (!s.readsOwnOutput) return undoable(id, fields);
-    return step(id, { ...fields, compensate: httpAction(`${id}/undo`, { body: { undo: `{{ steps.${id}.output }}` } }) });
+    const built = !s.compensate
+      ? step(id, fields)
+      : !s.readsOwnOutput
+        ? undoable(id, fields)
+        : step(id, { ...fields, compensate: httpAction(`${id}/undo`, { body: { undo: `{{ steps.${id}.output }}` } }) });
+    return withKind(built, s.kind);
   });
   const definition = DefinitionSchema.parse({
     name: "test-flow",
@@ -84,9 +133,31 @@ export function buildPlan(shape: PlanShape): WorkflowPlan {
   return planWorkflow(definition);
 }
 
+function whenTemplate(when: WhenShape, dependsOn: number[]): string {
+  const first = dependsOn[0];
+  if (when === "upstream" && first !== undefined) return `{{ steps.${stepIdAt(first)}.output }}`;
+  return when === "falsy" ? "{{ input.missing }}" : "{{ input.amount }}";
+}
+
+/** The step as the kind it is: a sleep or a wait keeps everything but the action. */
+function withKind(built: StepInput, kind: KindShape): StepInput {
+  if (kind.kind === "action") return built;
+  const { action: _action, ...rest } = built;
+  if (kind.kind === "sleep") return { ...rest, sleep: kind.until === undefined ? { durationMs: kind.durationMs ?? 0 } : { until: kind.until } };
+  const event = EVENT_NAMES[kind.event % EVENT_NAMES.length] ?? "approved";
+  return { ...rest, waitForEvent: { event, timeoutMs: kind.timeoutMs, ...(kind.onTimeout === undefined ? {} : { onTimeout: kind.onTimeout }) } };
+}
+
+function describeKind(kind: KindShape): string {
+  if (kind.kind === "action") return "";
+  if (kind.kind === "sleep") return kind.until === undefined ? ` sleep${kind.durationMs}` : ` sleepUntil+${kind.until - T0}`;
+  return ` wait(${EVENT_NAMES[kind.event % EVENT_NAMES.length]},${kind.timeoutMs}${kind.onTimeout === undefined ? "" : `,${kind.onTimeout}`})`;
+}
+
 export function describePlan(shape: PlanShape): string {
   const steps = shape.steps.map((s, index) => {
-    const parts = [`${stepIdAt(index)}[${s.dependsOn.map(stepIdAt).join(",")}]`, `max${s.maxAttempts}`];
+    const parts = [`${stepIdAt(index)}[${s.dependsOn.map(stepIdAt).join(",")}]${describeKind(s.kind)}`, `max${s.maxAttempts}`];
+    if (s.when !== undefined) parts.push(`when:${s.when}`);
     if (s.compensate) parts.push(s.readsOwnOutput ? "undo(reads own output)" : "undo");
     if (s.initialIntervalMs !== TEST_RETRY.initialIntervalMs) parts.push(`backoff${s.initialIntervalMs}`);
     const t = s.timeouts;
@@ -118,6 +189,12 @@ export type Command = { advanceMs: number } & (
   | { kind: "retry"; step: StepPick }
   | { kind: "skip"; step: StepPick; value?: unknown }
   | { kind: "compensate" }
+  /** `name` picks among the names the plan's waits wait for, and one nobody waits for. */
+  | { kind: "event"; name: number; value?: unknown }
+  | { kind: "pause" }
+  | { kind: "resume" }
+  | { kind: "terminate"; reason?: string }
+  | { kind: "redrive"; from?: StepPick }
 );
 
 /** Agents answer within moments; the supervisor's ticks may come much later, past several deadlines. */
@@ -187,6 +264,20 @@ export const commandArb: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: fc.record({ advanceMs: reportAdvanceArb, kind: fc.constant("retry" as const), step: stepArb }), weight: 2 },
   { arbitrary: fc.record({ advanceMs: reportAdvanceArb, kind: fc.constant("skip" as const), step: stepArb, value: valueArb }), weight: 2 },
   { arbitrary: fc.record({ advanceMs: reportAdvanceArb, kind: fc.constant("compensate" as const) }), weight: 1 },
+  {
+    arbitrary: fc.record({ advanceMs: reportAdvanceArb, kind: fc.constant("event" as const), name: fc.nat(4), value: valueArb }, { requiredKeys: ["advanceMs", "kind", "name"] }),
+    weight: 3,
+  },
+  { arbitrary: fc.record({ advanceMs: tickAdvanceArb, kind: fc.constant("pause" as const) }), weight: 1 },
+  { arbitrary: fc.record({ advanceMs: tickAdvanceArb, kind: fc.constant("resume" as const) }), weight: 2 },
+  {
+    arbitrary: fc.record({ advanceMs: reportAdvanceArb, kind: fc.constant("terminate" as const), reason: fc.constant("stop") }, { requiredKeys: ["advanceMs", "kind"] }),
+    weight: 1,
+  },
+  {
+    arbitrary: fc.record({ advanceMs: reportAdvanceArb, kind: fc.constant("redrive" as const), from: stepArb }, { requiredKeys: ["advanceMs", "kind"] }),
+    weight: 2,
+  },
 );
 
 export const commandsArb = (maxLength = 60): fc.Arbitrary<Command[]> => fc.array(commandArb, { maxLength, size: "max" });
@@ -282,11 +373,29 @@ export function eventOf(command: Command, state: WorkflowState): WorkflowEvent {
     }
     case "compensate":
       return { type: "CompensationRequested" };
+    case "event": {
+      const names = [...new Set(state.plan.steps.flatMap((s) => (s.waitForEvent ? [s.waitForEvent.event] : []))), UNWAITED_EVENT];
+      const event = names[command.name % names.length] ?? UNWAITED_EVENT;
+      return { type: "EventReceived", event, ...(command.value === undefined ? {} : { payload: command.value }) };
+    }
+    case "pause":
+      return { type: "PauseRequested" };
+    case "resume":
+      return { type: "ResumeRequested" };
+    case "terminate":
+      return { type: "TerminateRequested", ...(command.reason === undefined ? {} : { reason: command.reason }) };
+    case "redrive": {
+      if (!command.from) return { type: "RedriveRequested" };
+      // Focus on a succeeded step: re-running one is what fromStep is for.
+      return { type: "RedriveRequested", fromStep: stepIdOf(state, command.from, (s) => s.status === "succeeded") };
+    }
   }
 }
 
 /** `AttemptFailed s1#2 retryable=false`: short enough to read a whole script at a glance. */
 export function describeEvent(event: WorkflowEvent): string {
+  if (event.type === "EventReceived") return `${event.type} ${event.event}${event.payload === undefined ? "" : ` ${JSON.stringify(event.payload)}`}`;
+  if (event.type === "RedriveRequested") return `${event.type}${event.fromStep === undefined ? "" : ` from ${event.fromStep}`}`;
   if (!("stepId" in event)) return event.type;
   const attempt = "attempt" in event ? `#${event.attempt}` : "";
   const extra =

@@ -10,7 +10,7 @@ import {
   type TransitionResult,
   type WorkflowEvent,
 } from "../../src/domain/machine";
-import type { Action, DefinitionInput, StepInput } from "../../src/domain/schemas";
+import type { Action, DefinitionInput, Sleep, StepInput, WaitForEvent } from "../../src/domain/schemas";
 import type { StepError, StepState, StepStatus, WorkflowState, WorkflowStatus } from "../../src/domain/state";
 
 /** Every workflow starts at this instant; expected times are written as offsets from it. */
@@ -37,6 +37,16 @@ export function step(id: string, fields: Partial<StepInput> = {}): StepInput {
 /** A step with a compensate action calling `https://remote.example/<id>/undo`. */
 export function undoable(id: string, fields: Partial<StepInput> = {}): StepInput {
   return step(id, { compensate: httpAction(`${id}/undo`), ...fields });
+}
+
+/** A `sleep` step: no action, only its timer. */
+export function sleepStep(id: string, sleep: Sleep, fields: Partial<StepInput> = {}): StepInput {
+  return { id, sleep, ...fields };
+}
+
+/** A `waitForEvent` step: no action, only its event and its timeout. */
+export function waitStep(id: string, waitForEvent: WaitForEvent, fields: Partial<StepInput> = {}): StepInput {
+  return { id, waitForEvent, ...fields };
 }
 
 /** A plan with the test retry policy and timeouts as the definition's defaults. */
@@ -85,6 +95,17 @@ export const skipRequested = (stepId: string, output?: unknown) => ({
   ...(output === undefined ? {} : { output }),
 });
 export const compensationRequested = () => ({ type: "CompensationRequested" as const });
+
+export const eventReceived = (event: string, fields: { payload?: unknown; id?: string } = {}) => ({
+  type: "EventReceived" as const,
+  event,
+  ...(fields.payload === undefined ? {} : { payload: fields.payload }),
+  ...(fields.id === undefined ? {} : { id: fields.id }),
+});
+export const pauseRequested = () => ({ type: "PauseRequested" as const });
+export const resumeRequested = () => ({ type: "ResumeRequested" as const });
+export const terminateRequested = (reason?: string) => ({ type: "TerminateRequested" as const, ...(reason === undefined ? {} : { reason }) });
+export const redriveRequested = (fromStep?: string) => ({ type: "RedriveRequested" as const, ...(fromStep === undefined ? {} : { fromStep }) });
 
 /** Moves the clock forward inside a script. */
 export interface Wait {

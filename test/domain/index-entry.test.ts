@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { INDEX_WATCHDOG_MS, indexEntryOf, indexNeedsEntry } from "../../src/domain/index-entry";
+import { nextDeadlineAt } from "../../src/domain/machine";
 import { claimed, failedPermanently, plan, Run, step, succeeded } from "./builders";
 
 describe("the index entry of a workflow", () => {
@@ -28,13 +29,13 @@ describe("the index entry of a workflow", () => {
   it("is written at the start and on every status change, not on other transitions", () => {
     const run = new Run(plan([step("a"), step("b")]));
     const started = run.state;
-    expect(indexNeedsEntry(undefined, started)).toBe(true);
+    expect(indexNeedsEntry(undefined, started, nextDeadlineAt(started))).toBe(true);
     run.send(claimed("a"));
-    expect(indexNeedsEntry(started, run.state)).toBe(false);
+    expect(indexNeedsEntry(started, run.state, nextDeadlineAt(run.state))).toBe(false);
     const before = run.state;
     run.send(succeeded("a"));
     run.send(claimed("b"));
     run.send(succeeded("b"));
-    expect(indexNeedsEntry(before, run.state)).toBe(true);
+    expect(indexNeedsEntry(before, run.state, nextDeadlineAt(run.state))).toBe(true);
   });
 });

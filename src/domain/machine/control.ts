@@ -99,7 +99,8 @@ export function redriveWorkflow(ctx: TransitionContext, fromStep: string | undef
  * on a succeeded step): then the remote must do the work anew, under a key of this redrive's own.
  */
 function resetStep(step: StepState, rerun: boolean, redriveCount: number): void {
-  const undone = step.attempts.some((attempt) => attempt.kind === "compensation" && attempt.status === "succeeded");
+  // Its status, not its history: a step undone in an earlier round and re-run since has a live effect again.
+  const undone = step.status === "compensated";
   if (undone || (rerun && step.status === "succeeded")) step.keyRound = redriveCount;
   step.status = "pending";
   step.budgetUsed = 0;

@@ -11,7 +11,7 @@ import { completeStep } from "./outcome";
 export function startSleep(ctx: TransitionContext, step: StepState, sleep: Sleep): void {
   const until = wakeTime(ctx, sleep);
   if (typeof until === "string") {
-    failStepOutright(ctx, step, { message: `step "${step.id}": ${until}`, retryable: false });
+    failStepOutright(ctx, step, "sleep", { message: until, retryable: false });
     return;
   }
   step.status = "sleeping";

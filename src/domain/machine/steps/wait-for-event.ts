@@ -52,7 +52,7 @@ export function timeOutWait(ctx: TransitionContext, step: StepState, wait: WaitF
   const onTimeout = wait.onTimeout ?? "fail";
   ctx.record({ type: "wait_timed_out", stepId: step.id, data: { event: wait.event, onTimeout, timeoutAt, overdueMs: ctx.now - timeoutAt } });
   if (onTimeout === "skip") skipStepAs(ctx, step, "wait_timed_out");
-  else failStepOutright(ctx, step, { message: `no "${wait.event}" event within ${wait.timeoutMs} ms`, retryable: false, timeout: "wait_timeout" });
+  else failStepOutright(ctx, step, "waitForEvent", { message: `no "${wait.event}" event within ${wait.timeoutMs} ms`, retryable: false, timeout: "wait_timeout" });
 }
 
 function takeFromInbox(ctx: TransitionContext, event: string): InboxEvent | undefined {
