@@ -25,11 +25,12 @@ import { atInterrupt, installCleanup, killAllGroups } from "../scripts/lib/proce
 import { startRemote } from "./remote.mjs";
 import { startAlarmSampler } from "./lib/alarms.mjs";
 import { buildBurstWorkflows, driveBurst } from "./lib/burst.mjs";
-import { checkAlarms, checkEffects, checkIndex, checkProgress, checkScheduleToStart, checkServerFaults, checkTerminal } from "./lib/checks.mjs";
+import { checkAlarms, checkEffects, checkEvents, checkIndex, checkNoQueueAttempts, checkProgress, checkScheduleToStart, checkServerFaults, checkSleeps, checkTerminal } from "./lib/checks.mjs";
 import { createClient } from "./lib/client.mjs";
 import { startDispatchSampler } from "./lib/dispatch.mjs";
 import { idsNamedBy, timelines } from "./lib/evidence.mjs";
 import { measure } from "./lib/metrics.mjs";
+import { LANGUAGE_SHARE, SLEEP_STEP, WAIT_STEP } from "./lib/language.mjs";
 import { renderReport } from "./lib/report.mjs";
 import { applyMigrations, createSandbox, startShepherd } from "./lib/shepherd.mjs";
 import { buildWorkflows, driveWorkload } from "./lib/workload.mjs";
@@ -86,7 +87,7 @@ async function main() {
     log(`shepherd on http://127.0.0.1:${ports.shepherd} after ${shepherd.readyMs} ms; FAULTS hook ${sandbox.features.faultsVar ? "present" : "absent in this build"}`);
 
     const client = createClient(`http://127.0.0.1:${ports.shepherd}`);
-    const workflows = buildWorkflows({ seed: options.seed, count: options.workflows, remoteUrl: remote.url, remoteFaults: options.remoteFaults });
+    const workflows = buildWorkflows({ seed: options.seed, count: options.workflows, remoteUrl: remote.url, remoteFaults: options.remoteFaults, languageShare: LANGUAGE_SHARE });
     const burstWorkflows = buildBurstWorkflows({ seed: options.seed, count: options.burst, remoteUrl: remote.url, remoteFaults: options.remoteFaults });
     const allWorkflows = [...workflows, ...burstWorkflows];
     let restart = null;
@@ -146,7 +147,7 @@ async function main() {
     const finals = await mapPool(results, 10, async (result) => {
       const res = await client.getWorkflow(result.id);
       const history = res.status === 200 ? await client.getHistory(result.id) : { events: [] };
-      return { id: result.id, kind: result.kind ?? "soak", started: result.started, view: res.status === 200 ? res.body : null, readStatus: res.status, events: history.events };
+      return { id: result.id, kind: result.kind ?? "soak", started: result.started, view: res.status === 200 ? res.body : null, readStatus: res.status, events: history.events, language: result.language };
     });
     const readMs = Date.now() - readStart;
     const remoteStats = remote.stats();
@@ -158,6 +159,9 @@ async function main() {
       await checkAlarms(client, finals, sampler),
       checkProgress(finals, allWorkflows, PROGRESS_THRESHOLD),
       checkScheduleToStart(finals, allWorkflows),
+      checkEvents(finals, allWorkflows),
+      checkSleeps(finals, allWorkflows, restart?.outage ?? null),
+      checkNoQueueAttempts(finals, allWorkflows, remoteStats),
       checkServerFaults(sandbox.features, options.serverFaults),
     ];
     const failed = checks.filter((c) => c.status === "fail");
@@ -190,6 +194,8 @@ async function main() {
       declinedByDesign: allWorkflows.filter((wf) => wf.declinedStep).length,
       burst: burstRun.summary && burstReport(burstRun.summary, burstFinals, burstWorkflows, restart?.outage ?? null),
       dispatch,
+      // What the language workflows were (sleep, event timing) and every event sent with its answer.
+      language: languageReport(workflows, finals, restart?.outage ?? null),
       // The regular workload meets the same front door; its back-pressure answers are counted apart.
       regularBackPressure: sumCounts(regular.map((r) => r.backPressure ?? {})),
       checks,
@@ -217,6 +223,49 @@ async function main() {
     if (options.keep) log(`kept ${sandbox.dir}`);
     else sandbox.remove();
   }
+}
+
+/** The language workflows: their plans, what was sent and answered, how each sleep and wait went. */
+function languageReport(workflows, finals, outage) {
+  const byId = new Map(finals.map((f) => [f.id, f]));
+  const cases = workflows.filter((wf) => wf.language);
+  const list = cases.map((wf) => {
+    const f = byId.get(wf.id);
+    const find = (type, stepId) => f?.events.find((e) => e.type === type && e.stepId === stepId);
+    const at = (type, stepId) => find(type, stepId)?.at ?? null;
+    return {
+      id: wf.id,
+      status: f?.view?.status ?? null,
+      sleep: wf.language.sleep,
+      // until: the time the harness put in the input; durationMs: the one step_sleeping names.
+      plannedWakeAt: f?.language?.plannedWakeAt ?? find("step_sleeping", SLEEP_STEP)?.data?.until ?? null,
+      sleepingAt: at("step_sleeping", SLEEP_STEP),
+      wokeAt: at("step_succeeded", SLEEP_STEP),
+      waitingAt: at("step_waiting_for_event", WAIT_STEP),
+      consumedAt: at("event_consumed", WAIT_STEP),
+      event: { name: wf.language.event.name, id: wf.language.event.id, timing: wf.language.event.timing, duplicate: wf.language.event.duplicate },
+      waitingSeenAt: f?.language?.waitingSeenAt ?? null,
+      sends: (f?.language?.sends ?? []).map((s) => ({ phase: s.phase, at: s.at, status: s.status, body: s.body, ...(s.error ? { error: s.error } : {}) })),
+    };
+  });
+  // What the restart could have lost: sleeps and waits in progress at the kill, early events still in the inbox
+  // (begun before the kill, ended after it: only a running Shepherd writes the end, so after it was back).
+  const across = (from, to) => outage !== null && from !== null && from < outage.from && (to ?? Infinity) > outage.from;
+  const acrossRestart = {
+    sleeps: list.filter((l) => across(l.sleepingAt, l.wokeAt)).length,
+    waits: list.filter((l) => across(l.waitingAt, l.consumedAt)).length,
+    bufferedEvents: list.filter((l) => across(l.sends.find((s) => s.phase === "first" && s.body?.consumed === false)?.at ?? null, l.consumedAt)).length,
+  };
+  const sendAnswers = {};
+  for (const l of list) for (const s of l.sends) sendAnswers[`${s.phase} ${s.status}`] = (sendAnswers[`${s.phase} ${s.status}`] ?? 0) + 1;
+  return {
+    workflows: list.length,
+    sleeps: { duration: list.filter((l) => l.sleep.mode === "duration").length, until: list.filter((l) => l.sleep.mode === "until").length },
+    events: { early: list.filter((l) => l.event.timing === "early").length, late: list.filter((l) => l.event.timing === "late").length, twice: list.filter((l) => l.event.duplicate).length },
+    sendAnswers,
+    acrossRestart,
+    list,
+  };
 }
 
 function sumCounts(tables) {

@@ -3,7 +3,10 @@
 // real progress. Each check is {name, status: "pass" | "fail" | "skipped", detail, data?}.
 import { judgeAlarm, OVERDUE_LIMIT_MS, probeDevRoute } from "./alarms.mjs";
 import { mapPool, sleep } from "../../scripts/lib/async.mjs";
+import { isDeepStrictEqual } from "node:util";
+import { summarize } from "../../scripts/lib/stats.mjs";
 import { TERMINAL_STATUSES } from "./client.mjs";
+import { answersByPhase, SLEEP_STEP, WAIT_STEP } from "./language.mjs";
 
 const pass = (name, detail, data) => ({ name, status: "pass", detail, data });
 const fail = (name, detail, data) => ({ name, status: "fail", detail, data });
@@ -55,6 +58,8 @@ export function checkEffects(remoteStats, finals, workflows) {
     if (applied > 1) violations.push({ kind: "operation applied twice (key varied)", op, applied });
   }
   const declined = new Map(workflows.map((wf) => [wf.id, wf.declinedStep]));
+  // Sleep and wait steps call no remote: only action steps have effects to count.
+  const actionSteps = new Map(workflows.map((wf) => [wf.id, new Set(wf.payload.definition.steps.filter((s) => s.action).map((s) => s.id))]));
   let compensationsWithoutEffect = 0;
   for (const f of finals) {
     if (!f.view) continue;
@@ -63,6 +68,7 @@ export function checkEffects(remoteStats, finals, workflows) {
       violations.push({ kind: "declined by the remote but not compensated", id: f.id, status, declinedStep: declined.get(f.id) });
     }
     for (const step of f.view.steps) {
+      if (actionSteps.has(f.id) && !actionSteps.get(f.id).has(step.id)) continue;
       const action = keyByOp.get(`${f.id}|${step.id}|action`);
       const undo = keyByOp.get(`${f.id}|${step.id}|compensation`);
       const applied = action?.applied ?? 0;
@@ -293,4 +299,177 @@ function endingCause(view) {
   if (!error) return view.status;
   const why = error.timeout ?? (error.status ? `HTTP ${error.status}` : error.message?.slice(0, 40));
   return `${view.status}: ${why}`;
+}
+
+/** The workflows that use the language (lib/language.mjs), each with its final reading and the driver's record. */
+function languageCases(finals, workflows) {
+  const byId = new Map(finals.map((f) => [f.id, f]));
+  return workflows.filter((wf) => wf.language).map((wf) => ({ wf, f: byId.get(wf.id) })).filter(({ f }) => f?.started && f.view);
+}
+
+const ofStep = (events, type, stepId) => events.filter((e) => e.type === type && e.stepId === stepId);
+/** The wait was reached: the sleep before it ended, or the wait itself left a trace. */
+const reachedWait = (f) => ofStep(f.events, "step_succeeded", SLEEP_STEP).length > 0 || f.events.some((e) => e.stepId === WAIT_STEP);
+
+/**
+ * Every event a workflow's wait was reached for was consumed by that wait, once, with exactly the payload
+ * sent: early ones (sent before the wait started, kept in the inbox) included. The answers agree with the
+ * history (an answer `consumed: false` is an `event_received` with `buffered: true`); an event sent late (the
+ * view showed the step `waiting`) is consumed at once; a second send with the same `id` (or a resend after
+ * no answer) is answered 200 with the first answer and neither is received nor delivered again (one
+ * `event_received`, one `event_consumed`); nothing consumed stays in the inbox.
+ */
+export function checkEvents(finals, workflows) {
+  const name = "every event consumed once, with its payload";
+  const violations = [];
+  const tally = { workflows: 0, reached: 0, consumed: 0, early: 0, earlyBuffered: 0, late: 0, duplicates: 0, declinedBeforeWait: 0, notReached: [] };
+  for (const { wf, f } of languageCases(finals, workflows)) {
+    tally.workflows += 1;
+    const plan = wf.language.event;
+    const record = f.language ?? { sends: [] };
+    const answers = answersByPhase(record);
+    const v = (kind, extra = {}) => violations.push({ kind, id: f.id, timing: plan.timing, duplicate: plan.duplicate, ...extra });
+    if (!reachedWait(f)) {
+      if (wf.declinedBeforeWait) tally.declinedBeforeWait += 1;
+      else tally.notReached.push({ id: f.id, status: f.view.status });
+      continue;
+    }
+    tally.reached += 1;
+    const first = answers.first;
+    if (!first || (first.status !== 202 && first.status !== 200)) {
+      v("event never accepted", { answer: first ? { status: first.status, body: first.body } : "never sent", waitStep: f.view.steps.find((s) => s.id === WAIT_STEP)?.status });
+      continue;
+    }
+    const consumed = ofStep(f.events, "event_consumed", WAIT_STEP);
+    const received = f.events.filter((e) => e.type === "event_received" && e.data?.id === plan.id);
+    const step = f.view.steps.find((s) => s.id === WAIT_STEP);
+    if (consumed.length !== 1) v("event_consumed by the wait ≠ 1", { count: consumed.length });
+    else if (consumed[0].data?.id !== plan.id || consumed[0].data?.event !== plan.name) v("the wait consumed another event", { consumed: consumed[0].data });
+    else tally.consumed += 1;
+    if (received.length !== 1) v(received.length ? "event_received more than once for one id" : "no event_received for the id sent", { count: received.length });
+    if (ofStep(f.events, "step_succeeded", WAIT_STEP).length !== 1) v("wait step did not succeed once", { stepStatus: step?.status, error: step?.error });
+    if (ofStep(f.events, "wait_timed_out", WAIT_STEP).length) v("wait timed out although its event was sent");
+    if (ofStep(f.events, "step_skipped", WAIT_STEP).length) v("wait skipped although its `when` was true", { data: ofStep(f.events, "step_skipped", WAIT_STEP)[0].data });
+    if (!isDeepStrictEqual(step?.output, plan.payload)) v("wait step's output is not the payload sent", { output: step?.output ?? null });
+    // The answer and the history tell the same story.
+    const buffered = first.body?.consumed === false;
+    if (typeof first.body?.consumed !== "boolean") v("event answer without `consumed`", { answer: first.body });
+    else if (received[0] && received[0].data?.buffered !== buffered) v("answer and event_received disagree on buffering", { answer: first.body, received: received[0].data });
+    if (plan.timing === "early") {
+      tally.early += 1;
+      if (buffered) tally.earlyBuffered += 1;
+    } else {
+      tally.late += 1;
+      if (buffered) v("late event (the step was waiting) answered consumed: false", { answer: first.body, waitingSeenAt: record.waitingSeenAt });
+    }
+    if (plan.duplicate) {
+      tally.duplicates += 1;
+      const dup = answers.duplicate;
+      if (!dup || dup.status !== 200 || !isDeepStrictEqual(dup.body, first.body)) {
+        v("duplicate id not answered 200 with the first answer", { first: { status: first.status, body: first.body }, duplicate: dup ? { status: dup.status, body: dup.body } : "never sent" });
+      }
+    }
+    const left = (f.view.pendingEvents ?? []).filter((e) => e.id === plan.id);
+    if (left.length) v("consumed event still in the inbox", { pendingEvents: f.view.pendingEvents });
+    if (!Array.isArray(f.view.pendingEvents)) v("view without pendingEvents");
+  }
+  const detail =
+    `${tally.consumed}/${tally.reached} waits reached got their event once with its payload (of ${tally.workflows} workflows with a wait` +
+    `${tally.declinedBeforeWait ? `, ${tally.declinedBeforeWait} declined before it by design` : ""}${tally.notReached.length ? `, ${tally.notReached.length} ended before it` : ""}); ` +
+    `early ${tally.early} (${tally.earlyBuffered} buffered in the inbox), late ${tally.late}, sent twice ${tally.duplicates}; ${violations.length} violation(s)`;
+  if (tally.workflows === 0) return fail(name, "no workflow used the language (the soak's share produced none)");
+  return (violations.length ? fail : pass)(name, detail, { violations: violations.slice(0, 30), notReached: tally.notReached.slice(0, 10) });
+}
+
+/** How late a wake may be, not counting a restart it fell into (as the alarm check: 5 s). */
+const WAKE_LATE_LIMIT_MS = OVERDUE_LIMIT_MS;
+/** The planned wake of a `durationMs` sleep is step_sleeping's `until`: `at + durationMs`, give or take this much. */
+const DURATION_SLACK_MS = { below: 50, above: 1_000 };
+
+/**
+ * Every sleep woke at its time, never before: its `step_succeeded` is not earlier than the planned wake
+ * (an `until` sleep: the time the harness put in the input; a `durationMs` one: `step_sleeping`'s `until`,
+ * which must be its start plus durationMs), its output `sleptUntil` is that time, and it woke at most 5 s
+ * after it was due (the planned wake, or the sleep's start when that came later) unless the restart's outage
+ * explains it.
+ */
+export function checkSleeps(finals, workflows, outage) {
+  const name = "sleeps woke on time, never early";
+  const violations = [];
+  const lateness = [];
+  let woke = 0;
+  let notReached = 0;
+  for (const { wf, f } of languageCases(finals, workflows)) {
+    const plan = wf.language.sleep;
+    const v = (kind, extra = {}) => violations.push({ kind, id: f.id, mode: plan.mode, ...extra });
+    const sleeping = ofStep(f.events, "step_sleeping", SLEEP_STEP);
+    const succeeded = ofStep(f.events, "step_succeeded", SLEEP_STEP);
+    const step = f.view.steps.find((s) => s.id === SLEEP_STEP);
+    if (succeeded.length === 0) {
+      // Never woke: the first action never succeeded (the sleep never started), or a stuck sleep (the terminal check names it).
+      if (sleeping.length && TERMINAL_STATUSES.has(f.view.status)) v("slept and never woke", { stepStatus: step?.status, workflowStatus: f.view.status });
+      else notReached += 1;
+      continue;
+    }
+    woke += 1;
+    if (succeeded.length > 1) v("woke more than once", { count: succeeded.length });
+    let planned;
+    if (plan.mode === "until") {
+      planned = f.language?.plannedWakeAt;
+      if (sleeping[0] && sleeping[0].data?.until !== planned) v("step_sleeping's until is not the time in the input", { until: sleeping[0].data?.until, planned });
+    } else {
+      if (!sleeping[0]) {
+        v("a durationMs sleep without step_sleeping");
+        continue;
+      }
+      planned = sleeping[0].data?.until;
+      const expected = sleeping[0].at + plan.durationMs;
+      if (!(planned >= expected - DURATION_SLACK_MS.below && planned <= expected + DURATION_SLACK_MS.above)) v("step_sleeping's until is not its start + durationMs", { until: planned, sleepingAt: sleeping[0].at, durationMs: plan.durationMs });
+    }
+    if (typeof planned !== "number") {
+      v("no planned wake time", { planned });
+      continue;
+    }
+    const at = succeeded[0].at;
+    if (at < planned) v("woke early", { earlyMs: planned - at, planned, wokeAt: at });
+    if (step?.output?.sleptUntil !== planned) v("output sleptUntil is not the planned time", { output: step?.output ?? null, planned });
+    // A sleep that started after its time (its action before it was late) is due at once; a wake due while
+    // Shepherd was down counts from when it came back.
+    const due = Math.max(planned, sleeping[0]?.at ?? planned);
+    const inOutage = outage && due >= outage.from - 1_000 && due <= outage.to;
+    const late = at - (inOutage ? Math.max(due, outage.to) : due);
+    lateness.push(at - due);
+    if (late > WAKE_LATE_LIMIT_MS) v("woke late", { lateMs: late, planned, wokeAt: at, inOutage: Boolean(inOutage) });
+  }
+  const total = woke + notReached;
+  if (total === 0) return fail(name, "no workflow had a sleep");
+  const l = summarize(lateness);
+  const detail =
+    `${woke} sleeps woke, ${violations.filter((x) => x.kind === "woke early").length} before their time` +
+    `${notReached ? ` (${notReached} never started: the action before them did not succeed)` : ""}; ` +
+    `woke after due p50 ${l.p50 ?? "–"} ms, max ${l.max ?? "–"} ms; ${violations.length} violation(s)`;
+  return (violations.length ? fail : pass)(name, detail, { violations: violations.slice(0, 30), latenessMs: l });
+}
+
+/**
+ * Sleeps and waits use no agent and no queue message: their view's `attempts` is empty, their history has
+ * no attempt of theirs (scheduled, started, timed out, retried), and the remote never heard of them.
+ */
+export function checkNoQueueAttempts(finals, workflows, remoteStats) {
+  const name = "no queue attempt for a sleep or a wait";
+  const violations = [];
+  const attemptTypes = new Set(["step_scheduled", "step_started", "step_retry_scheduled", "step_timed_out", "step_heartbeat_missed", "step_waiting"]);
+  const stepIds = new Set([SLEEP_STEP, WAIT_STEP]);
+  let steps = 0;
+  for (const { f } of languageCases(finals, workflows)) {
+    for (const step of f.view.steps) {
+      if (!stepIds.has(step.id)) continue;
+      steps += 1;
+      if (!Array.isArray(step.attempts) || step.attempts.length) violations.push({ kind: "attempts in the view", id: f.id, stepId: step.id, attempts: step.attempts });
+    }
+    for (const e of f.events) if (stepIds.has(e.stepId) && attemptTypes.has(e.type)) violations.push({ kind: `${e.type} in the history`, id: f.id, stepId: e.stepId, attempt: e.attempt });
+  }
+  for (const k of Object.values(remoteStats.keys)) if (stepIds.has(k.stepId)) violations.push({ kind: "the remote was called for it", key: k.key });
+  if (steps === 0) return fail(name, "no sleep or wait step to look at");
+  return (violations.length ? fail : pass)(name, `${steps} sleep and wait steps, ${violations.length} with an attempt`, { violations: violations.slice(0, 30) });
 }

@@ -34,6 +34,8 @@ export function createClient(baseUrl) {
     getWorkflow: (id) => request("GET", `/v1/workflows/${encodeURIComponent(id)}`),
     listWorkflows: (cursor, { name } = {}) =>
       request("GET", `/v1/workflows?limit=100${name ? `&name=${encodeURIComponent(name)}` : ""}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`),
+    /** An event (signal) for a workflow: {event, payload?, id?}. */
+    sendEvent: (id, event) => request("POST", `/v1/workflows/${encodeURIComponent(id)}/events`, { body: event }),
     getDevWorkflow: (id) => request("GET", `/dev/workflows/${encodeURIComponent(id)}`),
     getDevDispatch: () => request("GET", "/dev/dispatch"),
     /** The whole history, page by page (bounded: at most `maxPages` pages). */
@@ -52,4 +54,4 @@ export function createClient(baseUrl) {
   };
 }
 
-export const TERMINAL_STATUSES = new Set(["completed", "failed", "compensated", "cancelled"]);
+export const TERMINAL_STATUSES = new Set(["completed", "failed", "compensated", "cancelled", "terminated"]);

@@ -34,8 +34,29 @@ function measurementRows(report) {
     ["replays (would-be duplicates)", `actions ${r.action.replays} (${r.action.replaysAfterDelivered} after a delivered 200), compensations ${r.compensation.replays} (${r.compensation.replaysAfterDelivered} after a delivered 200)`],
     ["server faults (FAULTS)", report.features.faultsVar ? counts(report.config.serverFaults) : `not in this build (asked: ${counts(report.config.serverFaults)})`],
   );
+  rows.push(...languageRows(report));
   rows.push(...burstRows(report));
   return rows;
+}
+
+/** The share of the regular workflows with a sleep and a wait for an event. */
+function languageRows(report) {
+  const l = report.language;
+  if (!l || l.workflows === 0) return [["sleep + waitForEvent workflows", "none"]];
+  // Due: the planned wake, or the sleep's start when its action before it ran late.
+  const wakes = l.list.filter((x) => x.wokeAt !== null && x.plannedWakeAt !== null).map((x) => x.wokeAt - Math.max(x.plannedWakeAt, x.sleepingAt ?? 0));
+  const a = l.acrossRestart;
+  const waits = l.list.filter((x) => x.event.timing === "late" && x.consumedAt !== null && x.waitingAt !== null).map((x) => x.consumedAt - x.waitingAt);
+  return [
+    [
+      "sleep + waitForEvent workflows",
+      `${l.workflows} (sleep: durationMs ${l.sleeps.duration}, until ${l.sleeps.until}; events: early ${l.events.early}, late ${l.events.late}, sent twice ${l.events.twice}); ` +
+        `across the restart: ${a.sleeps} sleeping, ${a.waits} waiting, ${a.bufferedEvents} event(s) in the inbox`,
+    ],
+    ["  event answers (phase status)", counts(l.sendAnswers)],
+    ["  sleeps: woke after due", wakes.length ? `min ${ms(Math.min(...wakes))}, max ${ms(Math.max(...wakes))} (n=${wakes.length})` : "–"],
+    ["  late events: waiting → consumed", waits.length ? `max ${ms(Math.max(...waits))} (n=${waits.length})` : "–"],
+  ];
 }
 
 const seconds = (v) => (v === null || v === undefined ? "–" : `${(v / 1000).toFixed(1)} s`);
