@@ -116,7 +116,8 @@ export async function checkIndex(client, finals, { settleMs = 10_000 } = {}) {
 
   // The index may trail the objects (it is written after the object commits), so mismatches get a short
   // bounded time to settle before they count.
-  const started = Date.now();
+  let started = Date.now();
+  let swept;
   let mismatches = [];
   let index;
   for (let round = 0; ; round++) {
@@ -138,14 +139,22 @@ export async function checkIndex(client, finals, { settleMs = 10_000 } = {}) {
       if (!row) mismatches.push({ id: f.id, object: f.view.status, index: "(missing)" });
       else if (row.status !== f.view.status) mismatches.push({ id: f.id, object: f.view.status, index: row.status });
     }
-    if (mismatches.length === 0 || Date.now() - started > settleMs) break;
+    if (mismatches.length > 0 && !swept && Date.now() - started > settleMs) {
+      // What the index still gets wrong after the settle time is the sweep's to repair (an object killed
+      // between its commit and its D1 write): run it once, as production's cron would have by now.
+      swept = { before: mismatches.length, status: (await client.runCronSweep()).status };
+      started = Date.now();
+    } else if (mismatches.length === 0 || Date.now() - started > settleMs) break;
     await sleep(2_000);
   }
   const ours = new Set(finals.map((f) => f.id));
   const extra = [...index.rows.keys()].filter((id) => !ours.has(id));
   const settledMs = Date.now() - started;
-  const detail = `${index.rows.size} rows, ${mismatches.length} mismatch(es), ${extra.length} unknown row(s)` + (mismatches.length === 0 && settledMs > 1_000 ? ` (settled after ${settledMs} ms)` : "");
-  return (mismatches.length || extra.length ? fail : pass)(name, detail, { mismatches: mismatches.slice(0, 30), extra: extra.slice(0, 10), settledMs });
+  const detail =
+    `${index.rows.size} rows, ${mismatches.length} mismatch(es), ${extra.length} unknown row(s)` +
+    (mismatches.length === 0 && settledMs > 1_000 ? ` (settled after ${settledMs} ms)` : "") +
+    (swept ? `; ${swept.before} stale after the settle time, the cron sweep run (answered ${swept.status}), ${mismatches.length} left` : "");
+  return (mismatches.length || extra.length ? fail : pass)(name, detail, { mismatches: mismatches.slice(0, 30), extra: extra.slice(0, 10), settledMs, swept });
 }
 
 /** No alarm overdue by more than 5 s (sampled during the run and read for every workflow at the end). */

@@ -38,6 +38,8 @@ export function createClient(baseUrl) {
     sendEvent: (id, event) => request("POST", `/v1/workflows/${encodeURIComponent(id)}/events`, { body: event }),
     getDevWorkflow: (id) => request("GET", `/dev/workflows/${encodeURIComponent(id)}`),
     getDevDispatch: () => request("GET", "/dev/dispatch"),
+    /** Runs the Worker's cron handler (the sweep) now; wrangler dev has --test-scheduled for it. */
+    runCronSweep: () => request("GET", "/__scheduled?cron=*+*+*+*+*"),
     /** The whole history, page by page (bounded: at most `maxPages` pages). */
     async getHistory(id, maxPages = 20) {
       const events = [];

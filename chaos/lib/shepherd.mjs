@@ -60,6 +60,9 @@ export function applyMigrations(sandbox) {
  * `crash()` and `restart({ crash: true })` for the mid-run kill, `stop()` at the end, `readyMs`.
  * `serverFaults` becomes the FAULTS var (honoured only with DEV_HOOKS=true).
  */
+/** The sweep's grace in the soak: after the run every workflow has ended, so only a stale index row is overdue. */
+export const SWEEP_GRACE_MS = 5_000;
+
 export function startShepherd(sandbox, { port, inspectorPort, serverFaults }) {
   const dev = wranglerDev({
     repo: sandbox.repoRoot,
@@ -69,7 +72,10 @@ export function startShepherd(sandbox, { port, inspectorPort, serverFaults }) {
     inspectorPort,
     persistTo: sandbox.persistTo,
     logFile: sandbox.logFile,
+    testScheduled: true,
     vars: {
+      // The index check runs the cron sweep once, as production runs it every minute; the soak's clock is short.
+      SWEEP_GRACE_MS: String(SWEEP_GRACE_MS),
       TASK_TOKEN_SECRET: "chaos-secret",
       ALLOW_PRIVATE_TARGETS: "true",
       API_TOKENS: `chaos:${API_TOKEN}`,

@@ -93,14 +93,16 @@ export function applyD1Migrations({ repo, tmp, cwd, persistTo, logFile }) {
 
 /**
  * `wrangler dev` in `cwd` on 127.0.0.1:port, persisting to `persistTo`, with `vars` as --var flags and
- * wrangler's --log-level when `logLevel` is given. Returns a handle: start() resolves once `healthPath`
+ * wrangler's --log-level when `logLevel` is given, and --test-scheduled with `testScheduled`. Returns a handle: start() resolves once `healthPath`
  * answers 200 (throws after READY_TIMEOUT_MS or when wrangler exits first); stop() ends it with the grace
  * period; crash() kills it at once; restart({ crash }) does either and starts it again on the same state.
  * `pid` is the wrangler process's (the group's leader), `readyMs` how long the last start took.
  */
-export function wranglerDev({ repo, tmp, cwd, port, inspectorPort, persistTo, vars = {}, logFile, logLevel, healthPath = "/healthz" }) {
+export function wranglerDev({ repo, tmp, cwd, port, inspectorPort, persistTo, vars = {}, logFile, logLevel, healthPath = "/healthz", testScheduled = false }) {
   const args = [
     "dev",
+    // GET /__scheduled runs the cron handler: wrangler dev never runs cron triggers on its own.
+    ...(testScheduled ? ["--test-scheduled"] : []),
     "--ip", "127.0.0.1",
     "--port", String(port),
     "--inspector-port", String(inspectorPort),
