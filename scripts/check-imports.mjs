@@ -1,6 +1,7 @@
 // `npm run lint` runs this after eslint: the layering of src/ stays what docs/architecture.md says.
 //   - no import cycle among src/ modules (a reader can follow every module in one direction);
-//   - src/domain/ imports only zod and other domain modules (pure: no cloudflare:*, hono or bindings);
+//   - src/domain/ imports only pure libraries (zod; croner, cron arithmetic with no I/O) and other domain modules
+//     (pure: no cloudflare:*, hono or bindings);
 //   - nothing outside src/api/ imports src/api/, and only src/index.ts imports the Worker's entry points.
 // Prints each problem and exits 1 when there is one.
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -23,6 +24,9 @@ function specifiers(text) {
   return [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"/gms)].map((match) => match[1]);
 }
 
+/** Libraries the pure domain may use: computation only, no I/O and no bindings. */
+const PURE_LIBRARIES = new Set(["zod", "croner"]);
+
 const files = sourceFiles(src);
 const name = (path) => relative(root, path);
 const graph = new Map();
@@ -32,7 +36,7 @@ for (const file of files) {
   for (const spec of specifiers(readFileSync(file, "utf8"))) {
     const inDomain = file.startsWith(join(src, "domain"));
     if (!spec.startsWith(".")) {
-      if (inDomain && spec !== "zod") problems.push(`${name(file)} imports "${spec}": domain/ imports only zod`);
+      if (inDomain && !PURE_LIBRARIES.has(spec)) problems.push(`${name(file)} imports "${spec}": domain/ imports only ${[...PURE_LIBRARIES].join(" and ")}`);
       continue;
     }
     const target = resolve(dirname(file), spec) + ".ts";

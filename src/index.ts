@@ -5,6 +5,7 @@ import { sweepOverdueWorkflows } from "./supervisor/sweep";
 
 export { AgentHost } from "./agents/agent-host";
 export { QueueLagMonitor } from "./queue-lag/monitor";
+export { CronSchedule } from "./schedules/cron-schedule";
 export { WorkflowScheduler } from "./scheduler/workflow-scheduler";
 
 const app = createApp();

@@ -7,7 +7,9 @@ import { limitTenantWrites } from "./rate-limit";
 import type { AppEnv } from "./app-env";
 import { ApiError, errorBody, onApiError, validationFailed } from "./errors";
 import { controlRoutes } from "./control-routes";
+import { definitionRoutes } from "./definitions";
 import { operatorRoutes } from "./operator-actions";
+import { scheduleRoutes } from "./schedules";
 import { taskRoutes } from "./tasks";
 import { workflowRoutes } from "./workflows";
 
@@ -37,7 +39,7 @@ export function createApp() {
   );
   app.use("/v1/*", async (c, next) => {
     const type = c.req.header("Content-Type");
-    if (c.req.method === "POST" && type !== undefined && !/^application\/json\s*(;|$)/i.test(type)) {
+    if ((c.req.method === "POST" || c.req.method === "PUT") && type !== undefined && !/^application\/json\s*(;|$)/i.test(type)) {
       throw new ApiError(415, "unsupported_media_type", "Send the request body as application/json.");
     }
     await next();
@@ -46,6 +48,8 @@ export function createApp() {
   app.route("/", workflowRoutes);
   app.route("/", operatorRoutes);
   app.route("/", controlRoutes);
+  app.route("/", definitionRoutes);
+  app.route("/", scheduleRoutes);
   app.route("/", taskRoutes);
   app.route("/", devRoutes);
 

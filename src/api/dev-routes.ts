@@ -3,7 +3,7 @@ import { devHooksEnabled } from "../dev/faults";
 import { ID_PATTERN } from "../domain/schemas";
 import { schedulerFor } from "../scheduler/scheduler-client";
 import { requireApiToken } from "./auth";
-import { backPressureNow } from "./back-pressure";
+import { backPressureNow } from "../queue-lag/back-pressure";
 import type { AppEnv } from "./app-env";
 import { ApiError, rejectionToError } from "./errors";
 

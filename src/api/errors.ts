@@ -79,9 +79,23 @@ export function onApiError(error: Error, c: Context): Response {
   return c.json(errorBody("internal", "Something went wrong on our side; the request may be retried."), 500);
 }
 
-/** Maps a Durable Object's discriminated rejection onto the contract's status codes. */
-export function rejectionToError(rejection: { code: string; message: string }): ApiError {
+/** What a Durable Object or a start refuses with: a value, since error classes do not survive RPC. */
+export interface Rejection {
+  code: string;
+  message: string;
+  details?: ValidationIssue[];
+  retryAfterSeconds?: number;
+}
+
+/** Maps a discriminated rejection (a Durable Object's, a start's) onto the contract's status codes. */
+export function rejectionToError(rejection: Rejection): ApiError {
   switch (rejection.code) {
+    case "validation_failed":
+      return validationFailed(rejection.details ?? []);
+    case "not_configured":
+      return new ApiError(503, "not_configured", rejection.message);
+    case "overloaded":
+      return new ApiError(503, "overloaded", rejection.message, undefined, { "Retry-After": String(rejection.retryAfterSeconds ?? 1) });
     case "not_found":
       return new ApiError(404, "not_found", rejection.message);
     case "stale_attempt":

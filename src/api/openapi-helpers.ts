@@ -13,7 +13,7 @@ const ERROR_DESCRIPTIONS = {
   400: "Invalid JSON or a request that fails validation",
   401: "Missing or invalid token",
   413: "The request body is over 1 MiB",
-  404: "No such workflow or step",
+  404: "No such workflow, step or definition (version)",
   409: "Conflicts with the workflow's state, or the attempt is stale",
   410: "The step has ended",
   415: "The body is not application/json",

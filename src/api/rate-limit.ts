@@ -11,7 +11,7 @@ const RETRY_AFTER_SECONDS = 10;
  */
 export const limitTenantWrites: MiddlewareHandler<AppEnv> = async (c, next) => {
   const limiter = c.env.TENANT_WRITE_LIMIT;
-  if (c.req.method === "POST" && limiter) {
+  if ((c.req.method === "POST" || c.req.method === "PUT") && limiter) {
     const { success } = await limiter.limit({ key: c.get("tenant") });
     if (!success) {
       throw new ApiError(429, "rate_limited", `Too many writes for this tenant; retry after ${RETRY_AFTER_SECONDS} seconds.`, undefined, {

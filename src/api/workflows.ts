@@ -1,17 +1,13 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { canonicalJson } from "../domain/canonical-json";
-import { StartWorkflowSchema, type StartWorkflowInput } from "../domain/definition";
-import { planWorkflow } from "../domain/plan";
+import { StartWorkflowSchema } from "../domain/definition";
 import { IdSchema } from "../domain/schemas";
 import { WORKFLOW_STATUSES } from "../domain/state";
-import { ConfigError, targetPolicyFor } from "../config";
-import { checkTarget, type TargetPolicy } from "../domain/target-policy";
 import { schedulerFor } from "../scheduler/scheduler-client";
+import { startWorkflowRun } from "../starts/start-workflow";
 import { decodeCursor, encodeCursor } from "../workflow-index/cursor";
 import { listWorkflows } from "../workflow-index/d1-index";
-import { refuseStartWhenOverloaded } from "./back-pressure";
 import type { AppEnv } from "./app-env";
-import { ApiError, validationFailed, type ValidationIssue } from "./errors";
+import { ApiError, rejectionToError, validationFailed } from "./errors";
 import { workflowOr404 } from "./workflow-or-404";
 import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
 import { HistorySchema, WorkflowListSchema, WorkflowParamsSchema, WorkflowViewSchema } from "./schemas";
@@ -22,13 +18,13 @@ const HISTORY_PAGE_MAX = 1000;
 const startRoute = createRoute({
   method: "post",
   path: "/v1/workflows",
-  summary: "Start a workflow (idempotent by id)",
+  summary: "Start a workflow (idempotent by id), from an inline definition or a published one (definitionRef)",
   security: BEARER_AUTH,
   request: jsonBody(StartWorkflowSchema),
   responses: {
     201: jsonContent(WorkflowViewSchema, "Started"),
     200: jsonContent(WorkflowViewSchema, "Already started with this same body"),
-    ...errorResponses(400, 401, 409, 413, 415, 429, 503),
+    ...errorResponses(400, 401, 404, 409, 413, 415, 429, 503),
   },
 });
 
@@ -74,54 +70,10 @@ const listRoute = createRoute({
   responses: { 200: jsonContent(WorkflowListSchema, "One page; nextCursor is set when more follow"), ...errorResponses(400, 401, 503) },
 });
 
-/** Target URLs without templates can be checked before anything runs; templated ones are checked by the agent. */
-function targetIssues(body: StartWorkflowInput, policy: TargetPolicy) {
-  const issues: ValidationIssue[] = [];
-  body.definition.steps.forEach((step, index) => {
-    for (const field of ["action", "compensate"] as const) {
-      const url = step[field]?.url;
-      if (!url || url.includes("{{")) continue;
-      const problem = checkTarget(url, policy);
-      if (problem) issues.push({ code: "custom", path: ["definition", "steps", index, field, "url"], message: problem });
-    }
-  });
-  return issues;
-}
-
-function targetPolicy(env: Env, tenant: string): TargetPolicy {
-  try {
-    return targetPolicyFor(env, tenant);
-  } catch (error) {
-    if (error instanceof ConfigError) throw new ApiError(503, "not_configured", `${error.message}; fix the ALLOWED_TARGETS setting.`);
-    throw error;
-  }
-}
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-}
-
 export const workflowRoutes = new OpenAPIHono<AppEnv>()
   .openapi(startRoute, async (c) => {
-    // Without the secret no task could be signed: refuse before anything is stored.
-    if (!c.env.TASK_TOKEN_SECRET) {
-      throw new ApiError(503, "not_configured", "TASK_TOKEN_SECRET is not set: run `wrangler secret put TASK_TOKEN_SECRET`.");
-    }
-    const body = c.req.valid("json");
-    const tenant = c.get("tenant");
-    const issues = targetIssues(body, targetPolicy(c.env, tenant));
-    if (issues.length > 0) throw validationFailed(issues);
-    await refuseStartWhenOverloaded(c.env);
-    const id = body.id ?? `wf_${crypto.randomUUID()}`;
-    const result = await schedulerFor(c.env, tenant, id).start({
-      tenant,
-      id,
-      plan: planWorkflow(body.definition),
-      input: body.input ?? null,
-      requestHash: await sha256Hex(canonicalJson({ ...body, id })),
-    });
-    if (!result.ok) throw new ApiError(409, "conflict", result.message);
+    const result = await startWorkflowRun(c.env, c.get("tenant"), c.req.valid("json"));
+    if (!result.ok) throw rejectionToError(result);
     return c.json(result.workflow, result.created ? 201 : 200);
   })
   .openapi(listRoute, async (c) => {

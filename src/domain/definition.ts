@@ -3,7 +3,9 @@
  * reading only steps that finish first. `DefinitionSchema` is the shape plus these checks: one parse, one 400.
  */
 import { z } from "zod";
+import { canonicalJson } from "./canonical-json";
 import { DefinitionShapeSchema, IdSchema, PayloadSchema, STEP_KINDS, type DefinitionInput, type StepInput } from "./schemas";
+import { sha256Hex } from "./sha256";
 import { checkTemplatePath, templatePaths } from "./templates";
 import { parseWakeTime } from "./wake-time";
 
@@ -146,10 +148,40 @@ function refineDefinition(definition: DefinitionInput, ctx: z.RefinementCtx): vo
 
 export const DefinitionSchema = DefinitionShapeSchema.superRefine(refineDefinition);
 
-export const StartWorkflowSchema = z.strictObject({
-  id: IdSchema.optional(),
-  definition: DefinitionSchema,
-  input: PayloadSchema.optional(),
+/**
+ * The content hash of a checked definition: hex SHA-256 of its canonical JSON. Equal content gives an equal hash
+ * whatever the key order, so a registry version and an inline start of the same definition share it.
+ */
+export function definitionHash(definition: DefinitionInput): Promise<string> {
+  return sha256Hex(canonicalJson(definition));
+}
+
+/** A published definition by name; without `version`, the latest one when the workflow starts. */
+export const DefinitionRefSchema = z.strictObject({
+  name: IdSchema,
+  version: z.int().min(1).optional(),
 });
+
+/** Exactly one of the two: a start names what it runs once, and never ambiguously. */
+function refineDefinitionChoice(body: { definition?: unknown; definitionRef?: unknown }, ctx: z.RefinementCtx): void {
+  if (body.definition === undefined && body.definitionRef === undefined) {
+    ctx.addIssue({ code: "custom", path: ["definition"], message: "give a definition, or a definitionRef naming a published one" });
+  } else if (body.definition !== undefined && body.definitionRef !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["definitionRef"], message: "give either a definition or a definitionRef, not both" });
+  }
+}
+
+export const StartWorkflowSchema = z
+  .strictObject({
+    id: IdSchema.optional(),
+    /** Inline: the definition itself. */
+    definition: DefinitionSchema.optional(),
+    /** By reference: a version from the definitions registry (one read more than an inline start). */
+    definitionRef: DefinitionRefSchema.optional(),
+    input: PayloadSchema.optional(),
+  })
+  .superRefine(refineDefinitionChoice);
+
+export type DefinitionRef = z.infer<typeof DefinitionRefSchema>;
 
 export type StartWorkflowInput = z.infer<typeof StartWorkflowSchema>;

@@ -3,7 +3,7 @@
  * supervisor decision adds its events here and cannot write a misspelt or shapeless one. The shell stamps
  * `seq` and `at` when it appends them.
  */
-import type { AttemptKind, CompensationState, StepError } from "./state";
+import type { AttemptKind, CompensationState, PinnedDefinition, StepError } from "./state";
 
 type OfStep = { stepId: string };
 type OfAttempt = { stepId: string; attempt: number };
@@ -12,7 +12,7 @@ type OfOutcome = OfStep & { attempt?: number };
 type Timeout = "schedule_to_start" | "start_to_close" | "heartbeat";
 
 interface HistoryEventFields {
-  workflow_started: { data: { name: string } };
+  workflow_started: { data: { name: string; definition?: PinnedDefinition; schedule?: string } };
   workflow_timed_out: { data: { deadlineAt: number | undefined } };
   workflow_completed: object;
   workflow_failed: { data: { error: StepError | undefined } };

@@ -99,11 +99,26 @@ export const CompensationStateSchema = z.object({
   endStatus: z.enum(["compensated", "cancelled"]),
 });
 
+/**
+ * The definition a workflow runs: its name, its registry version when it was started by reference (absent for an
+ * inline definition), and the hash of its content either way. The plan itself is stored with the workflow, so a
+ * version published later never changes what runs.
+ */
+export const PinnedDefinitionSchema = z.object({
+  name: z.string(),
+  version: z.number().optional(),
+  hash: z.string(),
+});
+
 /** The workflow's own fields; its steps are stored one row each. */
 export const WorkflowFieldsSchema = z.object({
   tenant: z.string(),
   id: z.string(),
   name: z.string(),
+  /** Absent for workflows started before the registry existed. */
+  definition: PinnedDefinitionSchema.optional(),
+  /** The id of the schedule whose fire started it, if one did. */
+  schedule: z.string().optional(),
   plan: WorkflowPlanSchema,
   input: z.unknown(),
   status: z.enum(WORKFLOW_STATUSES),
@@ -138,6 +153,7 @@ export type Attempt = z.infer<typeof AttemptSchema>;
 export type StepState = z.infer<typeof StepStateSchema>;
 export type CompensationState = z.infer<typeof CompensationStateSchema>;
 export type InboxEvent = z.infer<typeof InboxEventSchema>;
+export type PinnedDefinition = z.infer<typeof PinnedDefinitionSchema>;
 /** The inbox is stored in rows of its own (absent: empty), like the steps. */
 export type WorkflowState = z.infer<typeof WorkflowFieldsSchema> & { steps: StepState[]; inbox?: InboxEvent[] };
 

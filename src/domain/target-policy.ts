@@ -9,6 +9,7 @@
  * `"*"` may call any host the SSRF rules allow.
  */
 import { z } from "zod";
+import type { DefinitionInput } from "./schemas";
 
 /** What one tenant's actions may call. */
 export interface TargetPolicy {
@@ -44,6 +45,20 @@ export function checkTarget(rawUrl: string, policy: TargetPolicy): string | unde
     return `private host names are refused (${host})`;
   }
   return undefined;
+}
+
+/**
+ * The literal action and compensation URLs of a definition that the policy refuses, each with its path in the
+ * definition. Templated URLs are left to the agent, which checks every URL again before each request.
+ */
+export function definitionTargetIssues(definition: DefinitionInput, policy: TargetPolicy): { path: (string | number)[]; message: string }[] {
+  return definition.steps.flatMap((step, index) =>
+    (["action", "compensate"] as const).flatMap((field) => {
+      const url = step[field]?.url;
+      const problem = url === undefined || url.includes("{{") ? undefined : checkTarget(url, policy);
+      return problem ? [{ path: ["steps", index, field, "url"], message: problem }] : [];
+    }),
+  );
 }
 
 const HostPatternSchema = z

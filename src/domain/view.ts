@@ -5,6 +5,7 @@ import { AttemptSchema, InboxEventSchema, StepStateSchema, WorkflowFieldsSchema,
 export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
   id: true,
   name: true,
+  definition: true,
   status: true,
   input: true,
   output: true,
@@ -35,6 +36,7 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
   return {
     id: state.id,
     name: state.name,
+    ...defined({ definition: state.definition }),
     status: state.status,
     input: state.input,
     ...defined({ output: state.output, error: state.error }),

@@ -1,4 +1,5 @@
 import type { WorkflowPlan } from "../domain/plan";
+import type { PinnedDefinition } from "../domain/state";
 import type { WorkflowView } from "../domain/view";
 import type { EventReceipt } from "./store";
 
@@ -10,6 +11,10 @@ export interface StartRequest {
   input: unknown;
   /** Hash of the start request's body: the same id with another body is a conflict, not a replay. */
   requestHash: string;
+  /** The definition the plan came from; absent only in requests from before the registry. */
+  definition?: PinnedDefinition;
+  /** The schedule whose fire started it. */
+  schedule?: string;
 }
 
 export type StartResult =

@@ -5,7 +5,8 @@ import { claimEagerly, nextDeadlineAt, queueChecksDue, reportEvent, startWorkflo
 import type { EventReply, SentEvent, TransitionResult, WorkflowEvent } from "../domain/machine";
 import { currentQueueLag } from "../queue-lag/monitor";
 import type { AttemptReport } from "../domain/task-message";
-import type { WorkflowState } from "../domain/state";
+import { isTerminal, type WorkflowState } from "../domain/state";
+import { scheduleObjectName } from "../schedules/schedule-name";
 import { toWorkflowView, type WorkflowView } from "../domain/view";
 import { OutboxDelivery, SEND_LEASE_MS } from "./outbox";
 import { NOT_FOUND, type CommitOptions, type StartRequest, type StartResult } from "./rpc";
@@ -37,7 +38,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
       return { ok: false, code: "conflict", message: `workflow "${request.id}" already exists with a different definition or input` };
     }
     const now = Date.now();
-    const result = startWorkflow({ tenant: request.tenant, id: request.id, plan: request.plan, input: request.input, now });
+    const { tenant, id, plan, input, definition, schedule } = request;
+    const result = startWorkflow({ tenant, id, plan, input, now, ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }) });
     await this.commit(undefined, result, now, { requestHash: request.requestHash });
     return { ok: true, created: true, workflow: toWorkflowView(result.state) };
   }
@@ -215,6 +217,21 @@ export class WorkflowScheduler extends DurableObject<Env> {
     // A failed delivery waits for the alarm; a lease freed by a send is left to lapse (see SEND_LEASE_MS).
     const delivery = await this.outbox.deliver(result.state.tenant, result.state.id);
     if (delivery === "deferred") await this.alarmClock.arm(this.alarmTarget(deadline, Date.now()));
+    if (previous && !isTerminal(previous.status) && isTerminal(result.state.status)) await this.tellSchedule(result.state);
+  }
+
+  /**
+   * A workflow a schedule's fire started tells that schedule when it ends, so a buffered fire starts at once.
+   * Best effort: if the notice is lost, the schedule finds the workflow ended at its next fire.
+   */
+  private async tellSchedule(state: WorkflowState): Promise<void> {
+    if (state.schedule === undefined) return;
+    try {
+      // The namespace's own stub, not the schedule client: that one reaches back to this class through its types.
+      await this.env.SCHEDULES.getByName(scheduleObjectName(state.tenant, state.schedule)).workflowEnded(state.id);
+    } catch (error) {
+      console.error(JSON.stringify({ message: "could not tell the schedule its workflow ended", schedule: state.schedule, workflowId: state.id, error: String(error) }));
+    }
   }
 
   /** The earliest of the state's deadlines and the outbox's next delivery. */

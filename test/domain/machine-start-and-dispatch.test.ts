@@ -86,6 +86,15 @@ describe("starting a workflow", () => {
     expect(result.state.deadlineAt).toBe(T0 + 60_000);
     expect(result.state.input).toBe(1);
   });
+
+  it("keeps the definition it runs and the schedule that started it, in its state and its first history event", () => {
+    const definition = { name: "test-flow", version: 3, hash: "ef".repeat(32) };
+
+    const result = startWorkflow({ tenant: "acme", id: "nightly:1700000000000", plan: plan([step("a")]), input: null, now: T0, definition, schedule: "nightly" });
+
+    expect(result.state).toMatchObject({ definition, schedule: "nightly" });
+    expect(result.history[0]).toEqual({ type: "workflow_started", data: { name: "test-flow", definition, schedule: "nightly" } });
+  });
 });
 
 const orderAction = {

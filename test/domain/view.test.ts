@@ -41,4 +41,13 @@ describe("toWorkflowView", () => {
       ],
     });
   });
+
+  it("shows the definition the workflow runs, and nothing for one stored before the registry", () => {
+    const run = new Run(plan([step("a")]), { id: "wf-pinned" });
+    const definition = { name: "test-flow", version: 2, hash: "ab".repeat(32) };
+
+    expect(toWorkflowView({ ...run.state, definition }).definition).toEqual(definition);
+    expect(toWorkflowView({ ...run.state, definition: { name: "test-flow", hash: "cd".repeat(32) } }).definition).toEqual({ name: "test-flow", hash: "cd".repeat(32) });
+    expect(toWorkflowView(run.state)).not.toHaveProperty("definition");
+  });
 });

@@ -1,6 +1,6 @@
 import type { WorkflowPlan } from "../plan";
 import type { QueueLagSample } from "../back-pressure";
-import type { StepError, WorkflowState } from "../state";
+import type { PinnedDefinition, StepError, WorkflowState } from "../state";
 import type { AttemptReport } from "../task-message";
 import type { HistoryEntryFields } from "../history";
 import { TransitionContext, type Effect } from "./context";
@@ -143,15 +143,21 @@ export interface StartArgs {
   plan: WorkflowPlan;
   input: unknown;
   now: number;
+  /** Which definition the plan came from (name, registry version, content hash). */
+  definition?: PinnedDefinition;
+  /** The schedule whose fire started it. */
+  schedule?: string;
 }
 
 /** A new workflow: every step pending, then the steps with no dependencies dispatched together. */
 export function startWorkflow(args: StartArgs, random: () => number = Math.random): TransitionResult<{ ok: true }> {
-  const { tenant, id, plan, input, now } = args;
+  const { tenant, id, plan, input, now, definition, schedule } = args;
+  const origin = { ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }) };
   const state: WorkflowState = {
     tenant,
     id,
     name: plan.name,
+    ...origin,
     plan,
     input: input ?? null,
     status: "running",
@@ -163,7 +169,7 @@ export function startWorkflow(args: StartArgs, random: () => number = Math.rando
     steps: plan.steps.map((step) => ({ id: step.id, status: "pending", attempt: 0, budgetUsed: 0, attempts: [] })),
   };
   const ctx = new TransitionContext(state, now, random);
-  ctx.record({ type: "workflow_started", data: { name: plan.name } });
+  ctx.record({ type: "workflow_started", data: { name: plan.name, ...origin } });
   dispatchReadySteps(ctx);
   return { state: ctx.state, changed: true, effects: ctx.effects, history: ctx.history, reply: { ok: true } };
 }

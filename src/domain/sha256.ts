@@ -1,0 +1,5 @@
+/** Hex SHA-256 of a text: the content hashes of start requests, schedules and definitions. */
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}

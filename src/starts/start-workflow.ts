@@ -1,0 +1,96 @@
+/**
+ * Starting a workflow, for everything that starts one: `POST /v1/workflows` and a schedule's fires. One path, so
+ * a fire is resolved, checked, hashed and planned exactly like a request. Expected refusals are values (a
+ * discriminated result), since a schedule's object calls this with no HTTP layer to turn errors into answers.
+ */
+import { canonicalJson } from "../domain/canonical-json";
+import { definitionHash, type StartWorkflowInput } from "../domain/definition";
+import { planWorkflow } from "../domain/plan";
+import type { DefinitionInput } from "../domain/schemas";
+import { sha256Hex } from "../domain/sha256";
+import type { PinnedDefinition } from "../domain/state";
+import type { WorkflowView } from "../domain/view";
+import { backPressureNow } from "../queue-lag/back-pressure";
+import { findDefinition } from "../registry/d1-registry";
+import { schedulerFor } from "../scheduler/scheduler-client";
+import { checkDefinitionTargets, type TargetRefusal } from "./definition-targets";
+
+export type StartRefusal =
+  | TargetRefusal
+  | { ok: false; code: "conflict"; message: string }
+  /** No such definition or version (a `definitionRef` that names none). */
+  | { ok: false; code: "not_found"; message: string }
+  /** Shepherd's task queue is too far behind: nothing was stored; try again after `retryAfterSeconds`. */
+  | { ok: false; code: "overloaded"; message: string; retryAfterSeconds: number };
+
+export type StartOutcome = { ok: true; created: boolean; workflow: WorkflowView } | StartRefusal;
+
+export interface StartOptions {
+  /** The id of the schedule whose fire this is; the workflow keeps it. */
+  schedule?: string;
+}
+
+/**
+ * Starts the workflow `body` describes for `tenant`, idempotent by id: the same id and body again answers the
+ * existing workflow (`created: false`), another body under that id is a `conflict`. A `definitionRef` is resolved
+ * with one D1 read; the workflow keeps the plan it started with, so a version published later changes nothing.
+ */
+export async function startWorkflowRun(env: Env, tenant: string, body: StartWorkflowInput, options: StartOptions = {}): Promise<StartOutcome> {
+  // Without the secret no task could be signed: refuse before anything is stored.
+  if (!env.TASK_TOKEN_SECRET) {
+    return { ok: false, code: "not_configured", message: "TASK_TOKEN_SECRET is not set: run `wrangler secret put TASK_TOKEN_SECRET`." };
+  }
+  const resolved = await resolveDefinition(env, tenant, body);
+  if (!resolved.ok) return resolved;
+  const refusal = checkDefinitionTargets(env, tenant, resolved.definition, body.definitionRef ? ["definitionRef"] : ["definition"]);
+  if (refusal) return refusal;
+  const overloaded = await overloadRefusal(env);
+  if (overloaded) return overloaded;
+  const id = body.id ?? `wf_${crypto.randomUUID()}`;
+  return schedulerFor(env, tenant, id).start({
+    tenant,
+    id,
+    plan: planWorkflow(resolved.definition),
+    input: body.input ?? null,
+    // The body as sent, reference and all: a repeated start by reference is the same request even after a newer
+    // version was published (it answers the workflow the first one started, on the version it resolved).
+    requestHash: await sha256Hex(canonicalJson({ ...body, id })),
+    definition: resolved.pinned,
+    ...(options.schedule === undefined ? {} : { schedule: options.schedule }),
+  });
+}
+
+type Resolved = { ok: true; definition: DefinitionInput; pinned: PinnedDefinition } | Extract<StartRefusal, { code: "not_found" }>;
+
+/** The definition to run: the inline one, or the referenced version (the latest when none is named). */
+async function resolveDefinition(env: Env, tenant: string, body: StartWorkflowInput): Promise<Resolved> {
+  const ref = body.definitionRef;
+  if (!ref) {
+    // The schema guarantees one of the two.
+    const definition = body.definition as DefinitionInput;
+    return { ok: true, definition, pinned: { name: definition.name, hash: await definitionHash(definition) } };
+  }
+  const found = await findDefinition(env.DB, tenant, ref.name, ref.version);
+  if (!found) {
+    const what = ref.version === undefined ? `definition "${ref.name}"` : `version ${ref.version} of definition "${ref.name}"`;
+    return { ok: false, code: "not_found", message: `No ${what} (definitionRef); publish it with PUT /v1/definitions/${ref.name}.` };
+  }
+  return { ok: true, definition: found.definition, pinned: { name: found.name, version: found.version, hash: found.hash } };
+}
+
+/**
+ * Back-pressure instead of collapse: while our own task queue is further behind than BACKPRESSURE_LAG_MS, a new
+ * start is refused before anything is stored. What was accepted keeps running; a caller that waits and retries
+ * gets in once the queue has caught up. Never an error inside a workflow.
+ */
+async function overloadRefusal(env: Env): Promise<StartRefusal | undefined> {
+  const { verdict } = await backPressureNow(env);
+  if (!verdict.overloaded) return undefined;
+  const seconds = verdict.retryAfterSeconds;
+  return {
+    ok: false,
+    code: "overloaded",
+    message: `Shepherd's task queue is ${(verdict.lagMs / 1000).toFixed(1)} s behind; nothing was started: retry after ${seconds} seconds.`,
+    retryAfterSeconds: seconds,
+  };
+}
