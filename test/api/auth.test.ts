@@ -26,7 +26,8 @@ const doc = await loadOpenApi();
 const routes = routesOf(doc);
 const apiRoutes = routes.filter((route) => route.path.startsWith("/v1/") && !isTaskRoute(route));
 const taskRoutes = routes.filter(isTaskRoute);
-const workflowRoutes = apiRoutes.filter((route) => route.path.includes("{id}"));
+const workflowRoutes = apiRoutes.filter((route) => route.path.startsWith("/v1/workflows/{id}"));
+const scheduleRoutes = apiRoutes.filter((route) => route.path.startsWith("/v1/schedules/{id}"));
 
 /** Long enough that nothing times out while a test looks at a workflow: its state only changes when asked. */
 const STILL = {
@@ -73,11 +74,16 @@ async function needsAttention(tenant: TestTenant) {
   return id;
 }
 
-/** A body each route accepts, so that a refusal is about who is asking, not about what was sent. */
+/**
+ * A body each route accepts, so that a refusal is about who is asking, not about what was sent. `startId` names
+ * the workflow a start would create and the definition a publish would store (its path's {name}).
+ */
 function validBody(route: Route, startId: string): string | undefined {
   if (!route.body) return undefined;
   const bodies: Record<string, unknown> = {
     "POST /v1/workflows": { id: startId, definition: escalatingDefinition("auth-never-started") },
+    "PUT /v1/definitions/{name}": escalatingDefinition(startId),
+    "POST /v1/schedules": { id: startId, cron: "0 3 * * *", workflow: { definition: escalatingDefinition("auth-scheduled") } },
     "POST /v1/workflows/{id}/steps/{stepId}/skip": { output: { skippedBy: "test" } },
     "POST /v1/workflows/{id}/events": { event: "approved", payload: { by: "test" }, id: "auth-event" },
     "POST /v1/workflows/{id}/terminate": { reason: "auth test" },
@@ -151,15 +157,17 @@ describe.each(apiRoutes)("$name without a valid API token", (route) => {
     if (authorization !== undefined) headers.set("Authorization", authorization);
     const body = route.method === "GET" ? undefined : (overrides.body ?? validBody(route, startId));
     if (body !== undefined) headers.set("Content-Type", "application/json");
-    const path = fillPath(route.path, overrides.params ?? { id: target, stepId: "charge" }) + (overrides.query ?? "");
+    const path = fillPath(route.path, overrides.params ?? { id: target, stepId: "charge", name: startId, version: "1" }) + (overrides.query ?? "");
     return rawRequest(route.method, path, { headers, ...(body === undefined ? {} : { body }) });
   }
 
-  /** Nothing was started under the id the start body names, for any tenant, and the target did not move. */
+  /** Nothing was started or published under the id the body names, for any tenant, and the target did not move. */
   async function expectNothingChanged() {
     expect(await snapshot("default", target)).toEqual(before);
     for (const tenant of Object.keys(TOKENS) as TestTenant[]) {
       expect((await api("GET", `/v1/workflows/${startId}`, undefined, as(tenant))).status).toBe(404);
+      expect((await api("GET", `/v1/definitions/${startId}`, undefined, as(tenant))).status).toBe(404);
+      expect((await api("GET", `/v1/schedules/${startId}`, undefined, as(tenant))).status).toBe(404);
     }
   }
 
@@ -182,24 +190,25 @@ describe.each(apiRoutes)("$name without a valid API token", (route) => {
   });
 
   it("is refused with 401 before the path, the query or the body are looked at", async () => {
-    const invalid = { params: { id: "-not an id", stepId: "-not an id" }, body: '{"truncated": ', query: "?limit=0&status=nope" };
+    const invalid = { params: { id: "-not an id", stepId: "-not an id", name: "-not a name", version: "0" }, body: '{"truncated": ', query: "?limit=0&status=nope" };
 
     expectUnauthorized(await send(undefined, invalid), "invalid path, query and body");
     await expectNothingChanged();
   });
 
   it("gets past authentication with a valid token (the control for the refusals above)", async () => {
-    // An unknown workflow and a fresh start id, so the target and the start id above stay untouched.
+    // An unknown workflow and definition and a fresh start id, so the target and the start id above stay untouched.
     const controlId = uniqueId("control");
     const response = await send(bearer("default").Authorization, {
-      params: { id: controlId, stepId: "charge" },
+      params: { id: controlId, stepId: "charge", name: controlId, version: "1" },
       ...(route.body ? { body: validBody(route, controlId) } : {}),
     });
 
-    expect(response.status, response.text.slice(0, 300)).toBe(route.name === "POST /v1/workflows" ? 201 : route.path.includes("{id}") ? 404 : 200);
+    const creates = route.name === "POST /v1/workflows" || route.name === "PUT /v1/definitions/{name}" || route.name === "POST /v1/schedules";
+    expect(response.status, response.text.slice(0, 300)).toBe(creates ? 201 : /\{(id|name)\}/.test(route.path) ? 404 : 200);
     if (response.status === 404) expect(response.body.error.code).toBe("not_found");
     // Let a started control workflow settle before the fake remote is taken away.
-    if (response.status === 201) await waitForOwnStatus("default", controlId, "needs_attention");
+    if (route.name === "POST /v1/workflows" && response.status === 201) await waitForOwnStatus("default", controlId, "needs_attention");
   });
 });
 
@@ -211,7 +220,7 @@ describe("case 20 (API auth and tenancy): a workflow of another tenant", () => {
   });
 
   it("is reached through exactly the routes of the contract that take a workflow id", () => {
-    expect(workflowRoutes.map((route) => route.name).sort()).toEqual(EXPECTED_ROUTES.filter((name) => name.includes("{id}")).sort());
+    expect(workflowRoutes.map((route) => route.name).sort()).toEqual(EXPECTED_ROUTES.filter((name) => name.includes(" /v1/workflows/{id}")).sort());
   });
 
   it.each(workflowRoutes)("is a 404 not_found for $name and stays as its owner left it", async (route) => {
@@ -237,6 +246,36 @@ describe("case 20 (API auth and tenancy): a workflow of another tenant", () => {
     await waitForOwnStatus("beta", shared, "running", "waiting");
     expect(await snapshot("alpha", shared)).toEqual(before);
     expect(before.workflow.name).toBe("auth-escalates");
+  });
+});
+
+describe("case 20 (API auth and tenancy): a schedule of another tenant", () => {
+  const owned = uniqueId("alpha-schedule");
+  const stored = async () => (await api("GET", `/v1/schedules/${owned}`, undefined, as("alpha"))).body;
+
+  beforeAll(async () => {
+    const created = await api("POST", "/v1/schedules", { id: owned, cron: "0 3 * * *", workflow: { definition: escalatingDefinition("auth-scheduled") } }, as("alpha"));
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+  });
+
+  it("is reached through the schedule routes that take an id", () => {
+    expect(scheduleRoutes.map((route) => route.name).sort()).toEqual(EXPECTED_ROUTES.filter((name) => name.includes(" /v1/schedules/{id}")).sort());
+  });
+
+  it.each(scheduleRoutes)("is a 404 not_found for $name and stays as its owner left it", async (route) => {
+    const before = await stored();
+    const response = await api(route.method, fillPath(route.path, { id: owned }), undefined, as("beta"));
+
+    expect(response.status, JSON.stringify(response.body)).toBe(404);
+    expect(response.body.error.code).toBe("not_found");
+    expect(await stored()).toEqual(before);
+    expect(before).toMatchObject({ id: owned, paused: false, recent: [] });
+  });
+
+  it("is not in the other tenant's list", async () => {
+    const listed = await api("GET", "/v1/schedules?limit=100", undefined, as("beta"));
+    expect(listed.status).toBe(200);
+    expect(listed.body.schedules.map((schedule: { id: string }) => schedule.id)).not.toContain(owned);
   });
 });
 
@@ -423,7 +462,8 @@ function callEveryRoute(bindings: Partial<Env>, token: string) {
     apiRoutes.map(async (route) => {
       const body = validBody(route, uniqueId("unconfigured"));
       const headers = { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }) };
-      const path = fillPath(route.path, { id: uniqueId("unconfigured"), stepId: "charge" });
+      const unknown = uniqueId("unconfigured");
+      const path = fillPath(route.path, { id: unknown, stepId: "charge", name: unknown, version: "1" });
       return { route, response: await callApp(bindings, route.method, path, { headers, ...(body === undefined ? {} : { body }) }) };
     }),
   );

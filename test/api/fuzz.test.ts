@@ -14,6 +14,8 @@ const v1Routes = routesOf(doc).filter((route) => route.path.startsWith("/v1/"));
 const bodyRoutes = v1Routes.filter((route) => route.body !== undefined);
 const getRoutes = v1Routes.filter((route) => route.method === "GET");
 const START = "POST /v1/workflows";
+const PUBLISH = "PUT /v1/definitions/{name}";
+const SCHEDULE = "POST /v1/schedules";
 
 /**
  * Runs per property (schema mutations: per mutation site). About 1,500 cases, some 20 s on two cores: the
@@ -114,6 +116,19 @@ interface Subject {
 
 const VALID_BODIES: Record<string, (id: string) => Record<string, unknown>> = {
   [START]: (id) => ({ id, definition: structuredClone(BASE_DEFINITION), input: { amount: 42 } }),
+  // Published under its own name (the path's): the same base, so mutations reach every field of a definition.
+  [PUBLISH]: () => structuredClone(BASE_DEFINITION),
+  // Every optional field set, so that each is mutated; the workflow is the start's, so mutations reach it too. Its
+  // hosts are ones tenant gamma, which creates the fuzzed schedules, may call (vitest.config.ts).
+  [SCHEDULE]: (id) => ({
+    id,
+    cron: "0 3 * * *",
+    timezone: "Europe/Berlin",
+    workflow: { definition: JSON.parse(JSON.stringify(BASE_DEFINITION).replaceAll(REMOTE, "https://api.allowed.example")), input: { amount: 42 } },
+    overlap: "buffer_one",
+    catchupWindowMs: 60_000,
+    paused: true,
+  }),
   "POST /v1/workflows/{id}/steps/{stepId}/skip": () => ({ output: { skipped: true } }),
   "POST /v1/workflows/{id}/events": () => ({ event: "approved", payload: { by: "fuzz" }, id: "fuzz-event" }),
   "POST /v1/workflows/{id}/terminate": () => ({ reason: "fuzz" }),
@@ -135,7 +150,43 @@ async function listIds(tenant: TestTenant): Promise<string[]> {
   return ids;
 }
 
+/** Every name the tenant published, with its latest version and hash: a stored version changes it. */
+async function listDefinitions(tenant: TestTenant): Promise<unknown[]> {
+  const all: unknown[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await api("GET", `/v1/definitions?limit=100${cursor ? `&cursor=${cursor}` : ""}`, undefined, as(tenant));
+    expect(page.status).toBe(200);
+    all.push(...page.body.definitions);
+    cursor = page.body.nextCursor;
+  } while (cursor);
+  return all;
+}
+
+/** Every schedule of the tenant, as it reads them: a created or changed schedule changes the list. */
+async function listSchedules(tenant: TestTenant): Promise<unknown[]> {
+  const all: unknown[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await api("GET", `/v1/schedules?limit=100${cursor ? `&cursor=${cursor}` : ""}`, undefined, as(tenant));
+    expect(page.status).toBe(200);
+    all.push(...page.body.schedules);
+    cursor = page.body.nextCursor;
+  } while (cursor);
+  return all;
+}
+
+/** A definition of tenant "default", published once: what the definitions routes' path parameters aim at. */
+async function published(): Promise<string> {
+  const name = "fuzz-published";
+  const response = await api("PUT", `/v1/definitions/${name}`, { ...structuredClone(BASE_DEFINITION), name }, as("default"));
+  expect([200, 201], JSON.stringify(response.body)).toContain(response.status);
+  return name;
+}
+
 interface Fixtures {
+  /** A published definition's name (version 1). */
+  definition: string;
   attention: string;
   /** What redrive acts on: a workflow in needs_attention cannot be redriven, so its control would be a 409. */
   failed: string;
@@ -168,11 +219,43 @@ function subjectFor(route: Route, fixtures: Fixtures, startTenant: TestTenant = 
       },
     };
   }
+  if (route.name === PUBLISH) {
+    // Publish is fuzzed as a tenant of its own too (so its writes and the start's do not share a rate-limit
+    // window), whose list of definitions is the record of every version it stored.
+    const tenant = startTenant === "alpha" ? "lister" : startTenant;
+    return {
+      route,
+      tenant,
+      path: fillPath(route.path, { name: BASE_DEFINITION.name }),
+      base,
+      before: () => listDefinitions(tenant),
+      expectUnchanged: async (before) => expect(await listDefinitions(tenant)).toEqual(before),
+    };
+  }
+  if (route.name === SCHEDULE) {
+    // A tenant of its own as well, whose list of schedules is the record of every schedule it created.
+    const tenant = startTenant === "alpha" ? "gamma" : startTenant;
+    return {
+      route,
+      tenant,
+      path: route.path,
+      base,
+      before: () => listSchedules(tenant),
+      expectUnchanged: async (before, sentId) => {
+        // A schedule id has at most 100 characters (room for ":<fire time>"); a longer one could name none.
+        if (sentId !== undefined && sentId.length <= 100) {
+          const response = await api("GET", `/v1/schedules/${sentId}`, undefined, as(tenant));
+          expect(response.status, `a schedule "${sentId}" exists`).toBe(404);
+        }
+        expect(await listSchedules(tenant)).toEqual(before);
+      },
+    };
+  }
   const target = targetOf(route, fixtures);
   return {
     route,
     tenant: "default",
-    path: fillPath(route.path, { id: target, stepId: "charge", token: fixtures.waiting.token }),
+    path: fillPath(route.path, { id: target, stepId: "charge", token: fixtures.waiting.token, name: fixtures.definition, version: "1" }),
     base,
     before: () => snapshot("default", target),
     expectUnchanged: async (before) => expect(await snapshot("default", target)).toEqual(before),
@@ -412,7 +495,7 @@ describe("case 23 (input fuzz): the routes the fuzzing covers", () => {
 
 let fixtures: Fixtures;
 beforeAll(async () => {
-  fixtures = { attention: await needsAttention(), failed: await failed(), waiting: await waiting() };
+  fixtures = { definition: await published(), attention: await needsAttention(), failed: await failed(), waiting: await waiting() };
 }, 30_000);
 
 describe.each(bodyRoutes)("$name with a body it must refuse", (route) => {
@@ -431,7 +514,7 @@ describe.each(bodyRoutes)("$name with a body it must refuse", (route) => {
   }
 
   it("accepts its unmutated base body (the control for every refusal below)", async () => {
-    const fresh = subjectFor(route, { attention: await needsAttention(), failed: await failed(), waiting: await waiting() }, "beta");
+    const fresh = subjectFor(route, { definition: fixtures.definition, attention: await needsAttention(), failed: await failed(), waiting: await waiting() }, "beta");
     const response = await send(fresh, { body: JSON.stringify(fresh.base(uniqueId("fuzz-control"))) });
     expect(response.status, response.text.slice(0, 300)).toBeGreaterThanOrEqual(200);
     expect(response.status, response.text.slice(0, 300)).toBeLessThan(300);
@@ -458,7 +541,8 @@ describe.each(bodyRoutes)("$name with a body it must refuse", (route) => {
     // Site by site rather than one oneof over all of them: a uniform pick among ~100 sites would leave
     // some (the body's own unknown field, say) untried in a run.
     const sites = mutations(route.body as Schema, subject.base("placeholder"), []);
-    const perSite = route.name === START ? RUNS.startSchemaPerSite : RUNS.schemaPerSite;
+    // A definition has as many sites as a start body: publish and a schedule (which holds one) get as few runs per site.
+    const perSite = route.name === START || route.name === PUBLISH || route.name === SCHEDULE ? RUNS.startSchemaPerSite : RUNS.schemaPerSite;
     await propertyPerSite(`${route.name} schema mutations (${sites.length} sites)`, sites, perSite, async (mutation) => {
       const body = apply(subject.base(uniqueId("fuzz")), mutation);
       const context = `${mutation.what} at ${JSON.stringify(mutation.path)}`;
@@ -646,7 +730,7 @@ function validQueryValue(parameter: Parameter): fc.Arbitrary<string> | undefined
 
 describe.each(getRoutes.filter((route) => route.queryParams.length > 0))("$name with query parameters it must refuse", (route) => {
   it("answers one invalid parameter, among valid ones, with 400 naming it", { timeout: 60_000 }, async () => {
-    const path = fillPath(route.path, { id: fixtures.attention });
+    const path = fillPath(route.path, { id: fixtures.attention, name: fixtures.definition, version: "1" });
     const before = await snapshot("default", fixtures.attention);
     const arbitrary = fc
       .constantFrom(...route.queryParams)
@@ -683,7 +767,7 @@ const rawQuery: fc.Arbitrary<string> = (() => {
 
 describe.each(getRoutes)("$name with a random query string", (route) => {
   it("never answers with a 5xx, and answers any 4xx in the error shape", { timeout: 60_000 }, async () => {
-    const path = fillPath(route.path, { id: fixtures.attention });
+    const path = fillPath(route.path, { id: fixtures.attention, name: fixtures.definition, version: "1" });
     const before = await snapshot("default", fixtures.attention);
     await property(`${route.name} random query strings`, rawQuery, RUNS.queryRandom, async (query) => {
       const response = await send({ route, tenant: "default", path }, { contentType: null }, `${path}?${query}`);
@@ -708,10 +792,14 @@ describe("path parameters", () => {
     const arbitrary = fc.tuple(fc.constantFrom(...withParams), fc.nat(), segment);
     const beforeAttention = await snapshot("default", fixtures.attention);
     const beforeWaiting = await snapshot("default", fixtures.waiting.id);
+    const beforeDefinitions = await listDefinitions("default");
     await property("path parameters", arbitrary, RUNS.pathParams, async ([route, pick, made]) => {
-      const values: Record<string, string> = { id: fixtures.attention, stepId: "charge", token: fixtures.waiting.token };
+      const values: Record<string, string> = { id: fixtures.attention, stepId: "charge", token: fixtures.waiting.token, name: fixtures.definition, version: "1" };
       const param = route.pathParams[pick % route.pathParams.length]!.name;
       fc.pre(made !== values[param] && made !== encodeURIComponent(values[param]!));
+      // A dot segment as the last one is resolved by the URL itself: versions/.. is GET /v1/definitions/{name}, a
+      // real route with real values, not a made-up parameter.
+      fc.pre(!(param === "version" && /^(\.|%2e){1,2}$/i.test(made)));
       // Filled by hand, so the made-up segment goes out as generated (escapes and all).
       const path = route.path.replace(/\{([^}]+)\}/g, (_m, name: string) => (name === param ? made : encodeURIComponent(values[name]!)));
       const body = VALID_BODIES[route.name]?.(uniqueId("fuzz"));
@@ -720,5 +808,6 @@ describe("path parameters", () => {
     });
     expect(await snapshot("default", fixtures.attention)).toEqual(beforeAttention);
     expect(await snapshot("default", fixtures.waiting.id)).toEqual(beforeWaiting);
+    expect(await listDefinitions("default")).toEqual(beforeDefinitions);
   });
 });

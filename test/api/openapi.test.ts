@@ -54,6 +54,19 @@ const CONTRACT_ROUTES: [method: string, path: string][] = [
   ["post", "/v1/workflows/{id}/resume"],
   ["post", "/v1/workflows/{id}/terminate"],
   ["post", "/v1/workflows/{id}/redrive"],
+  // v1.1: the definitions registry.
+  ["put", "/v1/definitions/{name}"],
+  ["get", "/v1/definitions"],
+  ["get", "/v1/definitions/{name}"],
+  ["get", "/v1/definitions/{name}/versions/{version}"],
+  // v1.1: cron schedules.
+  ["post", "/v1/schedules"],
+  ["get", "/v1/schedules"],
+  ["get", "/v1/schedules/{id}"],
+  ["post", "/v1/schedules/{id}/pause"],
+  ["post", "/v1/schedules/{id}/resume"],
+  ["post", "/v1/schedules/{id}/trigger"],
+  ["delete", "/v1/schedules/{id}"],
 ];
 
 let doc: OpenApiDocument;
@@ -137,13 +150,23 @@ describe("GET /openapi.json", () => {
 });
 
 describe("the start request in the OpenAPI document", () => {
-  it("requires a definition and allows an optional id in the contract's format", () => {
+  it("takes a definition or a definitionRef (exactly one, checked by the API) and an optional id in the contract's format", () => {
     const body = requestBodySchema("post", "/v1/workflows");
 
-    expect(body.required).toEqual(["definition"]);
+    // Neither is required by the shape: "exactly one of the two" is a 400 naming the problem.
+    expect(body.required ?? []).toEqual([]);
+    expect(Object.keys(body.properties ?? {})).toEqual(expect.arrayContaining(["id", "definition", "definitionRef", "input"]));
     expect(property(body, "id").pattern).toBe(ID_PATTERN);
-    expect(body.properties).toHaveProperty("input");
     expect(body.additionalProperties).toBe(false);
+  });
+
+  it("describes a definitionRef as a name with an optional version of 1 or more", () => {
+    const ref = property(requestBodySchema("post", "/v1/workflows"), "definitionRef");
+
+    expect(ref.required).toEqual(["name"]);
+    expect(property(ref, "name").pattern).toBe(ID_PATTERN);
+    expect(property(ref, "version")).toMatchObject({ type: "integer", minimum: 1 });
+    expect(ref.additionalProperties).toBe(false);
   });
 
   it("requires a definition's name and 1 to 200 steps", () => {
@@ -192,6 +215,66 @@ describe("the start request in the OpenAPI document", () => {
   });
 });
 
+describe("the definitions registry in the OpenAPI document", () => {
+  it("takes a whole definition as the body of PUT /v1/definitions/{name}", () => {
+    const body = requestBodySchema("put", "/v1/definitions/{name}");
+
+    expect(body.required).toEqual(expect.arrayContaining(["name", "steps"]));
+    expect(property(body, "name").pattern).toBe(ID_PATTERN);
+    expect(body.additionalProperties).toBe(false);
+  });
+
+  it("answers a publish with the version: 201 for new content, 200 for content already published", () => {
+    const responses = operation("put", "/v1/definitions/{name}").responses;
+
+    expect(Object.keys(responses)).toEqual(expect.arrayContaining(["200", "201", "400", "415"]));
+    expect(responseSchema("put", "/v1/definitions/{name}", "201").required).toEqual(expect.arrayContaining(["name", "version", "hash", "createdAt"]));
+  });
+
+  it("answers a read of one version with its content, and documents 404", () => {
+    for (const path of ["/v1/definitions/{name}", "/v1/definitions/{name}/versions/{version}"]) {
+      const published = responseSchema("get", path, "200");
+      expect(published.required, path).toEqual(expect.arrayContaining(["name", "version", "hash", "createdAt", "definition"]));
+      expect(Object.keys(operation("get", path).responses), path).toContain("404");
+    }
+  });
+
+  it("lists names with their latest version, paged by cursor", () => {
+    const list = responseSchema("get", "/v1/definitions", "200");
+    const parameters = operation("get", "/v1/definitions").parameters ?? [];
+
+    expect(resolve(property(list, "definitions").items).required).toEqual(expect.arrayContaining(["name", "version", "hash", "createdAt"]));
+    expect(parameters.map((parameter) => parameter.name)).toEqual(expect.arrayContaining(["limit", "cursor"]));
+  });
+});
+
+describe("the schedules in the OpenAPI document", () => {
+  it("takes an id, a cron, a workflow and the optional time zone, overlap, catch-up window and paused flag", () => {
+    const body = requestBodySchema("post", "/v1/schedules");
+
+    expect(body.required).toEqual(expect.arrayContaining(["id", "cron", "workflow"]));
+    expect(body.required).toHaveLength(3);
+    expect(Object.keys(body.properties ?? {})).toEqual(expect.arrayContaining(["timezone", "overlap", "catchupWindowMs", "paused"]));
+    expect(property(body, "overlap").enum).toEqual(["skip", "buffer_one", "cancel_previous", "allow"]);
+    expect(Object.keys(property(body, "workflow").properties ?? {})).toEqual(expect.arrayContaining(["definition", "definitionRef", "input"]));
+    expect(body.additionalProperties).toBe(false);
+  });
+
+  it("answers a create with 201, a repeat with 200 and another body for the id with 409", () => {
+    expect(Object.keys(operation("post", "/v1/schedules").responses)).toEqual(expect.arrayContaining(["200", "201", "400", "409"]));
+  });
+
+  it("describes a schedule with the contract's fields and its recent fires' outcomes", () => {
+    const schedule = responseSchema("get", "/v1/schedules/{id}", "200");
+    const fire = resolve(property(schedule, "recent").items);
+
+    expect(schedule.required).toEqual(expect.arrayContaining(["id", "cron", "timezone", "overlap", "paused", "nextFireAt", "recent"]));
+    expect(fire.required).toEqual(expect.arrayContaining(["at", "outcome"]));
+    expect(property(fire, "outcome").enum).toEqual(["started", "skipped_overlap", "buffered", "missed", "failed"]);
+    expect(Object.keys(operation("get", "/v1/schedules/{id}").responses)).toContain("404");
+  });
+});
+
 describe("the other request bodies in the OpenAPI document", () => {
   it("documents skip's optional output", () => {
     const body = requestBodySchema("post", "/v1/workflows/{id}/steps/{stepId}/skip");
@@ -234,6 +317,8 @@ describe("the responses in the OpenAPI document", () => {
   it("describes a workflow with the fields the contract lists", () => {
     const workflow = responseSchema("get", "/v1/workflows/{id}", "200");
     const step = resolve(property(workflow, "steps").items);
+
+    expect(property(workflow, "definition").required).toEqual(expect.arrayContaining(["name", "hash"]));
 
     expect(workflow.required).toEqual(expect.arrayContaining(["id", "name", "status", "createdAt", "updatedAt", "steps"]));
     expect(property(workflow, "status").enum).toEqual(

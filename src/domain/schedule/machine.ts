@@ -54,8 +54,11 @@ export function fireDue(state: ScheduleState, now: number, previousOpen: boolean
   const inWindow = due.filter((at) => now - at <= state.catchupWindowMs + ON_TIME_SLACK_MS).slice(-MAX_CATCHUP_FIRES);
   // A start still pending (a buffered fire released at this alarm, or one a crash left unmade) is open as well.
   let open = previousOpen || state.pendingStarts.length > 0;
+  // cancel_previous keeps one workflow running: of several fires caught up at once, only the newest starts.
+  const superseded = state.overlap === "cancel_previous" ? inWindow.slice(0, -1) : [];
   for (const at of due) {
-    if (inWindow.includes(at)) open = decideFire(next, at, open);
+    if (superseded.includes(at)) record(next, { at, outcome: "skipped_overlap" });
+    else if (inWindow.includes(at)) open = decideFire(next, at, open);
     else record(next, { at, outcome: "missed" });
   }
   setNextFire(next, now);
