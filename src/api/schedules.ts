@@ -72,7 +72,7 @@ const deleteScheduleRoute = createRoute({
   request: { params: ScheduleParamsSchema },
   responses: {
     200: jsonContent(z.object({ id: z.string(), deleted: z.literal(true) }), "Deleted"),
-    ...errorResponses(400, 401, 404, 429, 503),
+    ...errorResponses(400, 401, 404, 503),
   },
 });
 
@@ -104,8 +104,14 @@ export const scheduleRoutes = new OpenAPIHono<AppEnv>()
     if (refusal) throw rejectionToError(refusal);
     const result = await scheduleObject(c.env, tenant, spec.id).create({ tenant, spec, requestHash: await sha256Hex(canonicalJson(spec)) });
     if (!result.ok) throw new ApiError(409, "conflict", result.message);
-    // Listed once created; a failed write here is a 503, and the client's retry (a 200 replay) writes it again.
-    await indexSchedule(c.env.DB, tenant, spec.id, result.schedule.createdAt);
+    // Listed once created. Should the listing's write fail, the schedule still fires; the client is told to retry
+    // (a 200 replay), which writes it again.
+    try {
+      await indexSchedule(c.env.DB, tenant, spec.id, result.schedule.createdAt);
+    } catch (error) {
+      console.error(JSON.stringify({ message: "schedule created but not listed", tenant, scheduleId: spec.id, error: String(error) }));
+      throw new ApiError(503, "unavailable", "The schedule was created but could not be listed; send the same request again.", undefined, { "Retry-After": "1" });
+    }
     return c.json(result.schedule, result.created ? 201 : 200);
   })
   .openapi(listSchedulesRoute, async (c) => {
