@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { cancelSent, createSchedule, fireDue, pauseSchedule, resumeSchedule, startFinished, triggerFire, workflowEnded, workflowIdOf } from "../domain/schedule/machine";
+import { ON_TIME_SLACK_MS, cancelSent, createSchedule, fireDue, pauseSchedule, resumeSchedule, startFinished, triggerFire, workflowEnded, workflowIdOf } from "../domain/schedule/machine";
 import type { ScheduleSpecInput } from "../domain/schedule/spec";
 import { ScheduleStateSchema, type ScheduleState } from "../domain/schedule/state";
 import { toScheduleView, type ScheduleView } from "../domain/schedule/view";
@@ -107,18 +107,26 @@ export class CronSchedule extends DurableObject<Env> {
     }
     for (const at of [...state.pendingStarts]) {
       const outcome = await this.start(state, at);
+      // Left pending: the alarm (START_LEASE_MS on) makes the start again; it is idempotent by the fire's id.
+      if (outcome === "try_again") continue;
       state = startFinished(state, at, outcome, Date.now());
       await this.save({ ...stored, state });
     }
     return state;
   }
 
-  private async start(state: ScheduleState, at: number): Promise<{ ok: true } | { ok: false; error: string }> {
+  /**
+   * A refusal (back-pressure, a reference that no longer resolves) is the fire's outcome. A call that broke off
+   * (the workflow's object reset mid-start) says nothing about the fire: it is tried again, for as long as the
+   * fire would still be caught up after an outage, then recorded as failed.
+   */
+  private async start(state: ScheduleState, at: number): Promise<{ ok: true } | { ok: false; error: string } | "try_again"> {
     const id = workflowIdOf(state, at);
     try {
       const result = await startWorkflowRun(this.env, state.tenant, { id, ...state.workflow }, { schedule: state.id });
       return result.ok ? { ok: true } : { ok: false, error: `${result.code}: ${result.message}` };
     } catch (error) {
+      if (Date.now() - at <= state.catchupWindowMs + ON_TIME_SLACK_MS) return "try_again";
       return { ok: false, error: String(error) };
     }
   }
