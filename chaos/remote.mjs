@@ -31,9 +31,10 @@ const MAX_BODY_BYTES = 256 * 1024;
 
 /**
  * Starts the remote service. Resolves once it listens; `stats()` is the same JSON as GET /stats and
- * `close()` ends every held socket.
+ * `close()` ends every held socket. `neverDecline(key)` exempts keys from the 422 (the cron schedule's
+ * workflows, whose ids depend on the clock and so cannot be predicted); their transient faults stay.
  */
-export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, log = () => {} }) {
+export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, neverDecline = () => false, log = () => {} }) {
   const keys = new Map();
   const ops = new Map();
   const answers = idempotencyStore();
@@ -95,7 +96,7 @@ export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, 
       log(`${req.method} ${req.url} key=${key} attempt=${attempt} -> ${outcome}`);
     };
 
-    if (kind === "action" && isDeclined(seed, key, faults)) {
+    if (kind === "action" && !neverDecline(key) && isDeclined(seed, key, faults)) {
       note("http422");
       return { status: 422, body: { error: "declined" } };
     }

@@ -25,13 +25,14 @@ import { atInterrupt, installCleanup, killAllGroups } from "../scripts/lib/proce
 import { startRemote } from "./remote.mjs";
 import { startAlarmSampler } from "./lib/alarms.mjs";
 import { buildBurstWorkflows, driveBurst } from "./lib/burst.mjs";
-import { checkAlarms, checkEffects, checkEvents, checkIndex, checkNoQueueAttempts, checkProgress, checkScheduleToStart, checkServerFaults, checkSleeps, checkTerminal } from "./lib/checks.mjs";
+import { checkAlarms, checkEffects, checkEvents, checkIndex, checkNoQueueAttempts, checkProgress, checkScheduleFires, checkScheduleToStart, checkServerFaults, checkSleeps, checkTerminal } from "./lib/checks.mjs";
 import { createClient } from "./lib/client.mjs";
 import { startDispatchSampler } from "./lib/dispatch.mjs";
 import { idsNamedBy, timelines } from "./lib/evidence.mjs";
 import { measure } from "./lib/metrics.mjs";
 import { LANGUAGE_SHARE, SLEEP_STEP, WAIT_STEP } from "./lib/language.mjs";
 import { renderReport } from "./lib/report.mjs";
+import { SCHEDULE_ID, SCHEDULE_KIND, scheduleWorkflowEntry, startSchedule } from "./lib/schedule.mjs";
 import { applyMigrations, createSandbox, startShepherd } from "./lib/shepherd.mjs";
 import { buildWorkflows, driveWorkload } from "./lib/workload.mjs";
 
@@ -74,7 +75,8 @@ async function main() {
 
   const ports = { shepherd: options.portBase, inspector: options.portBase + 1, remote: options.portBase + 2 };
   await assertPortsFree(Object.values(ports), { tool: "chaos", range: PORT_RANGE });
-  const remote = await startRemote({ port: ports.remote, seed: options.seed, faults: options.remoteFaults });
+  // The schedule's workflow ids carry the fire time, so its declines could not be predicted: it has none.
+  const remote = await startRemote({ port: ports.remote, seed: options.seed, faults: options.remoteFaults, neverDecline: (key) => key.startsWith(`${SCHEDULE_ID}:`) });
   log(`remote service on ${remote.url} (seed ${options.seed})`);
 
   const sandbox = createSandbox(repoRoot, { faultNames: SERVER_FAULT_KEYS });
@@ -108,7 +110,9 @@ async function main() {
     const soakStart = Date.now();
     const deadline = bound - checksReserveMs;
     let burst = null;
-    const sampler = startAlarmSampler({ client, inFlight: () => [...inFlight, ...(burst?.openSample(BURST_ALARM_SAMPLE) ?? [])], paused: () => restarting });
+    // The cron schedule fires every 10 s from now until it is deleted after the soak, the restart included.
+    const schedule = await startSchedule({ client, remoteUrl: remote.url, paused: () => restarting, log });
+    const sampler = startAlarmSampler({ client, inFlight: () => [...inFlight, ...(burst?.openSample(BURST_ALARM_SAMPLE) ?? []), ...schedule.open()], paused: () => restarting });
     const dispatchSampler = startDispatchSampler({ client, paused: () => restarting, origin: soakStart });
     log(`running ${workflows.length} workflows, ${options.concurrency} at a time` + (burstWorkflows.length ? `, and a burst of ${burstWorkflows.length} from ${options.burstClients} clients` : ""));
     if (burstWorkflows.length) {
@@ -136,7 +140,12 @@ async function main() {
       onProgress: ({ started, done, total }) => log(`${started}/${total} started, ${done} terminal`),
     });
     const burstRun = burst ? await burst.done : { results: [], summary: null };
-    const results = [...regular, ...burstRun.results];
+    // The schedule's end: last reading, delete, its workflows followed until they end and one more grid time
+    // has passed (at least 12 s, at most 25 s, and never into the second half of the checks' reserve).
+    const scheduleRun = await schedule.stop({ until: Math.max(Date.now() + 12_000, Math.min(Date.now() + 25_000, bound - checksReserveMs / 2)) });
+    const scheduleWorkflows = scheduleRun.workflowIds.map((id) => scheduleWorkflowEntry(id, remote.url));
+    allWorkflows.push(...scheduleWorkflows);
+    const results = [...regular, ...burstRun.results, ...scheduleWorkflows.map((wf) => ({ id: wf.id, kind: SCHEDULE_KIND, started: true }))];
     await sampler.stop();
     const dispatch = await dispatchSampler.stop();
     const soakMs = Date.now() - soakStart;
@@ -162,6 +171,7 @@ async function main() {
       checkEvents(finals, allWorkflows),
       checkSleeps(finals, allWorkflows, restart?.outage ?? null),
       checkNoQueueAttempts(finals, allWorkflows, remoteStats),
+      checkScheduleFires(scheduleRun, finals, restart?.outage ?? null),
       checkServerFaults(sandbox.features, options.serverFaults),
     ];
     const failed = checks.filter((c) => c.status === "fail");
@@ -193,6 +203,7 @@ async function main() {
       outcomes,
       declinedByDesign: allWorkflows.filter((wf) => wf.declinedStep).length,
       burst: burstRun.summary && burstReport(burstRun.summary, burstFinals, burstWorkflows, restart?.outage ?? null),
+      schedule: scheduleReport(scheduleRun, finals, restart?.outage ?? null),
       dispatch,
       // What the language workflows were (sleep, event timing) and every event sent with its answer.
       language: languageReport(workflows, finals, restart?.outage ?? null),
@@ -265,6 +276,45 @@ function languageReport(workflows, finals, outage) {
     sendAnswers,
     acrossRestart,
     list,
+  };
+}
+
+/** The schedule for the report: its spec, every reading, every fire with its workflow's ending, the delete. */
+function scheduleReport(run, finals, outage) {
+  const byId = new Map(finals.map((f) => [f.id, f]));
+  const objects = new Map(run.objects.map((o) => [o.at, o]));
+  const fireTimes = [...new Set([...run.fires.map((f) => f.at), ...run.objects.filter((o) => o.status === 200).map((o) => o.at)])].sort((a, b) => a - b);
+  return {
+    id: run.id,
+    cron: run.cron,
+    overlap: run.overlap,
+    catchupWindowMs: run.catchupWindowMs,
+    missingApi: run.missingApi,
+    create: { tries: run.create.tries, statuses: run.create.statuses, error: run.create.error },
+    createdAt: run.createdAt,
+    lastReading: run.lastView ?? null,
+    delete: run.delete ?? null,
+    afterDelete: run.afterDelete ?? null,
+    followedUntil: run.followedUntil ?? null,
+    readings: run.readings,
+    listed: run.listed ? { count: run.listed.rows.length, error: run.listed.error } : null,
+    fires: fireTimes.map((at) => {
+      const fire = run.fires.find((f) => f.at === at);
+      const view = byId.get(`${run.id}:${at}`)?.view;
+      return {
+        at,
+        iso: new Date(at).toISOString(),
+        outcome: fire?.outcome ?? null,
+        workflowId: fire?.workflowId ?? null,
+        error: fire?.error,
+        readings: fire?.seenIn.length ?? 0,
+        object: objects.get(at)?.status ?? null,
+        status: view?.status ?? null,
+        startLagMs: view ? view.createdAt - at : null,
+        // Due before Shepherd was back and started after the kill: the restart caught it.
+        inOutage: outage !== null && at <= outage.to && (view ? view.createdAt > outage.from : at >= outage.from),
+      };
+    }),
   };
 }
 

@@ -7,6 +7,7 @@ import { isDeepStrictEqual } from "node:util";
 import { summarize } from "../../scripts/lib/stats.mjs";
 import { TERMINAL_STATUSES } from "./client.mjs";
 import { answersByPhase, SLEEP_STEP, WAIT_STEP } from "./language.mjs";
+import { fireAtOf, FIRE_EVERY_MS, gridTimes, SCHEDULE_DEFINITION_NAME, workflowIdOfFire } from "./schedule.mjs";
 
 const pass = (name, detail, data) => ({ name, status: "pass", detail, data });
 const fail = (name, detail, data) => ({ name, status: "fail", detail, data });
@@ -276,7 +277,7 @@ export function checkScheduleToStart(finals, workflows) {
     `${unasked.length} unasked schedule_to_start timeout(s) in ${workflowsHit} of ${finals.length} workflows` +
     (burst.length
       ? `; burst ${completed + declinedCompensated + remoteExhausted}/${burst.length} as expected (${completed} completed, ${declinedCompensated} declined by design → compensated` +
-          (remoteExhausted ? `, ${remoteExhausted} whose remote faults used up every attempt of a step` : "") +
+          (remoteExhausted ? `, ${remoteExhausted} whose injected faults used up every attempt of a step` : "") +
           ")"
       : "; no burst") +
     (unexpected.length ? `; ${unexpected.length} other ending(s): ${Object.entries(causes).map(([c, n]) => `${c} ${n}`).join(", ")}` : "") +
@@ -284,27 +285,40 @@ export function checkScheduleToStart(finals, workflows) {
   return (unasked.length || unexpected.length ? fail : pass)(name, detail, { unasked: unasked.slice(0, 30), unexpectedBurstEndings: unexpected.slice(0, 30) });
 }
 
+/** A step's action attempts: compensation attempts (numbered on after them) are not the step's failure. */
+const actionAttempts = (step) => (step.attempts ?? []).filter((a) => (a.kind ?? "action") === "action");
+
 /**
- * Whether the step that ended the workflow failed because the remote's injected faults used up its whole
- * retry budget: every attempt the policy allows was made, and none of them ended for a queue cause
- * (schedule-to-start or dead letters). The soak's random faults make that a rare, legitimate ending (about
- * 1 in 300 burst workflows at the soak's fault rates); it is the remote's doing, not the backlog's.
+ * The step whose action ended the workflow: its last action attempt failed or timed out. Not merely the first
+ * step with an error: a step before it that succeeded can carry the error of a compensation attempt that
+ * failed and was retried.
+ */
+function endingStep(view) {
+  return view?.steps.find((s) => s.status !== "completed" && ["failed", "timed_out"].includes(actionAttempts(s).at(-1)?.status));
+}
+
+/**
+ * Whether the step that ended the workflow failed because injected faults (the remote's, and the Worker's
+ * that kill or silence an agent) used up its whole retry budget: every action attempt the policy allows was
+ * made, and none of them ended for a queue cause (schedule-to-start or dead letters). The soak's random faults
+ * make that a rare, legitimate ending (about 1 in 300 burst workflows at the soak's fault rates); it is the
+ * faults' doing, not the backlog's.
  */
 function remoteUsedUpRetries(view, definition) {
   const maxAttempts = definition.defaults?.retry?.maxAttempts;
-  const ending = view?.steps.find((s) => s.error && s.status !== "completed");
+  const ending = endingStep(view);
   if (!ending || maxAttempts === undefined) return false;
   const step = definition.steps.find((s) => s.id === ending.id);
   const budget = step?.retry?.maxAttempts ?? maxAttempts;
-  const attempts = ending.attempts ?? [];
+  const attempts = actionAttempts(ending);
   const queueCause = (a) => a.error?.timeout === "schedule_to_start" || /dead-lettered/.test(a.error?.message ?? "");
   return attempts.length >= budget && !attempts.some(queueCause);
 }
 
 /** Why a workflow did not complete, in a word or two: the timeout kind or HTTP status of the step that ended it. */
 function endingCause(view) {
-  const failedStep = view.steps.find((s) => s.error && (s.status === "failed" || s.status === "compensated" || s.status === "cancelled")) ?? view.steps.find((s) => s.error);
-  const error = failedStep?.error ?? view.error;
+  const failedStep = endingStep(view) ?? view.steps.find((s) => s.error && (s.status === "failed" || s.status === "compensated" || s.status === "cancelled")) ?? view.steps.find((s) => s.error);
+  const error = (failedStep && actionAttempts(failedStep).at(-1)?.error) ?? failedStep?.error ?? view.error;
   if (!error) return view.status;
   const why = error.timeout ?? (error.status ? `HTTP ${error.status}` : error.message?.slice(0, 40));
   return `${view.status}: ${why}`;
@@ -481,4 +495,153 @@ export function checkNoQueueAttempts(finals, workflows, remoteStats) {
   for (const k of Object.values(remoteStats.keys)) if (stepIds.has(k.stepId)) violations.push({ kind: "the remote was called for it", key: k.key });
   if (steps === 0) return fail(name, "no sleep or wait step to look at");
   return (violations.length ? fail : pass)(name, `${steps} sleep and wait steps, ${violations.length} with an attempt`, { violations: violations.slice(0, 30) });
+}
+
+/**
+ * How late a fire may start its workflow: a start that broke off (the workflow's object reset mid-start, an
+ * injected abortAfterPersist) is made again by the schedule's alarm a start lease (5 s) later, plus the alarm
+ * check's 5 s. One the restart caught (due before Shepherd was back, started after the kill) counts from the
+ * end of the outage.
+ */
+const SCHEDULE_START_LEASE_MS = 5_000;
+const FIRE_LATE_LIMIT_MS = SCHEDULE_START_LEASE_MS + OVERDUE_LIMIT_MS;
+
+/**
+ * The cron schedule (lib/schedule.mjs): every fire started exactly one workflow, `<id>:<fire time>`, and each
+ * of those ended. Three sources: the fires the view recorded (`recent`, read every 15 s and merged; a reading
+ * whose oldest fire is newer than the previous reading's newest leaves a gap), the object of every grid time
+ * read by id, and the index listed by the definition's name. Every 10 s grid time after the creation and
+ * before the last reading's `nextFireAt` must be recorded `started` with its workflow there (a `missed` or
+ * `skipped` fire only when the restart's outage ended more than `catchupWindowMs` after it); a grid time
+ * between that reading and the delete's answer may have fired (then the same holds); none after it; fire times
+ * on the grid, never one recorded twice or changing its record; no listed workflow that is no fire's; every
+ * workflow terminal and started ≤ 10 s after its fire (after the outage's end for a fire the restart caught).
+ */
+export function checkScheduleFires(run, finals, outage) {
+  const name = "every schedule fire started exactly one workflow";
+  if (!run) return skipped(name, "skipped (no schedule in this run)");
+  if (run.missingApi) return skipped(name, `skipped (no schedules API: POST /v1/schedules answered ${Object.keys(run.create.statuses).join(", ")})`);
+  if (run.createdAt === null) return fail(name, `the schedule was not created (answers ${JSON.stringify(run.create.statuses)})`, { create: run.create });
+  const violations = [...run.recordConflicts];
+  const v = (kind, extra = {}) => violations.push({ kind, ...extra });
+  const byId = new Map(finals.map((f) => [f.id, f]));
+  const fires = new Map(run.fires.map((f) => [f.at, f]));
+  const objects = new Map(run.objects.map((o) => [o.at, o]));
+  const decidedUntil = run.lastView?.nextFireAt ?? null;
+  const deleteAt = run.delete?.answeredAt ?? null;
+  if (!run.delete?.ok) v("delete not answered 200", { statuses: run.delete?.statuses });
+  if (run.afterDelete !== 404) v("GET after the delete did not answer 404", { status: run.afterDelete });
+  if (decidedUntil === null) return fail(name, "no reading of the schedule before its delete", { readings: run.readings.slice(-5), violations });
+
+  // Readings that may have missed fires between them: `recent` (newest last, in the order fires were recorded,
+  // which a start made again later can change) dropped the previous reading's last record before the next one.
+  // What it dropped was recorded between the two readings: a fire from a catch-up window before the first on.
+  const good = run.readings.filter((r) => r.status === 200);
+  const gaps = [];
+  for (let i = 1; i < good.length; i++) {
+    const [prev, cur] = [good[i - 1], good[i]];
+    if (prev.keys?.length && !cur.keys?.includes(prev.keys.at(-1))) gaps.push({ after: prev.readAt - run.catchupWindowMs - FIRE_EVERY_MS, before: cur.readAt });
+  }
+  const covered = (t) => !gaps.some((g) => t > g.after && t < g.before);
+  const inOutage = (t) => outage !== null && t >= outage.from - 1_000 && t <= outage.to;
+
+  const expected = gridTimes(run.createdAt, decidedUntil - 1);
+  const racing = gridTimes(decidedUntil - 1, deleteAt ?? run.delete?.sentAt ?? decidedUntil);
+  const afterDelete = gridTimes(deleteAt ?? run.delete?.sentAt ?? decidedUntil, run.followedUntil ?? 0);
+  const started = [];
+  const uncovered = [];
+  const explainedMisses = [];
+
+  /** One grid time: its record and its workflow agree, and a started one's workflow is there. */
+  const judge = (t, mustHaveFired) => {
+    const fire = fires.get(t);
+    const object = objects.get(t);
+    const id = workflowIdOfFire(t);
+    const exists = object?.status === 200;
+    if (!fire) {
+      if (exists && covered(t)) v("a workflow whose fire is not recorded", { id, at: t });
+      else if (exists) uncovered.push(t);
+      else if (mustHaveFired) v("fire lost: no record and no workflow", { at: t, objectStatus: object?.status ?? null });
+      if (exists) started.push(t);
+      return;
+    }
+    if (fire.outcome === "started") {
+      if (fire.workflowId !== id) v("a started fire's workflowId is not <schedule>:<fire time>", { at: t, workflowId: fire.workflowId });
+      if (!exists) v("a fire recorded started without its workflow", { at: t, id, objectStatus: object?.status ?? null });
+      else started.push(t);
+    } else if ((fire.outcome === "missed" || fire.outcome === "skipped_overlap") && inOutage(t) && outage.to - t > run.catchupWindowMs) {
+      explainedMisses.push(t);
+      if (exists) v(`a fire recorded ${fire.outcome} but its workflow exists`, { id, at: t });
+    } else {
+      v(`fire recorded ${fire.outcome}`, { at: t, id, error: fire.error, inOutage: inOutage(t), objectExists: exists });
+    }
+  };
+  for (const t of expected) judge(t, true);
+  for (const t of racing) judge(t, false);
+  for (const t of afterDelete) {
+    if (objects.get(t)?.status === 200 || fires.has(t)) v("fired after the delete", { at: t, id: workflowIdOfFire(t), deletedAt: deleteAt });
+  }
+  const window = new Set([...expected, ...racing, ...afterDelete]);
+  for (const fire of run.fires) {
+    if (fire.at % FIRE_EVERY_MS !== 0) v("fire time off the 10 s grid", { at: fire.at, outcome: fire.outcome, workflowId: fire.workflowId });
+    else if (!window.has(fire.at)) v("fire outside the schedule's life", { at: fire.at, createdAt: run.createdAt, deletedAt: deleteAt });
+  }
+
+  // The index by the definition's name: nothing but the fires' workflows, each once.
+  const listed = run.listed?.rows ?? [];
+  if (run.listed?.error) v("listing by name failed", { error: run.listed.error });
+  const listedIds = new Set();
+  for (const row of listed) {
+    if (listedIds.has(row.id)) v("a workflow listed twice by name", { id: row.id });
+    listedIds.add(row.id);
+    const t = fireAtOf(row.id);
+    if (t === null) v("a workflow of the schedule's definition whose id is no fire's", { id: row.id, status: row.status });
+    else if (!started.includes(t)) v("a listed workflow of a fire that did not start", { id: row.id, at: t, record: fires.get(t) ?? null });
+  }
+
+  // Each started workflow: the schedule's definition, ended, and started on time.
+  const lags = [];
+  const catchUps = [];
+  let terminal = 0;
+  for (const t of started) {
+    const id = workflowIdOfFire(t);
+    const f = byId.get(id);
+    const status = f?.view?.status ?? null;
+    if (TERMINAL_STATUSES.has(status)) terminal += 1;
+    else v("a fire's workflow did not reach a terminal status", { id, status });
+    if (f?.view && f.view.name !== SCHEDULE_DEFINITION_NAME) v("a fire's workflow runs another definition", { id, name: f.view.name });
+    const createdAt = f?.view?.createdAt ?? objects.get(t)?.createdAt;
+    if (typeof createdAt !== "number") continue;
+    if (createdAt < t) v("a workflow started before its fire time", { id, createdAt });
+    // Caught by the restart: due before Shepherd was back, started after the kill (a start the kill interrupted
+    // is made by the schedule's alarm when it is back, a start lease later).
+    const caught = outage !== null && t <= outage.to && createdAt > outage.from;
+    const late = createdAt - (caught ? Math.max(t, outage.to) : t);
+    if (caught) catchUps.push({ at: t, id, lagMs: createdAt - t, afterRestartMs: createdAt - outage.to });
+    else lags.push(createdAt - t);
+    if (late > FIRE_LATE_LIMIT_MS) v("a fire started its workflow late", { id, at: t, lateMs: late, inOutage: caught });
+  }
+
+  const l = summarize(lags);
+  const outcomes = {};
+  for (const fire of run.fires) outcomes[fire.outcome] = (outcomes[fire.outcome] ?? 0) + 1;
+  const expectedStarted = expected.filter((t) => started.includes(t)).length;
+  const racedStarted = racing.filter((t) => started.includes(t)).length;
+  const detail =
+    `${expectedStarted}/${expected.length} fires (every 10 s from creation to the last reading) started one workflow each` +
+    `${racing.length ? `, ${racedStarted}/${racing.length} racing the delete` : ""}${explainedMisses.length ? `, ${explainedMisses.length} missed in the outage` : ""}; ` +
+    `${terminal}/${started.length} terminal; ${catchUps.length} caught up after the restart${catchUps.length ? ` (${catchUps.map((c) => `+${c.lagMs} ms`).join(", ")})` : ""}; ` +
+    `fire → start p50 ${l.p50 ?? "–"} ms, max ${l.max ?? "–"} ms; ${good.length} readings merged, ${gaps.length} gap(s); ` +
+    `${listed.length} listed by name; ${afterDelete.length} grid time(s) after the delete without a fire, GET after it ${run.afterDelete}; ${violations.length} violation(s)`;
+  if (expected.length === 0) return fail(name, `no fire was due in the schedule's life (${detail})`, { violations });
+  return (violations.length ? fail : pass)(name, detail, {
+    violations: violations.slice(0, 30),
+    gaps,
+    uncoveredButFound: uncovered,
+    catchUps,
+    fireToStartMs: l,
+    outcomes,
+    expected: expected.length,
+    racing: racing.length,
+  });
 }

@@ -36,6 +36,10 @@ export function createClient(baseUrl) {
       request("GET", `/v1/workflows?limit=100${name ? `&name=${encodeURIComponent(name)}` : ""}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`),
     /** An event (signal) for a workflow: {event, payload?, id?}. */
     sendEvent: (id, event) => request("POST", `/v1/workflows/${encodeURIComponent(id)}/events`, { body: event }),
+    /** Cron schedules (contract v1.1, "Schedules (cron)"). */
+    createSchedule: (spec) => request("POST", "/v1/schedules", { body: spec }),
+    getSchedule: (id) => request("GET", `/v1/schedules/${encodeURIComponent(id)}`),
+    deleteSchedule: (id) => request("DELETE", `/v1/schedules/${encodeURIComponent(id)}`),
     getDevWorkflow: (id) => request("GET", `/dev/workflows/${encodeURIComponent(id)}`),
     getDevDispatch: () => request("GET", "/dev/dispatch"),
     /** Runs the Worker's cron handler (the sweep) now; wrangler dev has --test-scheduled for it. */

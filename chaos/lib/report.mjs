@@ -36,7 +36,35 @@ function measurementRows(report) {
   );
   rows.push(...languageRows(report));
   rows.push(...burstRows(report));
+  rows.push(...scheduleRows(report));
   return rows;
+}
+
+/** The cron schedule: its fires by outcome, how their workflows ended, start lag, the catch-up and the delete. */
+function scheduleRows(report) {
+  const s = report.schedule;
+  if (!s) return [];
+  if (s.missingApi) return [["cron schedule", "n/a (no schedules API in this build)"]];
+  if (s.createdAt === null) return [["cron schedule", `not created (${counts(s.create.statuses)})`]];
+  const byOutcome = {};
+  const byStatus = {};
+  for (const f of s.fires) {
+    byOutcome[f.outcome ?? "unrecorded"] = (byOutcome[f.outcome ?? "unrecorded"] ?? 0) + 1;
+    if (f.status) byStatus[f.status] = (byStatus[f.status] ?? 0) + 1;
+  }
+  const lags = s.fires.filter((f) => f.startLagMs !== null && !f.inOutage).map((f) => f.startLagMs);
+  const caught = s.fires.filter((f) => f.inOutage);
+  const reads = s.readings.filter((r) => r.status === 200).length;
+  return [
+    ["cron schedule", `${s.id} (${s.cron}, overlap ${s.overlap}, catch-up ${seconds(s.catchupWindowMs)}), ${s.fires.length} fires over ${seconds((s.delete?.answeredAt ?? s.followedUntil) - s.createdAt)}; view read ${reads}/${s.readings.length} times`],
+    ["  fires / their workflows", `${counts(byOutcome)} / ${counts(byStatus)}; ${s.listed?.count ?? "?"} listed by name`],
+    [
+      "  fire → workflow created",
+      `${lags.length ? `p50 ${ms(lags.sort((a, b) => a - b)[Math.ceil(lags.length / 2) - 1])}, max ${ms(Math.max(...lags))} (n=${lags.length})` : "–"}; ` +
+        `in the restart's outage: ${caught.length ? caught.map((f) => `${f.iso.slice(11, 19)} ${f.outcome ?? "unrecorded"} +${seconds(f.startLagMs)}`).join(", ") : "none"}`,
+    ],
+    ["  delete", s.delete ? `${counts(s.delete.statuses)} in ${ms((s.delete.answeredAt ?? s.delete.sentAt) - s.delete.sentAt)}; GET after it ${s.afterDelete}` : "–"],
+  ];
 }
 
 /** The share of the regular workflows with a sleep and a wait for an event. */
