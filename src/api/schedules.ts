@@ -1,9 +1,8 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { canonicalJson } from "../domain/canonical-json";
-import { ScheduleIdSchema, ScheduleSpecSchema, type ScheduleSpecInput } from "../domain/schedule/spec";
-import { findDefinition } from "../registry/d1-registry";
-import { checkDefinitionTargets } from "../starts/definition-targets";
+import { ScheduleIdSchema, ScheduleSpecSchema } from "../domain/schedule/spec";
+import { runnableDefinition } from "../starts/start-workflow";
 import { ScheduleViewSchema as DomainScheduleViewSchema, type ScheduleView } from "../domain/schedule/view";
 import { scheduleObject } from "../schedules/schedule-client";
 import { indexSchedule, listScheduleIds, unindexSchedule } from "../schedules/schedule-index";
@@ -84,24 +83,14 @@ async function act(c: Context<AppEnv>, id: string, action: (object: ReturnType<t
   return outcome.schedule;
 }
 
-async function checkScheduledWorkflow(env: Env, tenant: string, spec: ScheduleSpecInput) {
-  const { definition, definitionRef } = spec.workflow;
-  if (definition) return checkDefinitionTargets(env, tenant, definition, ["workflow", "definition"]);
-  if (!definitionRef) return undefined;
-  const found = await findDefinition(env.DB, tenant, definitionRef.name, definitionRef.version);
-  if (found) return undefined;
-  const what = definitionRef.version === undefined ? `definition "${definitionRef.name}"` : `version ${definitionRef.version} of definition "${definitionRef.name}"`;
-  return { ok: false as const, code: "not_found" as const, message: `No ${what} (workflow.definitionRef); publish it with PUT /v1/definitions/${definitionRef.name}.` };
-}
-
 export const scheduleRoutes = new OpenAPIHono<AppEnv>()
   .openapi(createScheduleRoute, async (c) => {
     const spec = c.req.valid("json");
     const tenant = c.get("tenant");
     // What every fire will start is checked now, as a start would check it: a bad reference is a 404 today, not
     // a failed fire tomorrow. (A reference can still go bad later only if versions were deleted; they are not.)
-    const refusal = await checkScheduledWorkflow(c.env, tenant, spec);
-    if (refusal) throw rejectionToError(refusal);
+    const runnable = await runnableDefinition(c.env, tenant, spec.workflow, ["workflow"]);
+    if (!runnable.ok) throw rejectionToError(runnable);
     const result = await scheduleObject(c.env, tenant, spec.id).create({ tenant, spec, requestHash: await sha256Hex(canonicalJson(spec)) });
     if (!result.ok) throw new ApiError(409, "conflict", result.message);
     // Listed once created. Should the listing's write fail, the schedule still fires; the client is told to retry

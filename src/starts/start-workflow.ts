@@ -40,10 +40,8 @@ export async function startWorkflowRun(env: Env, tenant: string, body: StartWork
   if (!env.TASK_TOKEN_SECRET) {
     return { ok: false, code: "not_configured", message: "TASK_TOKEN_SECRET is not set: run `wrangler secret put TASK_TOKEN_SECRET`." };
   }
-  const resolved = await resolveDefinition(env, tenant, body);
+  const resolved = await runnableDefinition(env, tenant, body);
   if (!resolved.ok) return resolved;
-  const refusal = checkDefinitionTargets(env, tenant, resolved.definition, body.definitionRef ? ["definitionRef"] : ["definition"]);
-  if (refusal) return refusal;
   const overloaded = await overloadRefusal(env);
   if (overloaded) return overloaded;
   const id = body.id ?? `wf_${crypto.randomUUID()}`;
@@ -62,8 +60,23 @@ export async function startWorkflowRun(env: Env, tenant: string, body: StartWork
 
 type Resolved = { ok: true; definition: DefinitionInput; pinned: PinnedDefinition } | Extract<StartRefusal, { code: "not_found" }>;
 
+/**
+ * The definition a start (or every fire of a schedule) would run, resolved and checked against the tenant's
+ * targets; `at` is where the workflow's fields sit in the request body (a schedule nests them under `workflow`).
+ */
+export async function runnableDefinition(
+  env: Env,
+  tenant: string,
+  body: Pick<StartWorkflowInput, "definition" | "definitionRef">,
+  at: string[] = [],
+): Promise<Resolved | TargetRefusal> {
+  const resolved = await resolveDefinition(env, tenant, body, at);
+  if (!resolved.ok) return resolved;
+  return checkDefinitionTargets(env, tenant, resolved.definition, [...at, body.definitionRef ? "definitionRef" : "definition"]) ?? resolved;
+}
+
 /** The definition to run: the inline one, or the referenced version (the latest when none is named). */
-async function resolveDefinition(env: Env, tenant: string, body: StartWorkflowInput): Promise<Resolved> {
+async function resolveDefinition(env: Env, tenant: string, body: Pick<StartWorkflowInput, "definition" | "definitionRef">, at: string[]): Promise<Resolved> {
   const ref = body.definitionRef;
   if (!ref) {
     // The schema guarantees one of the two.
@@ -73,7 +86,7 @@ async function resolveDefinition(env: Env, tenant: string, body: StartWorkflowIn
   const found = await findDefinition(env.DB, tenant, ref.name, ref.version);
   if (!found) {
     const what = ref.version === undefined ? `definition "${ref.name}"` : `version ${ref.version} of definition "${ref.name}"`;
-    return { ok: false, code: "not_found", message: `No ${what} (definitionRef); publish it with PUT /v1/definitions/${ref.name}.` };
+    return { ok: false, code: "not_found", message: `No ${what} (${[...at, "definitionRef"].join(".")}); publish it with PUT /v1/definitions/${ref.name}.` };
   }
   return { ok: true, definition: found.definition, pinned: { name: found.name, version: found.version, hash: found.hash } };
 }
