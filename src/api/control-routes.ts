@@ -1,12 +1,11 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { RedriveSchema, SendEventSchema, TerminateSchema } from "../domain/schemas";
-import { schedulerFor, type SchedulerClient } from "../scheduler/scheduler-client";
+import { schedulerFor } from "../scheduler/scheduler-client";
 import type { AppEnv } from "./app-env";
 import { rejectionToError } from "./errors";
 import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
 import { WorkflowParamsSchema, WorkflowViewSchema } from "./schemas";
-import { workflowOr404 } from "./workflow-or-404";
+import { act } from "./operator-actions";
 
 const accepted = { 202: jsonContent(WorkflowViewSchema, "Accepted: the workflow after the action"), ...errorResponses(400, 401, 404, 409, 413, 429, 503) };
 
@@ -56,32 +55,23 @@ const sendEventRoute = createRoute({
   },
 });
 
-type Outcome = { ok: true; unchanged?: true } | { ok: false; code: string; message: string };
-
-/** Asks the object, maps a refusal to its status, answers with the workflow (200 when nothing changed). */
-async function control(c: Context<AppEnv>, id: string, action: (scheduler: SchedulerClient) => Promise<Outcome>) {
-  const outcome = await action(schedulerFor(c.env, c.get("tenant"), id));
-  if (!outcome.ok) throw rejectionToError(outcome);
-  return { view: await workflowOr404(c.env, c.get("tenant"), id), status: outcome.unchanged ? (200 as const) : (202 as const) };
-}
-
 export const controlRoutes = new OpenAPIHono<AppEnv>()
   .openapi(pauseRoute, async (c) => {
-    const { view, status } = await control(c, c.req.valid("param").id, (scheduler) => scheduler.pause());
+    const { view, status } = await act(c, c.req.valid("param").id, (scheduler) => scheduler.pause());
     return c.json(view, status);
   })
   .openapi(resumeRoute, async (c) => {
-    const { view } = await control(c, c.req.valid("param").id, (scheduler) => scheduler.resume());
+    const { view } = await act(c, c.req.valid("param").id, (scheduler) => scheduler.resume());
     return c.json(view, 202);
   })
   .openapi(terminateRoute, async (c) => {
     const { reason } = c.req.valid("json") ?? {};
-    const { view } = await control(c, c.req.valid("param").id, (scheduler) => scheduler.terminate(reason));
+    const { view } = await act(c, c.req.valid("param").id, (scheduler) => scheduler.terminate(reason));
     return c.json(view, 202);
   })
   .openapi(redriveRoute, async (c) => {
     const { fromStep } = c.req.valid("json") ?? {};
-    const { view } = await control(c, c.req.valid("param").id, (scheduler) => scheduler.redrive(fromStep));
+    const { view } = await act(c, c.req.valid("param").id, (scheduler) => scheduler.redrive(fromStep));
     return c.json(view, 202);
   })
   .openapi(sendEventRoute, async (c) => {

@@ -46,30 +46,33 @@ const skipStepRoute = createRoute({
   responses: { ...accepted, ...errorResponses(415) },
 });
 
-type Outcome = { ok: true } | { ok: false; code: string; message: string };
+type Outcome = { ok: true; unchanged?: true } | { ok: false; code: string; message: string };
 
-/** Every operator action: ask the object, map a refusal to its status, answer 202 with the workflow. */
-async function act(c: Context<AppEnv>, id: string, action: (scheduler: SchedulerClient) => Promise<Outcome>) {
+/**
+ * Every operator and control action: ask the object, map a refusal to its status, answer with the workflow:
+ * 202, or 200 when the action changed nothing (pausing a paused workflow).
+ */
+export async function act(c: Context<AppEnv>, id: string, action: (scheduler: SchedulerClient) => Promise<Outcome>) {
   const outcome = await action(schedulerFor(c.env, c.get("tenant"), id));
   if (!outcome.ok) throw rejectionToError(outcome);
-  return workflowOr404(c.env, c.get("tenant"), id);
+  return { view: await workflowOr404(c.env, c.get("tenant"), id), status: outcome.unchanged ? (200 as const) : (202 as const) };
 }
 
 export const operatorRoutes = new OpenAPIHono<AppEnv>()
   .openapi(cancelRoute, async (c) => {
     const { id } = c.req.valid("param");
-    return c.json(await act(c, id, (scheduler) => scheduler.cancel()), 202);
+    return c.json((await act(c, id, (scheduler) => scheduler.cancel())).view, 202);
   })
   .openapi(compensateRoute, async (c) => {
     const { id } = c.req.valid("param");
-    return c.json(await act(c, id, (scheduler) => scheduler.compensate()), 202);
+    return c.json((await act(c, id, (scheduler) => scheduler.compensate())).view, 202);
   })
   .openapi(retryStepRoute, async (c) => {
     const { id, stepId } = c.req.valid("param");
-    return c.json(await act(c, id, (scheduler) => scheduler.retryStep(stepId)), 202);
+    return c.json((await act(c, id, (scheduler) => scheduler.retryStep(stepId))).view, 202);
   })
   .openapi(skipStepRoute, async (c) => {
     const { id, stepId } = c.req.valid("param");
     const { output } = c.req.valid("json");
-    return c.json(await act(c, id, (scheduler) => scheduler.skipStep(stepId, output)), 202);
+    return c.json((await act(c, id, (scheduler) => scheduler.skipStep(stepId, output))).view, 202);
   });

@@ -8,14 +8,12 @@ import type { TransitionContext } from "./context";
 import { superviseDeadlines } from "./deadlines";
 import { dispatchReadySteps } from "./dispatch";
 import { failedForGood } from "./failure";
+import { conflict, type OperatorResult } from "./operator";
 import { fenceUnfinishedSteps } from "./saga";
 import { deliverInbox } from "./steps";
 
-export type ControlResult = { ok: true; unchanged?: true } | { ok: false; code: "conflict" | "not_found"; message: string };
-
-function conflict(message: string): ControlResult {
-  return { ok: false, code: "conflict", message };
-}
+/** An operator's result, which can also say the action changed nothing (pausing a paused workflow). */
+export type ControlResult = OperatorResult | { ok: true; unchanged: true };
 
 /** Only a running workflow pauses: one that unwinds or waits on an operator is already not moving forward. */
 export function pauseWorkflow(ctx: TransitionContext): ControlResult {

@@ -6,7 +6,7 @@ import { startStep } from "./steps";
 
 export type OperatorResult = { ok: true } | { ok: false; code: "conflict" | "not_found"; message: string };
 
-function conflict(message: string): OperatorResult {
+export function conflict(message: string): { ok: false; code: "conflict"; message: string } {
   return { ok: false, code: "conflict", message };
 }
 
