@@ -4,6 +4,7 @@
  */
 import type { IndexEntry } from "../domain/index-entry";
 import type { WorkflowStatus } from "../domain/state";
+import { METRICS_INSERT_COLUMNS, METRICS_PLACEHOLDERS, METRICS_UPDATES, metricsValues } from "./metrics-rows";
 
 export interface ListedWorkflow {
   id: string;
@@ -32,11 +33,12 @@ type ListedRow = { id: string; name: string; status: WorkflowStatus; created_at:
 export async function upsertIndexEntry(db: D1Database, entry: IndexEntry): Promise<void> {
   await db
     .prepare(
-      `INSERT INTO workflows (tenant, id, name, status, created_at, updated_at, ended_at, next_deadline_at, version)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO workflows (tenant, id, name, status, created_at, updated_at, ended_at, next_deadline_at, version, ${METRICS_INSERT_COLUMNS})
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ${METRICS_PLACEHOLDERS})
        ON CONFLICT (tenant, id) DO UPDATE SET
          name = excluded.name, status = excluded.status, updated_at = excluded.updated_at,
-         ended_at = excluded.ended_at, next_deadline_at = excluded.next_deadline_at, version = excluded.version
+         ended_at = excluded.ended_at, next_deadline_at = excluded.next_deadline_at, version = excluded.version,
+         ${METRICS_UPDATES}
        WHERE excluded.version >= workflows.version`,
     )
     .bind(
@@ -49,6 +51,7 @@ export async function upsertIndexEntry(db: D1Database, entry: IndexEntry): Promi
       entry.endedAt ?? null,
       entry.nextDeadlineAt ?? null,
       entry.version,
+      ...metricsValues(entry.metrics),
     )
     .run();
 }

@@ -5,6 +5,13 @@ import { schedulerStub } from "./scheduler";
 
 export type IndexRow = { tenant: string; id: string; name: string; status: string; created_at: number; updated_at: number; ended_at: number | null; next_deadline_at: number | null; version: number };
 
+const INDEX_COLUMNS = ["tenant", "id", "name", "status", "created_at", "updated_at", "ended_at", "next_deadline_at", "version"] as const;
+
+/** The listing's own columns of a row, without the metrics columns written beside them. */
+export function pickIndexColumns(row: IndexRow): IndexRow {
+  return Object.fromEntries(INDEX_COLUMNS.map((column) => [column, row[column]])) as IndexRow;
+}
+
 /** The workflow's row in the D1 index, read directly. */
 export async function indexRow(id: string, tenant = "default"): Promise<IndexRow | null> {
   return env.DB.prepare("SELECT * FROM workflows WHERE tenant = ? AND id = ?").bind(tenant, id).first<IndexRow>();
