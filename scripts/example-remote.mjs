@@ -5,6 +5,10 @@
 //   POST /charge   200 {chargeId}             POST /release  200 {released: true}
 //   POST /ship     200 {trackingId}           POST /flaky    503 twice per Idempotency-Key, then 200
 //   POST /decline  422 {error}                POST /async    202, then reports through its task token
+//   POST /render   202; the first job per key heartbeats "47 %" for ever (a stuck job), later ones finish
+//   POST /pay      charges once per key; the first request's answer is lost (held, never answered)
+//   GET  /pay      the charge made under the request's Idempotency-Key, or 404 (what `verify` asks)
+//   POST /unavailable  503 every time           POST /hooks    logs a webhook delivery, 200
 //   GET  /effects  effects applied, per Idempotency-Key
 //
 // /charge is idempotent like a real payment API: the same key returns the same charge and is applied once.
@@ -23,6 +27,9 @@ const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 const MAX_PENDING_CALLBACKS = 100;
 const CALLBACK_DELAY_MS = 1000;
 const CALLBACK_TIMEOUT_MS = 5000;
+/** A stuck job gives up heartbeating after this many (a minute), should nobody stop it. */
+const STUCK_HEARTBEATS = 60;
+const LOST_ANSWER_HOLD_MS = 30_000;
 
 if (!Number.isInteger(PORT) || PORT < 1 || PORT > 65535) {
   console.error(`PORT must be a port number (got ${process.env.PORT})`);
@@ -93,8 +100,48 @@ const handlers = {
     }, CALLBACK_DELAY_MS);
     return [202, { accepted: true, jobId }];
   },
+  "POST /render": ({ key, token, seen }) => {
+    if (!token) return [400, { error: "missing Shepherd-Task-Token header" }];
+    const jobId = nextId("job");
+    renderJob(token, key, jobId, { stuck: seen === 1 });
+    return [202, { accepted: true, jobId }];
+  },
+  "POST /pay": ({ key, body, seen, hold }) => {
+    const { value: charge } = charges.once(key, () => {
+      applyEffect(key);
+      return { chargeId: nextId("ch"), amount: body?.amount ?? null };
+    });
+    // The charge is made, but the answer never arrives: the caller cannot tell whether it landed.
+    if (seen === 1) return hold(LOST_ANSWER_HOLD_MS);
+    return [200, charge];
+  },
+  "GET /pay": ({ key }) => {
+    const charge = charges.get(key);
+    return charge ? [200, charge] : [404, { error: `no charge under ${key}` }];
+  },
+  "POST /unavailable": () => [503, { error: "down for maintenance" }],
+  "POST /hooks": ({ req, json }) => {
+    console.log(`  webhook ${req.headers["webhook-id"]} ${json?.type} signed=${Boolean(req.headers["webhook-signature"])}`);
+    return [200, { received: true }];
+  },
   "GET /effects": () => [200, Object.fromEntries(effects)],
 };
+
+/** A job stuck "at 47 %" heartbeats for ever (until Shepherd says stop); a healthy one moves on and finishes. */
+async function renderJob(token, key, jobId, { stuck }) {
+  pendingCallbacks += 1;
+  try {
+    for (let beat = 1; beat <= (stuck ? STUCK_HEARTBEATS : 2); beat += 1) {
+      await new Promise((resolve) => setTimeout(resolve, CALLBACK_DELAY_MS));
+      const reply = await callShepherd(token, "heartbeat", { progress: { jobId, percent: stuck ? 47 : 50 * beat } });
+      if (!reply || reply.cancelRequested) return;
+    }
+    if (stuck) return;
+    if (await callShepherd(token, "complete", { output: { jobId, frames: 120 } })) applyEffect(key);
+  } finally {
+    pendingCallbacks -= 1;
+  }
+}
 
 /** Plays a slow job: one heartbeat with progress, then completion, both through the task token. */
 async function reportJob(token, key, jobId) {
@@ -131,11 +178,16 @@ function answer(call) {
   const handler = handlers[`${method} ${path}`];
   // /flaky counts per key and path, so a key used elsewhere first does not use up its failures.
   const seen = call.requests.filter((entry) => entry.path === path).length;
-  const [status, body] = handler
-    ? handler({ key, body: json, seen, token: req.headers["shepherd-task-token"] })
+  const reply = handler
+    ? handler({ key, body: json, seen, req, json, token: req.headers["shepherd-task-token"], hold: (ms) => call.hold(ms) })
     : Object.keys(handlers).some((route) => route.endsWith(` ${path}`))
       ? [405, { error: `method ${method} not allowed on ${path}` }]
       : [404, { error: `no endpoint ${path}` }];
+  if (!reply) {
+    console.log(`${method} ${path} Idempotency-Key=${key ?? "-"} Shepherd-Attempt=${req.headers["shepherd-attempt"] ?? "-"} ${text.trim().slice(0, 200) || "-"} -> (no answer: held)`);
+    return undefined;
+  }
+  const [status, body] = reply;
   console.log(
     `${method} ${path} Idempotency-Key=${key ?? "-"} Shepherd-Attempt=${req.headers["shepherd-attempt"] ?? "-"} ${text.trim().slice(0, 200) || "-"} -> ${status} ${JSON.stringify(body)}`,
   );

@@ -2,8 +2,10 @@ import { recordDeadLetters } from "./agents/dead-letters";
 import { consumeTaskBatch } from "./agents/task-consumer";
 import { createApp } from "./api/app";
 import { sweepOverdueWorkflows } from "./supervisor/sweep";
+import { consumeWebhookBatch } from "./webhooks/consumer";
 
 export { AgentHost } from "./agents/agent-host";
+export { TargetBreaker } from "./breaker/target-breaker";
 export { QueueLagMonitor } from "./queue-lag/monitor";
 export { CronSchedule } from "./schedules/cron-schedule";
 export { WorkflowScheduler } from "./scheduler/workflow-scheduler";
@@ -13,7 +15,8 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   async queue(batch, env, _ctx) {
-    if (batch.queue.endsWith("-dlq")) await recordDeadLetters(batch, env);
+    if (batch.queue === "shepherd-webhooks") await consumeWebhookBatch(batch, env);
+    else if (batch.queue.endsWith("-dlq")) await recordDeadLetters(batch, env);
     else await consumeTaskBatch(batch, env);
   },
   async scheduled(controller, env, _ctx) {

@@ -142,6 +142,10 @@ export function idempotencyStore() {
       if (key !== undefined) answers.set(key, value);
       return { replay: false, value };
     },
+    /** The answer stored for a key, if its effect was applied. */
+    get(key) {
+      return key === undefined ? undefined : answers.get(key);
+    },
   };
 }
 

@@ -4,6 +4,8 @@ import type { ClaimedTask } from "../domain/machine";
 import type { TaskMessage } from "../domain/task-message";
 import { schedulerFor } from "../scheduler/scheduler-client";
 import { performTask } from "./perform-task";
+import { learnBreaker } from "./breaker-guard";
+import type { BreakerNotice } from "../breaker/breaker-rpc";
 
 /** Enough hosts that no one object's request rate or connection limit bounds the agents. */
 const AGENT_HOST_SHARDS = 64;
@@ -31,6 +33,11 @@ export class AgentHost extends DurableObject<Env> {
     return { started: true };
   }
 
+  /** A host's breaker opened or closed: the agents in this isolate learn it before their next attempt there. */
+  learnBreaker(notice: BreakerNotice): void {
+    learnBreaker(notice);
+  }
+
   private run(message: TaskMessage, task: ClaimedTask): void {
     const work: Promise<void> = performTask(message, task, this.env).finally(() => this.running.delete(work));
     this.running.add(work);
@@ -51,4 +58,9 @@ export function agentHostFor(env: Env, message: TaskMessage): { take(message: Ta
   return env.AGENT_HOST.getByName(`agents-${shardOf(`${message.tenant}:${message.workflowId}:${message.stepId}`)}`) as unknown as {
     take(message: TaskMessage): Promise<HandOffResult>;
   };
+}
+
+/** Tells every agent host, and so every isolate that runs agents, that a breaker opened or closed. Rare: 64 calls. */
+export async function tellEveryAgentHost(env: Env, notice: BreakerNotice): Promise<void> {
+  await Promise.allSettled(Array.from({ length: AGENT_HOST_SHARDS }, (_, shard) => env.AGENT_HOST.getByName(`agents-${shard}`).learnBreaker(notice)));
 }

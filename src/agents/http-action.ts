@@ -59,7 +59,7 @@ async function readOutcome(response: Response): Promise<AttemptReport> {
     case "succeeded": {
       const output = parseOutput(text);
       const problem = jsonLimitProblem(output, LIMITS.payloadBytes);
-      return problem ? failed(`response body cannot be stored: ${problem}`, true, response.status) : { type: "succeeded", output };
+      return problem ? failed(`response body cannot be stored: ${problem}`, true, response.status) : { type: "succeeded", output, status: response.status };
     }
     case "accepted":
       return { type: "accepted" };

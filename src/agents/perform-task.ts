@@ -4,6 +4,8 @@ import type { ClaimedTask } from "../domain/machine";
 import type { AttemptReport, TaskMessage } from "../domain/task-message";
 import { schedulerFor } from "../scheduler/scheduler-client";
 import { performHttpAction } from "./http-action";
+import { verifyEarlierEffect } from "./verify";
+import { guardedByBreaker } from "./breaker-guard";
 import { backoffMs } from "../domain/backoff";
 
 /** Heartbeats go out this many times per heartbeat interval, so one lost heartbeat is not a missed deadline. */
@@ -41,7 +43,12 @@ export async function performTask(message: TaskMessage, task: ClaimedTask, env: 
   }, Math.max(1, Math.floor(task.heartbeatMs / HEARTBEATS_PER_INTERVAL)));
   let report: AttemptReport;
   try {
-    report = await performHttpAction(task, message.token, targetPolicyFor(env, message.tenant), controller.signal);
+    const policy = targetPolicyFor(env, message.tenant);
+    // The token minted at the claim expires with the attempt; the queue message's own never reaches a remote.
+    const token = task.token ?? message.token;
+    const perform = async () => (await verifyEarlierEffect(task, token, policy, controller.signal)) ?? (await performHttpAction(task, token, policy, controller.signal));
+    // Under the host's breaker: parked with no request while it is open; the outcome counted when it counts.
+    report = await guardedByBreaker(env, message.tenant, task, controller.signal, perform);
   } catch (error) {
     // Only a broken setting (ALLOWED_TARGETS) gets here; the attempt fails as retryable until it is fixed.
     report = { type: "failed", error: { message: `agent could not perform the attempt: ${String(error)}`, retryable: true } };

@@ -7,10 +7,14 @@ import { limitTenantWrites } from "./rate-limit";
 import type { AppEnv } from "./app-env";
 import { ApiError, errorBody, onApiError, validationFailed } from "./errors";
 import { controlRoutes } from "./control-routes";
+import { diagnosisRoutes } from "./diagnosis";
 import { definitionRoutes } from "./definitions";
 import { operatorRoutes } from "./operator-actions";
+import { metricsRoutes } from "./metrics";
 import { scheduleRoutes } from "./schedules";
+import { targetRoutes } from "./targets";
 import { taskRoutes } from "./tasks";
+import { webhookRoutes } from "./webhooks";
 import { workflowRoutes } from "./workflows";
 
 /** The front door: JSON routes validated by the same zod schemas that generate `GET /openapi.json`. */
@@ -48,8 +52,12 @@ export function createApp() {
   app.route("/", workflowRoutes);
   app.route("/", operatorRoutes);
   app.route("/", controlRoutes);
+  app.route("/", diagnosisRoutes);
   app.route("/", definitionRoutes);
   app.route("/", scheduleRoutes);
+  app.route("/", targetRoutes);
+  app.route("/", webhookRoutes);
+  app.route("/", metricsRoutes);
   app.route("/", taskRoutes);
   app.route("/", devRoutes);
 

@@ -6,17 +6,19 @@ import { WorkflowViewSchema as DomainWorkflowViewSchema } from "../domain/view";
 /** Response shapes, declared for the OpenAPI document (requests reuse the domain's schemas). */
 export const WorkflowViewSchema = DomainWorkflowViewSchema.openapi("Workflow");
 
+export const HistoryEventSchema = z.object({
+  seq: z.number(),
+  at: z.number(),
+  type: z.string(),
+  stepId: z.string().optional(),
+  attempt: z.number().optional(),
+  data: z.unknown().optional(),
+});
+
 export const HistorySchema = z
   .object({
     events: z.array(
-      z.object({
-        seq: z.number(),
-        at: z.number(),
-        type: z.string(),
-        stepId: z.string().optional(),
-        attempt: z.number().optional(),
-        data: z.unknown().optional(),
-      }),
+      HistoryEventSchema,
     ),
     nextAfter: z.number().optional(),
   })

@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { TaskCompleteSchema, TaskFailSchema, TaskHeartbeatSchema } from "../domain/schemas";
-import { verifyTaskToken, type TaskTokenClaims } from "../domain/task-token";
+import { isExpired, verifyTaskToken, type TaskTokenClaims } from "../domain/task-token";
 import { schedulerFor } from "../scheduler/scheduler-client";
 import type { AppEnv } from "./app-env";
 import { ApiError, rejectionToError } from "./errors";
@@ -40,6 +40,9 @@ async function claimsOf(token: string, env: Env): Promise<TaskTokenClaims> {
   }
   const claims = await verifyTaskToken(token, env.TASK_TOKEN_SECRET);
   if (!claims) throw new ApiError(401, "unauthorized", "The task token is invalid.");
+  if (isExpired(claims, Date.now())) {
+    throw new ApiError(401, "unauthorized", "The task token has expired: its attempt's deadline passed; a retry has a token of its own.");
+  }
   return claims;
 }
 

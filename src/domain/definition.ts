@@ -68,6 +68,7 @@ function checkStepKind(step: StepInput): string | undefined {
     const found = kinds.length === 0 ? "none" : kinds.join(" and ");
     return `step "${step.id}" must have exactly one of action, sleep or waitForEvent (it has ${found})`;
   }
+  if (step.verify && !step.action) return `step "${step.id}": verify belongs to a step with an action`;
   const until = step.sleep?.until;
   if (until !== undefined && templatePaths(until).length === 0 && parseWakeTime(until) === undefined) {
     return `step "${step.id}": sleep.until must be epoch milliseconds, an ISO 8601 date-time or a template`;
@@ -86,6 +87,7 @@ function checkTemplates(definition: DefinitionInput): DefinitionIssue[] {
       ["when", upstream],
       // A compensation runs after its own step succeeded, so it may read that step's output too.
       ["compensate", new Set([...upstream, step.id])],
+      ["verify", upstream],
     ];
     for (const [field, visible] of fields) {
       for (const path of templatePaths(step[field])) {

@@ -1,4 +1,5 @@
 import { isTerminal, type WorkflowState, type WorkflowStatus } from "./state";
+import type { WorkflowMetrics } from "./metrics";
 
 /** A workflow as the cross-workflow index (D1) knows it: enough to list, filter and find overdue ones. */
 export interface IndexEntry {
@@ -13,6 +14,8 @@ export interface IndexEntry {
   nextDeadlineAt?: number;
   /** The state's version: the index never moves back to an older one. */
   version: number;
+  /** The workflow's counters as of this version (absolute, so writing an entry twice counts nothing twice). */
+  metrics?: WorkflowMetrics;
 }
 
 /**
@@ -34,6 +37,7 @@ export function indexEntryOf(state: WorkflowState, nextDeadlineAt: number | unde
     ...(state.endedAt === undefined ? {} : { endedAt: state.endedAt }),
     ...(open ? { nextDeadlineAt: nextDeadlineAt ?? state.updatedAt + INDEX_WATCHDOG_MS } : {}),
     version: state.version,
+    ...(state.metrics === undefined ? {} : { metrics: state.metrics }),
   };
 }
 

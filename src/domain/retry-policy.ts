@@ -15,6 +15,8 @@ export const ResolvedTimeoutsSchema = z.object({
   scheduleToStartMs: z.number().optional(),
   startToCloseMs: z.number(),
   heartbeatMs: z.number(),
+  /** Absent unless set: no stall detection. */
+  progressMs: z.number().optional(),
 });
 
 export type RetryPolicy = z.infer<typeof ResolvedRetryPolicySchema>;

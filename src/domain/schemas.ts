@@ -46,6 +46,25 @@ export const TimeoutsSchema = z.strictObject({
   startToCloseMs: z.int().min(1).max(604_800_000).optional(),
   /** Longest silence between heartbeats while an attempt runs or waits. Default 30000 ms. */
   heartbeatMs: z.int().min(1).max(604_800_000).optional(),
+  /**
+   * Longest an attempt's reported `progress` may stay the same while heartbeats go on: then it has stalled (a job
+   * stuck "at 47 %" that still heartbeats) and times out like any other deadline. No default. The clock starts at
+   * the attempt's first heartbeat with progress; heartbeats without it (the agent's own while it waits for an
+   * answer) neither start nor reset it.
+   */
+  progressMs: z.int().min(1).max(604_800_000).optional(),
+});
+
+/**
+ * The circuit breaker of the step's target host (one per host and tenant, shared by all its workflows).
+ * Defaults: failures 5, openMs 30000. When several steps call one host, the settings of the latest attempt
+ * reported to its breaker apply.
+ */
+export const BreakerSettingsSchema = z.strictObject({
+  /** Transient failures in a row (5xx, 408, 429, network error, deadline) that open the breaker. Default 5. */
+  failures: z.int().min(1).max(100).optional(),
+  /** How long it stays open the first time; each re-open after a failed probe doubles it, up to 300000. Default 30000 ms. */
+  openMs: z.int().min(1_000).max(300_000).optional(),
 });
 
 const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
@@ -100,9 +119,33 @@ export const StepSchema = z.strictObject({
   retry: RetryPolicySchema.optional(),
   timeouts: TimeoutsSchema.optional(),
   compensate: ActionSchema.optional(),
+  /**
+   * Asks the remote whether an attempt's effect landed, after an attempt with no clear answer (it timed out,
+   * stalled, or the connection broke after the request may have been sent) and before the action is sent again:
+   * 2xx → the step succeeds with that body, no second request. Sent with the step's Idempotency-Key; usually a GET.
+   */
+  verify: ActionSchema.optional(),
+  breaker: BreakerSettingsSchema.optional(),
 });
 
 export const ON_FAILURE = ["compensate", "escalate", "fail"] as const;
+
+/** What runs when no operator acted on an escalated workflow in time: one of the operator's own actions. */
+export const ESCALATION_DEFAULTS = ["compensate", "fail", "skip", "retry"] as const;
+
+/**
+ * `"escalate"` waits on an operator for ever; `{"escalate": {afterMs, then}}` waits `afterMs`, then does `then`
+ * itself, so a workflow parked for a human cannot be forgotten.
+ */
+export const OnFailureSchema = z.union([
+  z.enum(ON_FAILURE),
+  z.strictObject({
+    escalate: z.strictObject({
+      afterMs: z.int().min(1).max(MAX_TIMER_MS),
+      then: z.enum(ESCALATION_DEFAULTS),
+    }),
+  }),
+]);
 
 /**
  * A definition's fields, each checked on its own. What only the whole can say (ids unique, dependencies known
@@ -110,10 +153,10 @@ export const ON_FAILURE = ["compensate", "escalate", "fail"] as const;
  */
 export const DefinitionShapeSchema = z.strictObject({
   name: IdSchema,
-  onFailure: z.enum(ON_FAILURE).optional(),
+  onFailure: OnFailureSchema.optional(),
   timeoutMs: z.int().min(1).max(31_536_000_000).optional(),
   defaults: z
-    .strictObject({ retry: RetryPolicySchema.optional(), timeouts: TimeoutsSchema.optional() })
+    .strictObject({ retry: RetryPolicySchema.optional(), timeouts: TimeoutsSchema.optional(), breaker: BreakerSettingsSchema.optional() })
     .optional(),
   steps: z.array(StepSchema).min(1).max(LIMITS.stepsPerDefinition),
 });
@@ -140,7 +183,9 @@ export type Sleep = z.infer<typeof SleepSchema>;
 export type WaitForEvent = z.infer<typeof WaitForEventSchema>;
 export type RetryPolicyInput = z.infer<typeof RetryPolicySchema>;
 export type TimeoutsInput = z.infer<typeof TimeoutsSchema>;
+export type BreakerSettingsInput = z.infer<typeof BreakerSettingsSchema>;
 export type Action = z.infer<typeof ActionSchema>;
 export type StepInput = z.infer<typeof StepSchema>;
 export type DefinitionInput = z.infer<typeof DefinitionShapeSchema>;
 export type OnFailure = (typeof ON_FAILURE)[number];
+export type EscalationDefault = (typeof ESCALATION_DEFAULTS)[number];

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { WorkflowPlanSchema } from "./plan";
+import { WorkflowMetricsSchema } from "./metrics";
 
 export const WORKFLOW_STATUSES = [
   "running",
@@ -35,7 +36,7 @@ export const StepErrorSchema = z.object({
   retryable: z.boolean().optional(),
   /** The remote's HTTP status, when there was one. */
   status: z.number().optional(),
-  /** Why a deadline passed: schedule_to_start, start_to_close, heartbeat, wait_timeout or workflow_timeout. */
+  /** Why a deadline passed: schedule_to_start, start_to_close, heartbeat, stalled, wait_timeout or workflow_timeout. */
   timeout: z.string().optional(),
 });
 
@@ -56,6 +57,8 @@ export const AttemptSchema = z.object({
   deadLetters: z.number().optional(),
   /** When the supervisor next asks whether its message was lost; absent: `sentAt` + QUEUE_CHECK_MS. */
   queueCheckAt: z.number().optional(),
+  /** When a heartbeat last brought progress different from the one before; absent until one brings any. */
+  progressAt: z.number().optional(),
 });
 
 export const StepStateSchema = z.object({
@@ -74,13 +77,21 @@ export const StepStateSchema = z.object({
   attempts: z.array(AttemptSchema),
   /** A sleeping step wakes then; a step waiting for an event gives up then. */
   timerAt: z.number().optional(),
-  /** When a step started waiting for its event: of two waits for one name, the earlier gets the event. */
+  /**
+   * When a step started sleeping or waiting for its event: of two waits for one name, the earlier gets the event;
+   * the diagnosis says since when a step waits.
+   */
   waitingSince: z.number().optional(),
   /**
    * Set when a redrive re-runs a step whose effect was undone (compensated) or that had succeeded: its
    * Idempotency-Key gets `:redrive-<n>` so the remote does the work again instead of replaying the old answer.
    */
   keyRound: z.number().optional(),
+  /**
+   * Set while the step waits for the breaker of `host` (open since before `since`) to close: its attempt was set
+   * aside without using one. The breaker releases it; `nextRetryAt` is the backstop should that release be lost.
+   */
+  parked: z.object({ host: z.string(), since: z.number(), openUntil: z.number() }).optional(),
 });
 
 /** An event kept in the workflow's inbox until a wait for its name starts. */
@@ -134,6 +145,8 @@ export const WorkflowFieldsSchema = z.object({
   /** Ids of succeeded steps in the order they succeeded: compensation walks it backwards. */
   completionOrder: z.array(z.string()),
   compensation: CompensationStateSchema.optional(),
+  /** With an escalation deadline: when its default action runs if no operator acted; absent unless `needs_attention`. */
+  attentionDeadline: z.number().optional(),
   /** When an operator paused it; absent unless `paused`. */
   pausedAt: z.number().optional(),
   /** How often it was redriven. */
@@ -142,6 +155,8 @@ export const WorkflowFieldsSchema = z.object({
   nextEventSeq: z.number().optional(),
   /** The deadline its index entry was last written with: a far move either way writes the entry again. */
   indexedDeadlineAt: z.number().optional(),
+  /** Its figures for GET /v1/metrics, counted from its history (see metrics.ts); absent until something counted. */
+  metrics: WorkflowMetricsSchema.optional(),
 });
 
 export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];

@@ -14,6 +14,17 @@ export type TaskMessage = z.infer<typeof TaskMessageSchema>;
 
 /** What an agent reports after performing an attempt. */
 export type AttemptReport =
-  | { type: "succeeded"; output: unknown }
+  | { type: "succeeded"; output: unknown; status?: number }
   | { type: "accepted" }
-  | { type: "failed"; error: { message: string; retryable: boolean; status?: number }; retryAfterMs?: number };
+  /** The step's `verify` call found the effect of an earlier attempt: its answer is the step's output. */
+  | { type: "verified"; output: unknown; status: number }
+  | { type: "failed"; error: { message: string; retryable: boolean; status?: number }; retryAfterMs?: number; circuitOpened?: CircuitOpened }
+  /** The host's breaker is open: the attempt was set aside before any request, without using an attempt. */
+  | { type: "parked"; host: string; openUntil: number };
+
+/** This failure was the one that opened its host's breaker (for every workflow of the tenant). */
+export interface CircuitOpened {
+  host: string;
+  failures: number;
+  openUntil: number;
+}

@@ -10,6 +10,20 @@ export interface TaskTokenClaims {
   workflowId: string;
   stepId: string;
   attempt: number;
+  /**
+   * When the token stops working: its attempt's start-to-close deadline plus TASK_TOKEN_GRACE_MS, so a token
+   * that leaks from a remote's logs opens nothing for long. Absent only on the queue message's own token, which
+   * never leaves Shepherd (the remote gets the one minted when the attempt is claimed), and on tokens older than
+   * this field.
+   */
+  expiresAt?: number;
+}
+
+/** After its attempt's deadline a token still works this long, so a late report is refused as stale (409), not as unknown. */
+export const TASK_TOKEN_GRACE_MS = 5 * 60_000;
+
+export function isExpired(claims: TaskTokenClaims, now: number): boolean {
+  return claims.expiresAt !== undefined && now > claims.expiresAt;
 }
 
 const encoder = new TextEncoder();
@@ -25,7 +39,8 @@ function hmacKey(secret: string): Promise<CryptoKey> {
 }
 
 export async function signTaskToken(claims: TaskTokenClaims, secret: string): Promise<string> {
-  const payload = toBase64Url(encoder.encode(JSON.stringify([claims.tenant, claims.workflowId, claims.stepId, claims.attempt])));
+  const fields = [claims.tenant, claims.workflowId, claims.stepId, claims.attempt, ...(claims.expiresAt === undefined ? [] : [claims.expiresAt])];
+  const payload = toBase64Url(encoder.encode(JSON.stringify(fields)));
   const signature = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(payload));
   return `${payload}.${toBase64Url(new Uint8Array(signature))}`;
 }
@@ -42,10 +57,11 @@ export async function verifyTaskToken(token: string, secret: string): Promise<Ta
   const bytes = fromBase64Url(payload);
   if (!bytes) return undefined;
   try {
-    const [tenant, workflowId, stepId, attempt] = JSON.parse(new TextDecoder().decode(bytes)) as unknown[];
+    const [tenant, workflowId, stepId, attempt, expiresAt] = JSON.parse(new TextDecoder().decode(bytes)) as unknown[];
     if (typeof tenant !== "string" || typeof workflowId !== "string" || typeof stepId !== "string") return undefined;
     if (typeof attempt !== "number" || !Number.isInteger(attempt)) return undefined;
-    return { tenant, workflowId, stepId, attempt };
+    if (expiresAt !== undefined && typeof expiresAt !== "number") return undefined;
+    return { tenant, workflowId, stepId, attempt, ...(expiresAt === undefined ? {} : { expiresAt }) };
   } catch {
     return undefined;
   }

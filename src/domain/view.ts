@@ -14,6 +14,7 @@ export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
   updatedAt: true,
   endedAt: true,
   pausedAt: true,
+  attentionDeadline: true,
 }).extend({
   /** How often the workflow was redriven. */
   redriveCount: z.number(),
@@ -25,7 +26,7 @@ export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
       sleepingUntil: z.number().optional(),
       /** A step waiting for an event: which, and when it gives up. */
       waitingFor: z.object({ event: z.string(), timeoutAt: z.number() }).optional(),
-      attempts: z.array(AttemptSchema.omit({ lastHeartbeatAt: true, sentAt: true, resends: true, deadLetters: true, queueCheckAt: true })),
+      attempts: z.array(AttemptSchema.omit({ lastHeartbeatAt: true, sentAt: true, resends: true, deadLetters: true, queueCheckAt: true, progressAt: true })),
     }),
   ),
 });
@@ -42,7 +43,7 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
     ...defined({ output: state.output, error: state.error }),
     createdAt: state.createdAt,
     updatedAt: state.updatedAt,
-    ...defined({ endedAt: state.endedAt, pausedAt: state.pausedAt }),
+    ...defined({ endedAt: state.endedAt, pausedAt: state.pausedAt, attentionDeadline: state.attentionDeadline }),
     redriveCount: state.redriveCount ?? 0,
     pendingEvents: (state.inbox ?? []).map((entry) => ({ event: entry.event, ...defined({ id: entry.id }), receivedAt: entry.receivedAt })),
     steps: state.steps.map((step) => ({
@@ -55,6 +56,7 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
         nextRetryAt: step.nextRetryAt,
         lastHeartbeatAt: step.lastHeartbeatAt,
         progress: step.progress,
+        parked: step.parked,
       }),
       ...timerView(state, step),
       attempts: step.attempts.map((attempt) => ({

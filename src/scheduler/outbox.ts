@@ -1,9 +1,10 @@
 import { faultFires, InjectedFault } from "../dev/faults";
 import { backoffMs } from "../domain/backoff";
 import type { TaskMessage } from "../domain/task-message";
-import { signTaskToken } from "../domain/task-token";
+import { signTaskToken, TASK_TOKEN_GRACE_MS } from "../domain/task-token";
 import { upsertIndexEntry } from "../workflow-index/d1-index";
 import type { QueuedTask, WorkflowStore } from "./store";
+import type { WebhookOutbox } from "./webhook-outbox";
 
 /** Queues' `sendBatch` limit: 100 messages (and 256 KB; a task message is under 1.2 KB). */
 const SEND_BATCH_MAX = 100;
@@ -34,6 +35,8 @@ export class OutboxDelivery {
   constructor(
     private readonly store: WorkflowStore,
     private readonly env: Env,
+    /** The webhooks' cursor row: its own module, since its delivery is a conversation with a consumer. */
+    readonly webhooks: WebhookOutbox,
   ) {}
 
   /** When the alarm must deliver something next. What is due now is left out: the commit delivers it now. */
@@ -41,21 +44,28 @@ export class OutboxDelivery {
     const times = this.store.unsentTasks().map((task) => task.nextAttemptAt);
     const index = this.store.pendingIndex();
     if (index) times.push(index.nextAttemptAt);
+    const webhooks = this.webhooks.nextAttemptAt(now);
+    if (webhooks !== undefined) times.push(webhooks);
     const later = times.filter((at) => at > now);
     return later.length === 0 ? undefined : Math.min(...later);
   }
 
-  /** Delivers what is pending; "deferred" when something failed and now waits for the alarm. */
+  /** Delivers what is pending; "deferred" when something failed and now waits for the alarm (or moved its time). */
   async deliver(tenant: string, workflowId: string): Promise<"delivered" | "deferred"> {
     const sent = await this.sendTasks(tenant, workflowId);
     const indexed = await this.flushIndex();
-    return sent && indexed ? "delivered" : "deferred";
+    const announced = await this.webhooks.deliver();
+    return sent && indexed && announced ? "delivered" : "deferred";
   }
 
-  /** The message naming one attempt, with its signed task token. */
-  async taskMessage(tenant: string, workflowId: string, task: QueuedTask): Promise<TaskMessage> {
+  /**
+   * The message naming one attempt, with its signed task token. A claimed attempt's token expires a grace period
+   * after its start-to-close deadline; a queued one's cannot know its deadline yet and never leaves Shepherd.
+   */
+  async taskMessage(tenant: string, workflowId: string, task: QueuedTask, claimedDeadlineAt?: number): Promise<TaskMessage> {
     const claims = { tenant, workflowId, stepId: task.stepId, attempt: task.attempt };
-    return { ...claims, kind: task.kind, token: await signTaskToken(claims, this.env.TASK_TOKEN_SECRET) };
+    const expiry = claimedDeadlineAt === undefined ? {} : { expiresAt: claimedDeadlineAt + TASK_TOKEN_GRACE_MS };
+    return { ...claims, kind: task.kind, token: await signTaskToken({ ...claims, ...expiry }, this.env.TASK_TOKEN_SECRET) };
   }
 
   /** Sends every unsent task message not already on its way; false when the queue refused. */

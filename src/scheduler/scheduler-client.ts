@@ -18,11 +18,16 @@ const RETRIES: Record<RpcMethod, "retried" | "once"> = {
   start: "retried",
   describe: "retried",
   history: "retried",
+  diagnosis: "retried",
   claim: "retried",
   heartbeat: "retried",
   report: "retried",
   recordDeadLetter: "retried",
+  // Releasing a step that is no longer parked changes nothing.
+  releaseParked: "retried",
   wake: "retried",
+  // Fenced by the message's afterSeq: a repeated report finds its message no longer in flight and changes nothing.
+  reportWebhooks: "retried",
   inspect: "retried",
   cancel: "once",
   retryStep: "once",

@@ -288,14 +288,18 @@ export class WorkflowStore {
     if (!this.hasSchema) return [];
     return this.query<EventRow>("SELECT seq, at, type, step_id, attempt, data_json FROM events WHERE seq > ? ORDER BY seq LIMIT ?", afterSeq, limit)
       .toArray()
-      .map((row) => ({
-        seq: row.seq,
-        at: row.at,
-        type: row.type,
-        ...(row.step_id === null ? {} : { stepId: row.step_id }),
-        ...(row.attempt === null ? {} : { attempt: row.attempt }),
-        ...(row.data_json === null ? {} : { data: JSON.parse(row.data_json) as Record<string, unknown> }),
-      }));
+      .map(historyEventOf);
+  }
+
+  /** The newest events of these types, newest first (the diagnosis' recent decisions; not on any hot path). */
+  latestEvents(types: readonly string[], limit: number): HistoryEvent[] {
+    if (!this.hasSchema || types.length === 0) return [];
+    return this.query<EventRow>(
+      `SELECT seq, at, type, step_id, attempt, data_json FROM events WHERE type IN (${types.map(() => "?").join(", ")}) ORDER BY seq DESC LIMIT ?`,
+      ...types, limit,
+    )
+      .toArray()
+      .map(historyEventOf);
   }
 
   /** Drops what is held in memory, so the next load reads storage again. */
@@ -307,4 +311,15 @@ export class WorkflowStore {
     this.persistedSteps.clear();
     this.inboxRows.persisted.clear();
   }
+}
+
+function historyEventOf(row: EventRow): HistoryEvent {
+  return {
+    seq: row.seq,
+    at: row.at,
+    type: row.type,
+    ...(row.step_id === null ? {} : { stepId: row.step_id }),
+    ...(row.attempt === null ? {} : { attempt: row.attempt }),
+    ...(row.data_json === null ? {} : { data: JSON.parse(row.data_json) as Record<string, unknown> }),
+  };
 }

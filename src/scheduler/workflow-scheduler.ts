@@ -12,6 +12,12 @@ import { OutboxDelivery, SEND_LEASE_MS } from "./outbox";
 import { NOT_FOUND, type CommitOptions, type StartRequest, type StartResult } from "./rpc";
 import { WorkflowStore, type HistoryEvent, type StorageStats } from "./store";
 import { SupervisorAlarm } from "./supervisor-alarm";
+import { diagnose, SUPERVISOR_DECISIONS, type Diagnosis } from "../domain/diagnosis";
+import { WebhookOutbox } from "./webhook-outbox";
+import type { WebhookReport } from "../webhooks/message";
+
+/** How many of the supervisor's latest decisions a diagnosis lists. */
+const RECENT_DECISIONS = 20;
 
 /**
  * The scheduler and supervisor of one workflow. Every method has the same four beats: load, apply the pure
@@ -26,7 +32,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     super(ctx, env);
     this.store = new WorkflowStore(ctx.storage);
     this.alarmClock = new SupervisorAlarm(ctx.storage);
-    this.outbox = new OutboxDelivery(this.store, env);
+    this.outbox = new OutboxDelivery(this.store, env, new WebhookOutbox(ctx.storage.sql, this.store, env));
   }
 
   async start(request: StartRequest): Promise<StartResult> {
@@ -53,8 +59,22 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return this.store.history(afterSeq, limit);
   }
 
-  claim(stepId: string, attempt: number) {
-    return this.apply({ type: "AttemptClaimed", stepId, attempt });
+  /** What each open step waits for, the next deadline, the alarm and the liveness invariant, from storage. */
+  async diagnosis(): Promise<({ ok: true } & Diagnosis<HistoryEvent>) | typeof NOT_FOUND> {
+    const loaded = this.store.load();
+    if (!loaded) return NOT_FOUND;
+    const recentDecisions = this.store.latestEvents(SUPERVISOR_DECISIONS, RECENT_DECISIONS);
+    const alarmAt = await this.ctx.storage.getAlarm();
+    return { ok: true as const, ...diagnose(loaded.state, { alarmAt, recentDecisions }) };
+  }
+
+  /** An agent claims a queued attempt; the task comes with the token the remote gets, which expires with it. */
+  async claim(stepId: string, attempt: number) {
+    const reply = await this.apply({ type: "AttemptClaimed", stepId, attempt });
+    const state = this.store.load()?.state;
+    if (!reply.ok || !("task" in reply) || !state) return reply;
+    const { token } = await this.outbox.taskMessage(state.tenant, state.id, { stepId, attempt, kind: reply.task.kind }, reply.task.deadlineAt);
+    return { ...reply, task: { ...reply.task, token } };
   }
 
   heartbeat(stepId: string, attempt: number, progress?: { value?: unknown }) {
@@ -74,7 +94,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     if (result.claimed.length === 0) return result.reply;
     const { tenant, id } = result.state;
     const followUps = await Promise.all(
-      result.claimed.map(async (task) => ({ message: await this.outbox.taskMessage(tenant, id, task), task })),
+      result.claimed.map(async (task) => ({ message: await this.outbox.taskMessage(tenant, id, task, task.deadlineAt), task })),
     );
     return { ...result.reply, followUps };
   }
@@ -130,6 +150,22 @@ export class WorkflowScheduler extends DurableObject<Env> {
   /** The queue gave up delivering this attempt's message (the dead-letter queue's consumer tells us). */
   recordDeadLetter(stepId: string, attempt: number) {
     return this.apply({ type: "TaskDeadLettered", stepId, attempt });
+  }
+
+  /** The breaker of `host` closed, or picked this step as its probe: a step parked on it runs again now. */
+  releaseParked(stepId: string, host: string) {
+    return this.apply({ type: "ParkedStepReleased", stepId, host });
+  }
+
+  /** The webhook consumer's word on the message this object sent for `report.afterSeq` (see WebhookOutbox). */
+  async reportWebhooks(report: WebhookReport): Promise<{ ok: true; applied: boolean } | typeof NOT_FOUND> {
+    const loaded = this.store.load();
+    if (!loaded) return NOT_FOUND;
+    const deadline = nextDeadlineAt(loaded.state);
+    const settled = this.outbox.webhooks.settle(report, Date.now());
+    await this.alarmClock.arm(this.alarmTarget(deadline, Date.now()));
+    if (settled === "send" && !(await this.outbox.webhooks.deliver())) await this.alarmClock.arm(this.alarmTarget(deadline, Date.now()));
+    return { ok: true, applied: settled !== "stale" };
   }
 
   /**
@@ -210,6 +246,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
       this.store.appendHistory(result.history, now);
       if (indexEntry) this.store.queueIndexEntry(indexEntry, now);
     }
+    // Before any await, so the promise to announce this history to webhooks commits with it.
+    this.outbox.webhooks.noteAppended(result.state, result.history.length, now);
     // Issued with no await after the SQL writes, the alarm commits atomically with them (write coalescing).
     await this.alarmClock.arm(this.alarmTarget(deadline, now));
     // A crash between persisting and acting: state, outbox and alarm are durable; the sends are not made.

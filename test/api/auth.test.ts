@@ -7,8 +7,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/api/app";
 import { toBase64Url } from "../../src/domain/base64url";
 import { signTaskToken, type TaskTokenClaims } from "../../src/domain/task-token";
+import { breakerName } from "../../src/breaker/breaker-rpc";
 import { api, bearer, snapshot, startAs, TOKENS, uniqueId, type TestTenant } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
+import { tokenClaims } from "../helpers/tasks";
 import {
   EXPECTED_ROUTES,
   expectErrorShape,
@@ -28,6 +30,8 @@ const apiRoutes = routes.filter((route) => route.path.startsWith("/v1/") && !isT
 const taskRoutes = routes.filter(isTaskRoute);
 const workflowRoutes = apiRoutes.filter((route) => route.path.startsWith("/v1/workflows/{id}"));
 const scheduleRoutes = apiRoutes.filter((route) => route.path.startsWith("/v1/schedules/{id}"));
+/** A PUT names the caller's own webhook, so it creates one rather than reach another tenant's. */
+const webhookRoutes = apiRoutes.filter((route) => route.path.startsWith("/v1/webhooks/{id}") && route.method !== "PUT");
 
 /** Long enough that nothing times out while a test looks at a workflow: its state only changes when asked. */
 const STILL = {
@@ -84,6 +88,7 @@ function validBody(route: Route, startId: string): string | undefined {
     "POST /v1/workflows": { id: startId, definition: escalatingDefinition("auth-never-started") },
     "PUT /v1/definitions/{name}": escalatingDefinition(startId),
     "POST /v1/schedules": { id: startId, cron: "0 3 * * *", workflow: { definition: escalatingDefinition("auth-scheduled") } },
+    "PUT /v1/webhooks/{id}": { url: `${REMOTE}/hooks`, events: ["workflow.completed"] },
     "POST /v1/workflows/{id}/steps/{stepId}/skip": { output: { skippedBy: "test" } },
     "POST /v1/workflows/{id}/events": { event: "approved", payload: { by: "test" }, id: "auth-event" },
     "POST /v1/workflows/{id}/terminate": { reason: "auth test" },
@@ -168,6 +173,7 @@ describe.each(apiRoutes)("$name without a valid API token", (route) => {
       expect((await api("GET", `/v1/workflows/${startId}`, undefined, as(tenant))).status).toBe(404);
       expect((await api("GET", `/v1/definitions/${startId}`, undefined, as(tenant))).status).toBe(404);
       expect((await api("GET", `/v1/schedules/${startId}`, undefined, as(tenant))).status).toBe(404);
+      expect((await api("GET", `/v1/webhooks/${startId}`, undefined, as(tenant))).status).toBe(404);
     }
   }
 
@@ -204,11 +210,13 @@ describe.each(apiRoutes)("$name without a valid API token", (route) => {
       ...(route.body ? { body: validBody(route, controlId) } : {}),
     });
 
-    const creates = route.name === "POST /v1/workflows" || route.name === "PUT /v1/definitions/{name}" || route.name === "POST /v1/schedules";
+    const creates = ["POST /v1/workflows", "PUT /v1/definitions/{name}", "POST /v1/schedules", "PUT /v1/webhooks/{id}"].includes(route.name);
     expect(response.status, response.text.slice(0, 300)).toBe(creates ? 201 : /\{(id|name)\}/.test(route.path) ? 404 : 200);
     if (response.status === 404) expect(response.body.error.code).toBe("not_found");
     // Let a started control workflow settle before the fake remote is taken away.
     if (route.name === "POST /v1/workflows" && response.status === 201) await waitForOwnStatus("default", controlId, "needs_attention");
+    // And a control webhook goes, so that no later workflow of the file posts to it once the fake remote is gone.
+    if (route.name === "PUT /v1/webhooks/{id}" && response.status === 201) await api("DELETE", `/v1/webhooks/${controlId}`);
   });
 });
 
@@ -276,6 +284,50 @@ describe("case 20 (API auth and tenancy): a schedule of another tenant", () => {
     const listed = await api("GET", "/v1/schedules?limit=100", undefined, as("beta"));
     expect(listed.status).toBe(200);
     expect(listed.body.schedules.map((schedule: { id: string }) => schedule.id)).not.toContain(owned);
+  });
+});
+
+describe("case 20 (API auth and tenancy): a webhook of another tenant", () => {
+  const owned = uniqueId("alpha-webhook");
+  const stored = async () => (await api("GET", `/v1/webhooks/${owned}`, undefined, as("alpha"))).body;
+
+  beforeAll(async () => {
+    const created = await api("PUT", `/v1/webhooks/${owned}`, { url: `${REMOTE}/hooks`, events: ["workflow.*"] }, as("alpha"));
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+  });
+  afterAll(() => api("DELETE", `/v1/webhooks/${owned}`, undefined, as("alpha")));
+
+  it("is reached through the webhook routes that take an id", () => {
+    expect(webhookRoutes.map((route) => route.name).sort()).toEqual(EXPECTED_ROUTES.filter((name) => name.includes(" /v1/webhooks/{id}") && !name.startsWith("PUT ")).sort());
+  });
+
+  it.each(webhookRoutes)("is a 404 not_found for $name and stays as its owner left it", async (route) => {
+    const before = await stored();
+    const response = await api(route.method, fillPath(route.path, { id: owned }), undefined, as("beta"));
+
+    expect(response.status, JSON.stringify(response.body)).toBe(404);
+    expect(response.body.error.code).toBe("not_found");
+    expect(await stored()).toEqual(before);
+    expect(before).toMatchObject({ id: owned, events: ["workflow.*"] });
+  });
+
+  it("is not in the other tenant's list", async () => {
+    const listed = await api("GET", "/v1/webhooks", undefined, as("beta"));
+    expect(listed.status).toBe(200);
+    expect(listed.body.webhooks.map((webhook: { id: string }) => webhook.id)).not.toContain(owned);
+  });
+});
+
+describe("case 20 (API auth and tenancy): the breakers of another tenant's target hosts", () => {
+  it("are not in the other tenants' GET /v1/targets", async () => {
+    const host = `${uniqueId("auth-target")}.example`;
+    // One transient failure reported for alpha, with a threshold of 1: alpha's breaker of that host opens and is listed.
+    const call = { tenant: "alpha", host, settings: { failures: 1, openMs: 30_000 }, workflowId: "auth", stepId: "s", attempt: 1 };
+    await env.BREAKERS.getByName(breakerName("alpha", host)).recordFailure(call);
+    const hostsOf = async (tenant: TestTenant) => (await api("GET", "/v1/targets", undefined, as(tenant))).body.targets.map((target: { host: string }) => target.host);
+    await vi.waitFor(async () => expect(await hostsOf("alpha")).toContain(host), { timeout: 5_000, interval: 20 });
+
+    for (const tenant of ["beta", "default"] as const) expect(await hostsOf(tenant)).not.toContain(host);
   });
 });
 
@@ -398,7 +450,8 @@ describe("case 21 (token forgery): the task routes", () => {
 
   beforeAll(async () => {
     waiting = await waitingWorkflow();
-    claims = { tenant: "alpha", workflowId: waiting.id, stepId: "render", attempt: 1 };
+    const { expiresAt } = (await tokenClaims(waiting.token))!;
+    claims = { tenant: "alpha", workflowId: waiting.id, stepId: "render", attempt: 1, expiresAt };
   });
 
   it("are given a token the test can rebuild: these claims, signed with the deployment's secret", async () => {

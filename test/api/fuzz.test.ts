@@ -16,6 +16,7 @@ const getRoutes = v1Routes.filter((route) => route.method === "GET");
 const START = "POST /v1/workflows";
 const PUBLISH = "PUT /v1/definitions/{name}";
 const SCHEDULE = "POST /v1/schedules";
+const WEBHOOK = "PUT /v1/webhooks/{id}";
 
 /**
  * Runs per property (schema mutations: per mutation site). About 1,500 cases, some 20 s on two cores: the
@@ -37,13 +38,14 @@ const BASE_DEFINITION = {
   name: "fuzz-flow",
   onFailure: "compensate",
   timeoutMs: 600_000,
-  defaults: { retry: { maxAttempts: 1, initialIntervalMs: 10, backoffCoefficient: 2, maxIntervalMs: 100, jitter: 0 }, timeouts: STILL.timeouts },
+  defaults: { retry: { maxAttempts: 1, initialIntervalMs: 10, backoffCoefficient: 2, maxIntervalMs: 100, jitter: 0 }, timeouts: STILL.timeouts, breaker: { failures: 5, openMs: 30_000 } },
   steps: [
     {
       id: "a",
       action: { type: "http", url: `${REMOTE}/a`, method: "POST", headers: { "X-Key": "k" }, body: { amount: "{{ input.amount }}" } },
       retry: { maxAttempts: 1 },
       timeouts: { heartbeatMs: 600_000 },
+      breaker: { failures: 10, openMs: 60_000 },
       compensate: { type: "http", url: `${REMOTE}/a/undo`, body: { charge: "{{ steps.a.output.id }}" } },
     },
     { id: "b", dependsOn: ["a"], action: { type: "http", url: `${REMOTE}/b`, body: { ref: "{{ steps.a.output.id }}" } } },
@@ -136,6 +138,8 @@ const VALID_BODIES: Record<string, (id: string) => Record<string, unknown>> = {
   "POST /v1/tasks/{token}/heartbeat": () => ({ progress: { percent: 10 } }),
   "POST /v1/tasks/{token}/complete": () => ({ output: { ok: true } }),
   "POST /v1/tasks/{token}/fail": () => ({ error: { message: "boom", retryable: false } }),
+  // The secret set too, so that it is mutated.
+  [WEBHOOK]: () => ({ url: "https://hooks.example/fuzz", events: ["workflow.*", "step.timed_out"], secret: `whsec_${btoa("fuzz key of twenty-four b")}` }),
 };
 
 async function listIds(tenant: TestTenant): Promise<string[]> {
@@ -164,6 +168,13 @@ async function listDefinitions(tenant: TestTenant): Promise<unknown[]> {
 }
 
 /** Every schedule of the tenant, as it reads them: a created or changed schedule changes the list. */
+/** Every webhook of the tenant: a stored or replaced webhook changes the list. */
+async function listWebhooks(tenant: TestTenant): Promise<unknown[]> {
+  const response = await api("GET", "/v1/webhooks", undefined, as(tenant));
+  expect(response.status).toBe(200);
+  return response.body.webhooks;
+}
+
 async function listSchedules(tenant: TestTenant): Promise<unknown[]> {
   const all: unknown[] = [];
   let cursor: string | undefined;
@@ -249,6 +260,18 @@ function subjectFor(route: Route, fixtures: Fixtures, startTenant: TestTenant = 
         }
         expect(await listSchedules(tenant)).toEqual(before);
       },
+    };
+  }
+  if (route.name === WEBHOOK) {
+    // One id of its own, and the tenant's list of webhooks as the record of what it stored.
+    const tenant = startTenant === "alpha" ? "default" : startTenant;
+    return {
+      route,
+      tenant,
+      path: fillPath(route.path, { id: "fuzz-hook" }),
+      base,
+      before: () => listWebhooks(tenant),
+      expectUnchanged: async (before) => expect(await listWebhooks(tenant)).toEqual(before),
     };
   }
   const target = targetOf(route, fixtures);
@@ -464,6 +487,14 @@ function apply(base: Record<string, unknown>, mutation: Mutation): unknown {
 }
 
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+/** A path segment as the router reads it. */
+const decodedSegment = (segment: string): string => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+};
 const sentIdOf = (body: unknown): string | undefined => {
   const id = (body as { id?: unknown } | null)?.id;
   return typeof id === "string" && ID_RE.test(id) ? id : undefined;
@@ -555,7 +586,7 @@ describe.each(bodyRoutes)("$name with a body it must refuse", (route) => {
     const slots = payloadPaths(route.body as Schema, subject.base("placeholder"), []);
     if (slots.length === 0) {
       // These bodies have no free-form field (their strings are bounded, mutated above).
-      expect(["POST /v1/tasks/{token}/fail", "POST /v1/workflows/{id}/terminate", "POST /v1/workflows/{id}/redrive"]).toContain(route.name);
+      expect(["POST /v1/tasks/{token}/fail", "POST /v1/workflows/{id}/terminate", "POST /v1/workflows/{id}/redrive", WEBHOOK]).toContain(route.name);
       return;
     }
     const arbitrary = fc.record({
@@ -779,6 +810,29 @@ describe.each(getRoutes)("$name with a random query string", (route) => {
   });
 });
 
+/** Accept headers built from media types, parameters, q-values and printable junk. */
+const acceptHeader: fc.Arbitrary<string> = fc
+  .array(
+    fc.oneof(
+      fc.constantFrom("text/plain", "application/json", "*/*", "text/*", "application/openmetrics-text", ";q=0", ";q=0.5", ";q=abc", ";version=0.0.4", ",", " ", ""),
+      fc.stringMatching(/^[ -~]{0,12}$/),
+    ),
+    { maxLength: 6 },
+  )
+  .map((parts) => parts.join(""));
+
+describe("GET /v1/metrics with a random Accept header", () => {
+  it("always answers 200, as JSON or in Prometheus' text format", { timeout: 60_000 }, async () => {
+    await property("GET /v1/metrics random Accept headers", acceptHeader, 60, async (accept) => {
+      const response = await rawRequest("GET", "/v1/metrics", { headers: { ...bearer("default"), Accept: accept } });
+      const type = response.headers.get("Content-Type") ?? "";
+      expect(response.status, `Accept: ${accept}: ${response.text.slice(0, 300)}`).toBe(200);
+      if (type.startsWith("text/plain")) expect(response.text, `Accept: ${accept}`).toMatch(/^# HELP shepherd_/);
+      else expect(response.body?.workflows, `Accept: ${accept} gave ${type}`).toBeDefined();
+    });
+  });
+});
+
 describe("path parameters", () => {
   const withParams = v1Routes.filter((route) => route.pathParams.length > 0);
 
@@ -800,6 +854,8 @@ describe("path parameters", () => {
       // A dot segment as the last one is resolved by the URL itself: versions/.. is GET /v1/definitions/{name}, a
       // real route with real values, not a made-up parameter.
       fc.pre(!(param === "version" && /^(\.|%2e){1,2}$/i.test(made)));
+      // A PUT names what it makes: any well-formed id is a real one, and makes a webhook.
+      fc.pre(!(route.name === WEBHOOK && ID_RE.test(decodedSegment(made))));
       // Filled by hand, so the made-up segment goes out as generated (escapes and all).
       const path = route.path.replace(/\{([^}]+)\}/g, (_m, name: string) => (name === param ? made : encodeURIComponent(values[name]!)));
       const body = VALID_BODIES[route.name]?.(uniqueId("fuzz"));

@@ -10,6 +10,7 @@ interface Schema {
   required?: string[];
   enum?: unknown[];
   const?: unknown;
+  anyOf?: Schema[];
   pattern?: string;
   additionalProperties?: unknown;
   minItems?: number;
@@ -54,6 +55,8 @@ const CONTRACT_ROUTES: [method: string, path: string][] = [
   ["post", "/v1/workflows/{id}/resume"],
   ["post", "/v1/workflows/{id}/terminate"],
   ["post", "/v1/workflows/{id}/redrive"],
+  // v1.1: supervision.
+  ["get", "/v1/workflows/{id}/diagnosis"],
   // v1.1: the definitions registry.
   ["put", "/v1/definitions/{name}"],
   ["get", "/v1/definitions"],
@@ -67,6 +70,16 @@ const CONTRACT_ROUTES: [method: string, path: string][] = [
   ["post", "/v1/schedules/{id}/resume"],
   ["post", "/v1/schedules/{id}/trigger"],
   ["delete", "/v1/schedules/{id}"],
+  // v1.1: outbound events (webhooks).
+  ["put", "/v1/webhooks/{id}"],
+  ["get", "/v1/webhooks"],
+  ["get", "/v1/webhooks/{id}"],
+  ["delete", "/v1/webhooks/{id}"],
+  ["get", "/v1/webhooks/{id}/deliveries"],
+  // v1.1: metrics.
+  ["get", "/v1/metrics"],
+  // v1.1: circuit breakers.
+  ["get", "/v1/targets"],
 ];
 
 let doc: OpenApiDocument;
@@ -208,10 +221,25 @@ describe("the start request in the OpenAPI document", () => {
     expect(property(step, "timeouts", "heartbeatMs")).toMatchObject({ type: "integer", minimum: 1 });
   });
 
-  it("lists onFailure's three choices", () => {
+  it("carries the circuit breaker's settings and bounds, on a step and in the defaults", () => {
     const definition = property(requestBodySchema("post", "/v1/workflows"), "definition");
+    const step = resolve(property(definition, "steps").items);
 
-    expect(property(definition, "onFailure").enum).toEqual(expect.arrayContaining(["compensate", "escalate", "fail"]));
+    for (const breaker of [property(step, "breaker"), property(definition, "defaults", "breaker")]) {
+      expect(property(breaker, "failures")).toMatchObject({ type: "integer", minimum: 1, maximum: 100 });
+      expect(property(breaker, "openMs")).toMatchObject({ type: "integer", minimum: 1_000, maximum: 300_000 });
+      expect(breaker.additionalProperties).toBe(false);
+    }
+  });
+
+  it("lists onFailure's three choices, and an escalation with a deadline and its default actions", () => {
+    const definition = property(requestBodySchema("post", "/v1/workflows"), "definition");
+    const [word, escalation] = (property(definition, "onFailure").anyOf ?? []).map(resolve);
+
+    expect(word?.enum).toEqual(expect.arrayContaining(["compensate", "escalate", "fail"]));
+    const escalate = property(escalation!, "escalate");
+    expect(escalate.required).toEqual(expect.arrayContaining(["afterMs", "then"]));
+    expect(property(escalate, "then").enum).toEqual(["compensate", "fail", "skip", "retry"]);
   });
 });
 
@@ -272,6 +300,41 @@ describe("the schedules in the OpenAPI document", () => {
     expect(fire.required).toEqual(expect.arrayContaining(["at", "outcome"]));
     expect(property(fire, "outcome").enum).toEqual(["started", "skipped_overlap", "buffered", "missed", "failed"]);
     expect(Object.keys(operation("get", "/v1/schedules/{id}").responses)).toContain("404");
+  });
+});
+
+describe("the metrics in the OpenAPI document", () => {
+  it("describes the JSON figures and offers Prometheus' text format as text/plain", () => {
+    const metrics = responseSchema("get", "/v1/metrics", "200");
+
+    expect(metrics.required).toEqual(expect.arrayContaining(["workflows", "steps", "compensations", "escalations", "detectionLatenessMs", "asOf"]));
+    expect(property(metrics, "steps").required).toEqual(expect.arrayContaining(["attempts", "retries", "timeouts"]));
+    expect(property(metrics, "detectionLatenessMs").required).toEqual(expect.arrayContaining(["count", "p50", "p99", "max"]));
+    expect(Object.keys(operation("get", "/v1/metrics").responses["200"]?.content ?? {})).toEqual(["application/json", "text/plain"]);
+    expect(Object.keys(operation("get", "/v1/metrics").responses)).toContain("401");
+  });
+});
+
+describe("the webhooks in the OpenAPI document", () => {
+  it("takes a url and event filters, and an optional secret in the Standard Webhooks format", () => {
+    const body = requestBodySchema("put", "/v1/webhooks/{id}");
+
+    expect(body.required).toEqual(expect.arrayContaining(["url", "events"]));
+    expect(body.required).toHaveLength(2);
+    expect(property(body, "secret").pattern).toMatch(/^\^whsec_/);
+    expect(property(body, "events").minItems).toBe(1);
+    expect(body.additionalProperties).toBe(false);
+    expect(Object.keys(operation("put", "/v1/webhooks/{id}").responses)).toEqual(expect.arrayContaining(["200", "201", "400", "409"]));
+  });
+
+  it("shows a secret only in the answer to a PUT, and lists deliveries with their status and attempts", () => {
+    expect(Object.keys(responseSchema("put", "/v1/webhooks/{id}", "201").properties ?? {})).toContain("secret");
+    expect(Object.keys(responseSchema("get", "/v1/webhooks/{id}", "200").properties ?? {})).not.toContain("secret");
+    const delivery = resolve(property(responseSchema("get", "/v1/webhooks/{id}/deliveries", "200"), "deliveries").items);
+
+    expect(delivery.required).toEqual(expect.arrayContaining(["eventId", "type", "workflowId", "status", "attempts", "firstAt", "lastAt"]));
+    expect(property(delivery, "status").enum).toEqual(["delivered", "failing", "failed"]);
+    expect(Object.keys(operation("get", "/v1/webhooks/{id}/deliveries").responses)).toContain("404");
   });
 });
 
@@ -359,5 +422,15 @@ describe("the responses in the OpenAPI document", () => {
         expect(error.properties, `${method} ${path} ${code}`).toHaveProperty("details");
       }
     }
+  });
+});
+
+describe("the targets in the OpenAPI document", () => {
+  it("describes each breaker with its host, state, failures, open period and parked steps", () => {
+    const target = resolve(property(responseSchema("get", "/v1/targets", "200"), "targets").items);
+
+    expect(target.required).toEqual(expect.arrayContaining(["host", "state", "failures", "parked"]));
+    expect(target.required).not.toContain("openUntil");
+    expect(property(target, "state").enum).toEqual(["closed", "open", "half_open"]);
   });
 });

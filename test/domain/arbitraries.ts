@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { DefinitionSchema } from "../../src/domain/definition";
 import { planWorkflow, type WorkflowPlan } from "../../src/domain/plan";
 import { nextDeadlineAt, type WorkflowEvent } from "../../src/domain/machine";
-import type { OnFailure, StepInput } from "../../src/domain/schemas";
+import { ESCALATION_DEFAULTS, type DefinitionInput, type OnFailure, type StepInput } from "../../src/domain/schemas";
 import { activeAttempt, type StepError, type StepState, type WorkflowState } from "../../src/domain/state";
 import { httpAction, step, T0, TEST_RETRY, TEST_TIMEOUTS, undoable } from "./builders";
 
@@ -38,7 +38,7 @@ export interface StepShape {
 
 export interface PlanShape {
   steps: StepShape[];
-  onFailure: OnFailure;
+  onFailure: NonNullable<DefinitionInput["onFailure"]>;
   timeoutMs?: number;
 }
 
@@ -86,6 +86,8 @@ const stepShapeArb = (options: { templates: boolean }): fc.Arbitrary<StepShape> 
       scheduleToStartMs: fc.constantFrom(undefined, TEST_TIMEOUTS.scheduleToStartMs, 200, 2_000),
       startToCloseMs: fc.constantFrom(TEST_TIMEOUTS.startToCloseMs, 1_500, 20_000),
       heartbeatMs: fc.constantFrom(TEST_TIMEOUTS.heartbeatMs, 400, 3_000),
+      // A stall clock shorter and longer than the heartbeats: only heartbeats with progress start it.
+      progressMs: fc.constantFrom(undefined, undefined, 600, 2_500),
     }),
   });
 
@@ -95,7 +97,10 @@ export function planShapeArb(options: { templates?: boolean } = {}): fc.Arbitrar
     .record(
       {
         steps: fc.array(stepShapeArb({ templates: options.templates ?? false }), { minLength: 1, maxLength: 6 }),
-        onFailure: fc.constantFrom<OnFailure>("compensate", "escalate", "fail"),
+        onFailure: fc.oneof(
+          fc.constantFrom<OnFailure>("compensate", "escalate", "fail"),
+          fc.constantFrom(...ESCALATION_DEFAULTS).map((then) => ({ escalate: { afterMs: 2_000, then } })),
+        ),
         timeoutMs: fc.integer({ min: 1_000, max: 60_000 }),
       },
       { requiredKeys: ["steps", "onFailure"] },
@@ -164,7 +169,7 @@ export function describePlan(shape: PlanShape): string {
     parts.push(`timeouts ${t.scheduleToStartMs}/${t.startToCloseMs}/${t.heartbeatMs}`);
     return parts.join(" ");
   });
-  return `onFailure=${shape.onFailure}${shape.timeoutMs === undefined ? "" : ` timeoutMs=${shape.timeoutMs}`}; ${steps.join("; ")}`;
+  return `onFailure=${JSON.stringify(shape.onFailure)}${shape.timeoutMs === undefined ? "" : ` timeoutMs=${shape.timeoutMs}`}; ${steps.join("; ")}`;
 }
 
 /** Which attempt a report names: usually the step's current one, sometimes an older or a newer one. */

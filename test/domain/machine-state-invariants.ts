@@ -3,6 +3,7 @@ import { expect } from "vitest";
 import { MAX_INBOX_EVENTS, nextDeadlineAt } from "../../src/domain/machine";
 import { queueCheckAt } from "../../src/domain/machine/queued-attempts";
 import { stepKind } from "../../src/domain/plan";
+import { diagnose } from "../../src/domain/diagnosis";
 import {
   ACTIVE_ATTEMPT_STATUSES,
   isTerminal,
@@ -50,7 +51,8 @@ export function attemptDeadlineAt(state: WorkflowState, step: StepState, attempt
     return timeout <= check ? { at: timeout, endsAttempt: true } : { at: check, endsAttempt: false };
   }
   const startedAt = attempt.startedAt ?? attempt.scheduledAt;
-  return { at: Math.min(startedAt + timeouts.startToCloseMs, (attempt.lastHeartbeatAt ?? startedAt) + timeouts.heartbeatMs), endsAttempt: true };
+  const stall = timeouts.progressMs === undefined || attempt.progressAt === undefined ? Infinity : attempt.progressAt + timeouts.progressMs;
+  return { at: Math.min(startedAt + timeouts.startToCloseMs, (attempt.lastHeartbeatAt ?? startedAt) + timeouts.heartbeatMs, stall), endsAttempt: true };
 }
 
 /** What a single state must satisfy, whatever led to it. */
@@ -66,6 +68,19 @@ export function checkState(state: WorkflowState): void {
   checkCompensationState(state);
   checkNextDeadline(state);
   checkInbox(state);
+  checkLiveness(state);
+}
+
+/**
+ * The diagnosis' liveness invariant, with the alarm where the object sets it: every open workflow has a next
+ * deadline or names the outside party it waits for, and every open step says what is under way for it.
+ */
+function checkLiveness(state: WorkflowState): void {
+  const found = diagnose(state, { alarmAt: nextDeadlineAt(state) ?? null, recentDecisions: [] });
+  holds(found.healthy, `the diagnosis finds problems: ${found.problems.join("; ")}`);
+  if (!isTerminal(state.status) && found.nextDeadline === null) {
+    holds(found.blockedOn.some((entry) => entry.reason === "needs_operator" || entry.reason === "paused"), `${state.status} with no deadline names no outside party`);
+  }
 }
 
 /**
@@ -107,10 +122,15 @@ function checkStep(state: WorkflowState, step: StepState): void {
     holds(!active, `${where}: backs off while attempt #${active?.n} is active`);
     oneOf(step.status, ["retrying", "compensating"], `${where}: only a retrying or compensating step backs off`);
   }
+  if (step.parked !== undefined) {
+    // Parked on a host's open breaker: waiting for its release, with a backstop, and nothing running.
+    holds(!active && step.nextRetryAt !== undefined, `${where}: parked on ${step.parked.host} while it runs or without a backstop`);
+    oneOf(step.status, ["retrying", "compensating"], `${where}: only a retrying or compensating step is parked`);
+  }
   holds(kind === "action" || step.attempts.every((a) => a.kind === "compensation"), `${where}: a ${kind} step has an action attempt`);
   const timed = step.status === "sleeping" || (step.status === "waiting" && kind === "waitForEvent");
   holds(timed === (step.timerAt !== undefined), `${where}: ${step.status} with timerAt ${step.timerAt}`);
-  holds((step.status === "waiting" && kind === "waitForEvent") === (step.waitingSince !== undefined), `${where}: ${step.status} with waitingSince ${step.waitingSince}`);
+  holds(timed === (step.waitingSince !== undefined), `${where}: ${step.status} with waitingSince ${step.waitingSince}`);
   if (timed) {
     holds(!active && (redriven || step.attempts.length === 0), `${where}: a ${step.status} step has attempts`);
   }
@@ -254,6 +274,8 @@ function checkNextDeadline(state: WorkflowState): void {
   const held = state.status === "paused";
   const candidates: number[] = [];
   if (state.deadlineAt !== undefined && !state.compensation) candidates.push(state.deadlineAt);
+  if (state.status === "needs_attention" && state.attentionDeadline !== undefined) candidates.push(state.attentionDeadline);
+  holds((state.attentionDeadline !== undefined) === (state.status === "needs_attention" && state.plan.escalation !== undefined), `attentionDeadline ${state.attentionDeadline} while ${state.status}`);
   for (const step of state.steps) {
     const active = activeOf(step);
     if (active) candidates.push(attemptDeadlineAt(state, step, active).at);

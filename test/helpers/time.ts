@@ -7,10 +7,13 @@ import { env } from "cloudflare:workers";
 import worker from "../../src/index";
 import { alarmOf, schedulerStub } from "./scheduler";
 
+/** Times not named `…At`: the contract's `attentionDeadline`. */
+const OTHER_TIMES = new Set(["attentionDeadline"]);
+
 /** Top-level fields named `…At` hold times; nested values (inputs, outputs, progress) are the user's and stay. */
 function shiftTimes(record: Record<string, unknown>, ms: number): void {
   for (const [key, value] of Object.entries(record)) {
-    if (key.endsWith("At") && typeof value === "number") record[key] = value - ms;
+    if ((key.endsWith("At") || OTHER_TIMES.has(key)) && typeof value === "number") record[key] = value - ms;
   }
 }
 

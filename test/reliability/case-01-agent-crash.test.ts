@@ -45,7 +45,8 @@ describe("case 1: agent crash", () => {
     expect(remote.calls).toHaveLength(1);
     expect(remote.calls[0]!.headers["shepherd-attempt"]).toBe("2");
     const [payload] = remote.calls[0]!.headers["shepherd-task-token"]!.split(".");
-    expect(JSON.parse(atob(payload!.replace(/-/g, "+").replace(/_/g, "/")))).toEqual(["default", id, "charge", 2]);
+    // Minted at the claim, so it also carries its expiry (the attempt's start-to-close deadline plus a grace).
+    expect(JSON.parse(atob(payload!.replace(/-/g, "+").replace(/_/g, "/")))).toEqual(["default", id, "charge", 2, expect.any(Number)]);
 
     // The index follows: the workflow is listed with its final status.
     await vi.waitFor(async () => expect((await indexRow(id))?.status).toBe("completed"));
@@ -118,7 +119,14 @@ describe("case 1: agent crash", () => {
     const done = await waitForStatus(id, "completed");
     expect(done.steps[0].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["timed_out", "succeeded"]);
     expect(remote.calls).toHaveLength(1);
-    expect(remote.calls[0]!.headers["shepherd-task-token"]).toBe(retry.message.token);
+    // The remote gets the token minted at the claim: attempt 2's claims, and an expiry.
+    expect(await tokenClaims(remote.calls[0]!.headers["shepherd-task-token"]!)).toEqual({
+      tenant: "default",
+      workflowId: id,
+      stepId: "charge",
+      attempt: 2,
+      expiresAt: expect.any(Number),
+    });
     const stored = (await objectRecord(id)).workflow!;
     await vi.waitFor(async () =>
       expect(await indexRow(id)).toMatchObject({ status: "completed", version: stored.version, updated_at: done.updatedAt, ended_at: done.endedAt, next_deadline_at: null }),

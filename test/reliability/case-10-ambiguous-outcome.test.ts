@@ -72,7 +72,7 @@ describe("case 10: ambiguous outcome (ExecuteAndTimeout)", () => {
     await vi.waitFor(() => expect(reports.mock.calls.filter((args) => args[1] === 1)).toHaveLength(1), { timeout: 5_000, interval: 10 });
     const index = reports.mock.calls.findIndex((args) => args[1] === 1);
     // The agent got the late answer and reported attempt 1 succeeded; the object refused it, as attempt 2 is current.
-    expect(reports.mock.calls[index]![2]).toEqual({ type: "succeeded", output: { chargeId: "ch_1" } });
+    expect(reports.mock.calls[index]![2]).toEqual({ type: "succeeded", output: { chargeId: "ch_1" }, status: 200 });
     expect(await reports.mock.results[index]!.value).toMatchObject({ ok: false, code: "stale_attempt" });
     expect((await historyOf(id)).filter((event) => event.type === "stale_report_rejected").at(-1)).toMatchObject({ attempt: 1, data: { currentAttempt: 2 } });
 

@@ -1,17 +1,16 @@
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { toBase64Url } from "../../src/domain/base64url";
-import { signTaskToken } from "../../src/domain/task-token";
+import { signTaskToken, TASK_TOKEN_GRACE_MS } from "../../src/domain/task-token";
 import { api, historyOf, start, waitForStatus, waitForStep } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { FAST } from "../helpers/policies";
 import { objectRecord } from "../helpers/scheduler";
-import { callTask } from "../helpers/tasks";
+import { callTask, tokenClaims } from "../helpers/tasks";
 
-// Task tokens carry no expiry on purpose: a remote may legitimately report hours later. What ends a token's
-// power is fencing by attempt: once the step moved on to a newer attempt, the old token is refused with 409
-// `stale_attempt`; once the step ended, every token for it gets 410 `gone`. So the "expired" column of this
-// row is the replay of a previous attempt's token, tested below.
+// What ends a token's power: its expiry (the attempt's start-to-close deadline plus a grace period: 401), and
+// fencing by attempt (once the step moved on to a newer attempt, the old token is refused with 409
+// `stale_attempt`; once the step ended, every token for it gets 410 `gone`).
 
 const ACTIONS = ["heartbeat", "complete", "fail"] as const;
 const BODIES = { heartbeat: { progress: { p: 1 } }, complete: { output: { forged: true } }, fail: { error: { message: "forged", retryable: false } } };
@@ -111,7 +110,26 @@ describe("case 21: agent token forgery/replay", () => {
   });
 
   it("signs with the deployment's secret only: a token the test signs with it is genuine (the control for the forgeries)", async () => {
-    const token = await signTaskToken({ tenant: "default", workflowId: target.id, stepId: "render", attempt: 2 }, env.TASK_TOKEN_SECRET);
+    const { expiresAt } = (await tokenClaims(target.current))!;
+    const token = await signTaskToken({ tenant: "default", workflowId: target.id, stepId: "render", attempt: 2, expiresAt }, env.TASK_TOKEN_SECRET);
     expect(token).toBe(target.current);
+  });
+
+  it("gives the remote a token that expires a grace period after its attempt's start-to-close deadline", async () => {
+    const attempt = (await api("GET", `/v1/workflows/${other.id}`)).body.steps[0].attempts[0];
+    expect((await tokenClaims(other.token))?.expiresAt).toBe(attempt.startedAt + 60_000 + TASK_TOKEN_GRACE_MS);
+  });
+
+  it("refuses an expired token with 401 on every task route, though genuine and current, and nothing changes", async () => {
+    const claims = (await tokenClaims(other.token))!;
+    // The same genuine claims, as they will be once the expiry passed: signing a past expiry moves no clock.
+    const expired = await signTaskToken({ ...claims, expiresAt: Date.now() - 1 }, env.TASK_TOKEN_SECRET);
+    const before = await objectRecord(other.id);
+    for (const action of ACTIONS) {
+      const response = await callTask(expired, action, BODIES[action]);
+      expect(response.status, action).toBe(401);
+      expect(response.body.error).toMatchObject({ code: "unauthorized", message: expect.stringContaining("expired") });
+    }
+    expect(await objectRecord(other.id)).toEqual(before);
   });
 });

@@ -162,7 +162,7 @@ describe("case 22: SSRF", () => {
       ] as const) {
         const fetchSpy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => (String(input).endsWith("/start") ? redirectTo(location) : json({ moved: true })));
         const report = await performHttpAction(claimedTask("https://api.example.com/start"), "token", policy, new AbortController().signal);
-        expect(report).toEqual({ type: "succeeded", output: { moved: true } });
+        expect(report).toEqual({ type: "succeeded", output: { moved: true }, status: 200 });
         expect(fetchSpy.mock.calls.map((call) => String(call[0]))).toEqual(expected);
         fetchSpy.mockRestore();
       }

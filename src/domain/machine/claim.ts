@@ -1,10 +1,12 @@
 import type { Action } from "../schemas";
+import { breakerHostOf, DEFAULT_BREAKER, type BreakerSettings } from "../breaker-settings";
 import type { Attempt } from "../state";
 import { renderTemplates, TemplateError } from "../templates";
 import type { TransitionContext } from "./context";
 import { afterStepChange } from "./dispatch";
 import { failAttempt } from "./failure";
 import { locateAttempt, type ReportRejection } from "./fencing";
+import { followsAmbiguousAttempt } from "./ambiguous";
 
 /** What an agent needs to perform one attempt. */
 export interface ClaimedTask {
@@ -19,6 +21,13 @@ export interface ClaimedTask {
   heartbeatMs: number;
   /** The last heartbeat details of any earlier attempt, so a retry can resume. */
   progress?: unknown;
+  /** The task token the remote gets, minted by the object that claimed it (valid until deadlineAt plus a grace). */
+  token?: string;
+  /** Set when the attempt before had no answer: ask this first, and send the action only if the effect is not there. */
+  verify?: Action;
+  /** The host whose breaker this attempt answers to (see `breakerHostOf`), and the step's breaker settings. */
+  host?: string;
+  breaker?: BreakerSettings;
 }
 
 export function claimAttempt(
@@ -41,8 +50,11 @@ export function claimAttempt(
   ctx.record({ type: "step_started", stepId, attempt: n, data: { kind: attempt.kind } });
 
   let action: Action;
+  let verify: Action | undefined;
   try {
-    action = renderTemplates(attempt.kind === "action" ? plan.action : plan.compensate, ctx.templateContext()) as Action;
+    const context = ctx.templateContext();
+    action = renderTemplates(attempt.kind === "action" ? plan.action : plan.compensate, context) as Action;
+    if (attempt.kind === "action" && plan.verify && followsAmbiguousAttempt(step, n)) verify = renderTemplates(plan.verify, context) as Action;
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
     failAttempt(ctx, step, attempt, { message: error.message, retryable: false });
@@ -64,7 +76,14 @@ export function claimAttempt(
       deadlineAt: ctx.now + plan.timeouts.startToCloseMs,
       heartbeatMs: plan.timeouts.heartbeatMs,
       ...(step.progress === undefined ? {} : { progress: step.progress }),
+      ...(verify ? { verify } : {}),
+      ...hostOf(action.url),
+      breaker: plan.breaker ?? DEFAULT_BREAKER,
     },
   };
 }
 
+function hostOf(url: string): { host?: string } {
+  const host = breakerHostOf(url);
+  return host === undefined ? {} : { host };
+}

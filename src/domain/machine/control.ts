@@ -102,7 +102,7 @@ function resetStep(step: StepState, rerun: boolean, redriveCount: number): void 
   if (undone || (rerun && step.status === "succeeded")) step.keyRound = redriveCount;
   step.status = "pending";
   step.budgetUsed = 0;
-  for (const field of ["output", "error", "nextRetryAt", "timerAt", "waitingSince"] as const) delete step[field];
+  for (const field of ["output", "error", "nextRetryAt", "timerAt", "waitingSince", "parked"] as const) delete step[field];
 }
 
 /** The step and every step that depends on it, directly or not. */

@@ -8,13 +8,22 @@ import { beginCompensation } from "./saga";
 import { checkQueuedAttempt, queueCheckAt } from "./queued-attempts";
 import { afterStepChange } from "./dispatch";
 import { stepTimerDue } from "./steps";
+import { expireEscalation } from "./escalation";
 
-type TimeoutKind = "schedule_to_start" | "start_to_close" | "heartbeat";
+type TimeoutKind = "schedule_to_start" | "start_to_close" | "heartbeat" | "stalled";
 /** Every reason a step needs the supervisor: its attempt's deadlines, a lost-message check, or its timer. */
 type DeadlineKind = TimeoutKind | "queue_check" | "retry" | "sleep" | "wait_timeout";
-interface Deadline {
+export interface Deadline {
   at: number;
   kind: DeadlineKind;
+}
+/** The workflow's own deadlines: its timeout, and how long it may wait on an operator before the escalation's default runs. */
+type WorkflowDeadlineKind = "workflow_timeout" | "attention_deadline";
+/** The earliest deadline of a workflow, why, and whose: what the alarm is set for and the diagnosis names. */
+export interface NextDeadline {
+  at: number;
+  reason: DeadlineKind | WorkflowDeadlineKind;
+  stepId?: string;
 }
 
 /**
@@ -38,7 +47,12 @@ function attemptDeadline(attempt: Attempt, timeouts: Timeouts): Deadline {
   const startedAt = attempt.startedAt ?? attempt.scheduledAt;
   const close = startedAt + timeouts.startToCloseMs;
   const heartbeat = (attempt.lastHeartbeatAt ?? startedAt) + timeouts.heartbeatMs;
-  return heartbeat < close ? { at: heartbeat, kind: "heartbeat" } : { at: close, kind: "start_to_close" };
+  let earliest: Deadline = heartbeat < close ? { at: heartbeat, kind: "heartbeat" } : { at: close, kind: "start_to_close" };
+  if (timeouts.progressMs !== undefined && attempt.progressAt !== undefined) {
+    const stall = attempt.progressAt + timeouts.progressMs;
+    if (stall < earliest.at) earliest = { at: stall, kind: "stalled" };
+  }
+  return earliest;
 }
 
 /**
@@ -54,24 +68,45 @@ function stepDeadline(step: StepState, plan: StepPlan, paused: boolean): Deadlin
   return deadline && paused && HELD_WHILE_PAUSED.has(deadline.kind) ? undefined : deadline;
 }
 
+/** A step's next deadline in its workflow (none while paused, for what a pause holds). */
+export function deadlineOfStep(state: WorkflowState, step: StepState): Deadline | undefined {
+  const plan = state.plan.steps.find((s) => s.id === step.id);
+  return plan && stepDeadline(step, plan, state.status === "paused");
+}
+
 /** The workflow's own deadline, which stops counting once it unwinds (compensation has its own retry budgets). */
 function workflowDeadline(state: WorkflowState): number | undefined {
   return state.compensation ? undefined : state.deadlineAt;
 }
 
-/** The earliest moment the supervisor must act, or undefined when nothing is pending (terminal, or waiting on people). */
-export function nextDeadlineAt(state: WorkflowState): number | undefined {
+/** How long a workflow that waits on an operator waits before its escalation's default action runs. */
+function attentionDeadline(state: WorkflowState): number | undefined {
+  return state.status === "needs_attention" ? state.attentionDeadline : undefined;
+}
+
+/** The earliest deadline with its reason, or undefined when nothing is pending (terminal, or waiting on people). */
+export function nextDeadline(state: WorkflowState): NextDeadline | undefined {
   if (isTerminal(state.status)) return undefined;
   const paused = state.status === "paused";
-  const candidates: number[] = [];
+  let earliest: NextDeadline | undefined;
+  const consider = (candidate: NextDeadline) => {
+    if (!earliest || candidate.at < earliest.at) earliest = candidate;
+  };
   const own = workflowDeadline(state);
-  if (own !== undefined) candidates.push(own);
+  if (own !== undefined) consider({ at: own, reason: "workflow_timeout" });
+  const attention = attentionDeadline(state);
+  if (attention !== undefined) consider({ at: attention, reason: "attention_deadline" });
   for (const step of state.steps) {
     const plan = state.plan.steps.find((s) => s.id === step.id);
     const deadline = plan && stepDeadline(step, plan, paused);
-    if (deadline) candidates.push(deadline.at);
+    if (deadline) consider({ at: deadline.at, reason: deadline.kind, stepId: step.id });
   }
-  return candidates.length === 0 ? undefined : Math.min(...candidates);
+  return earliest;
+}
+
+/** The earliest moment the supervisor must act: what the alarm is set for. */
+export function nextDeadlineAt(state: WorkflowState): number | undefined {
+  return nextDeadline(state)?.at;
 }
 
 /**
@@ -86,6 +121,8 @@ export function superviseDeadlines(ctx: TransitionContext, queueLag?: QueueLagSa
     timeOutWorkflow(ctx);
     if (isTerminal(state.status)) return;
   }
+  const attention = attentionDeadline(state);
+  if (attention !== undefined && now >= attention) expireEscalation(ctx, attention);
   // Acting on one deadline can make another due at once (a timeout whose retry has no backoff), so this goes
   // round again; every action moves its step's deadline past `now` or ends it, so a few rounds are plenty.
   for (let round = 0; round < MAX_ROUNDS && actOnDueSteps(ctx, queueLag); round++);
@@ -99,7 +136,7 @@ const MAX_ROUNDS = 4;
  * started earlier in the same tick would only be fenced again at once.
  */
 const ORDER: readonly (readonly DeadlineKind[])[] = [
-  ["schedule_to_start", "start_to_close", "heartbeat", "queue_check"],
+  ["schedule_to_start", "start_to_close", "heartbeat", "stalled", "queue_check"],
   ["wait_timeout", "sleep"],
   ["retry"],
 ];
@@ -128,6 +165,7 @@ function actOnDeadline(ctx: TransitionContext, step: StepState, deadline: Deadli
     case "schedule_to_start":
     case "start_to_close":
     case "heartbeat":
+    case "stalled":
       if (attempt) timeOutAttempt(ctx, step, attempt, deadline.kind, deadline.at);
       return;
     case "retry":
@@ -140,17 +178,30 @@ function actOnDeadline(ctx: TransitionContext, step: StepState, deadline: Deadli
   }
 }
 
+const TIMEOUT_MESSAGES: Record<TimeoutKind, string> = {
+  heartbeat: "no heartbeat within heartbeatMs",
+  start_to_close: "attempt exceeded startToCloseMs",
+  schedule_to_start: "attempt exceeded scheduleToStartMs",
+  stalled: "heartbeats went on but progress did not change within progressMs",
+};
+
 function timeOutAttempt(ctx: TransitionContext, step: StepState, attempt: Attempt, kind: TimeoutKind, deadlineAt: number): void {
   const overdueMs = ctx.now - deadlineAt;
-  const type = kind === "heartbeat" ? "step_heartbeat_missed" : "step_timed_out";
-  ctx.record({ type, stepId: step.id, attempt: attempt.n, data: { timeout: kind, deadlineAt, overdueMs } });
-  const message = kind === "heartbeat" ? "no heartbeat within heartbeatMs" : `attempt exceeded ${kind === "start_to_close" ? "startToCloseMs" : "scheduleToStartMs"}`;
-  failAttempt(ctx, step, attempt, { message, retryable: true, timeout: kind }, { timedOut: true });
+  const fields = { stepId: step.id, attempt: attempt.n };
+  if (kind === "stalled") {
+    const { progressMs = 0 } = ctx.plan(step.id).timeouts;
+    ctx.record({ type: "step_stalled", ...fields, data: { progressMs, progressAt: attempt.progressAt ?? deadlineAt - progressMs, deadlineAt, overdueMs } });
+  } else {
+    ctx.record({ type: kind === "heartbeat" ? "step_heartbeat_missed" : "step_timed_out", ...fields, data: { timeout: kind, deadlineAt, overdueMs } });
+  }
+  failAttempt(ctx, step, attempt, { message: TIMEOUT_MESSAGES[kind], retryable: true, timeout: kind }, { timedOut: true });
 }
 
 /** A backoff that passed starts the next attempt: of the action, or of the compensation at the saga's head. */
-function retryWhenDue(ctx: TransitionContext, step: StepState): void {
+export function retryWhenDue(ctx: TransitionContext, step: StepState): void {
   const { compensation } = ctx.state;
+  // A parked step's backstop (its breaker's release was lost) or its release: either way it waits no longer.
+  delete step.parked;
   if (step.status === "retrying" && !compensation) ctx.scheduleAttempt(step, "action");
   else if (step.status === "compensating" && compensation?.queue[0] === step.id) ctx.scheduleAttempt(step, "compensation");
 }

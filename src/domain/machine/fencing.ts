@@ -23,9 +23,7 @@ export function locateAttempt(
     return { ok: false, code: "gone", message: `step "${stepId}" has ended (${step.status})` };
   }
   ctx.note({ type: "stale_report_rejected", stepId, attempt: n, data: { report, currentAttempt: step.attempt } });
-  return {
-    ok: false,
-    code: "stale_attempt",
-    message: `attempt ${n} of step "${stepId}" is no longer current (current attempt: ${step.attempt})`,
-  };
+  const ended = step.attempts.find((attempt) => attempt.n === n);
+  const why = ended && ended.n === step.attempt ? `has ended (${ended.status}${ended.error?.timeout ? `: ${ended.error.timeout}` : ""}); the next attempt is to come` : `is no longer current (current attempt: ${step.attempt})`;
+  return { ok: false, code: "stale_attempt", message: `attempt ${n} of step "${stepId}" ${why}` };
 }

@@ -1,16 +1,19 @@
 import type { WorkflowPlan } from "../plan";
 import type { QueueLagSample } from "../back-pressure";
 import type { PinnedDefinition, StepError, WorkflowState } from "../state";
-import type { AttemptReport } from "../task-message";
+import type { AttemptReport, CircuitOpened } from "../task-message";
 import type { HistoryEntryFields } from "../history";
 import { TransitionContext, type Effect } from "./context";
 import { superviseDeadlines } from "./deadlines";
 import { cancelWorkflow, compensateWorkflow, retryStep, skipStep } from "./operator";
 import { claimAttempt, type ClaimedTask } from "./claim";
 import { dispatchReadySteps } from "./dispatch";
-import { recordAccepted, recordDeadLetter, recordFailure, recordHeartbeat, recordSuccess } from "./reports";
+import { recordAccepted, recordDeadLetter, recordFailure, recordHeartbeat, recordSuccess, recordVerified } from "./reports";
 import { pauseWorkflow, redriveWorkflow, resumeWorkflow, terminateWorkflow } from "./control";
 import { receiveEvent, type SentEvent } from "./events";
+import { noteCircuitOpened, parkAttempt, releaseParkedStep } from "./parking";
+import { settleAttentionDeadline } from "./escalation";
+import { countHistory } from "../metrics";
 
 export type { Effect } from "./context";
 export type { HistoryEntry, HistoryEntryFields } from "../history";
@@ -29,7 +32,12 @@ export type WorkflowEvent =
   | { type: "HeartbeatReceived"; stepId: string; attempt: number; progress?: { value?: unknown } }
   | { type: "AttemptSucceeded"; stepId: string; attempt: number; output: unknown }
   | { type: "AttemptAccepted"; stepId: string; attempt: number }
-  | { type: "AttemptFailed"; stepId: string; attempt: number; error: StepError; retryAfterMs?: number }
+  | { type: "AttemptVerified"; stepId: string; attempt: number; output: unknown; status: number }
+  | { type: "AttemptFailed"; stepId: string; attempt: number; error: StepError; retryAfterMs?: number; circuitOpened?: CircuitOpened }
+  /** The agent found the host's breaker open and made no request. */
+  | { type: "AttemptParked"; stepId: string; attempt: number; host: string; openUntil: number }
+  /** The host's breaker closed (or lets this step probe it): a step parked on it runs again. */
+  | { type: "ParkedStepReleased"; stepId: string; host: string }
   | { type: "TaskDeadLettered"; stepId: string; attempt: number }
   /** The supervisor's tick; `queueLag` is the task queue's lag, read when a queued attempt's check is due. */
   | { type: "DeadlinesReached"; queueLag?: QueueLagSample }
@@ -44,14 +52,25 @@ export type WorkflowEvent =
   | { type: "RedriveRequested"; fromStep?: string };
 
 /** An agent's report on an attempt, as the event it is. */
-export function reportEvent(stepId: string, attempt: number, report: AttemptReport): Extract<WorkflowEvent, { type: "AttemptSucceeded" | "AttemptAccepted" | "AttemptFailed" }> {
+export function reportEvent(stepId: string, attempt: number, report: AttemptReport): Extract<WorkflowEvent, { type: "AttemptSucceeded" | "AttemptAccepted" | "AttemptFailed" | "AttemptVerified" | "AttemptParked" }> {
   switch (report.type) {
     case "succeeded":
       return { type: "AttemptSucceeded", stepId, attempt, output: report.output };
     case "accepted":
       return { type: "AttemptAccepted", stepId, attempt };
+    case "verified":
+      return { type: "AttemptVerified", stepId, attempt, output: report.output, status: report.status };
     case "failed":
-      return { type: "AttemptFailed", stepId, attempt, error: report.error, ...(report.retryAfterMs === undefined ? {} : { retryAfterMs: report.retryAfterMs }) };
+      return {
+        type: "AttemptFailed",
+        stepId,
+        attempt,
+        error: report.error,
+        ...(report.retryAfterMs === undefined ? {} : { retryAfterMs: report.retryAfterMs }),
+        ...(report.circuitOpened === undefined ? {} : { circuitOpened: report.circuitOpened }),
+      };
+    case "parked":
+      return { type: "AttemptParked", stepId, attempt, host: report.host, openUntil: report.openUntil };
   }
 }
 
@@ -59,7 +78,7 @@ type ReplyOf<E extends WorkflowEvent["type"]> = E extends "AttemptClaimed"
   ? ReturnType<typeof claimAttempt>
   : E extends "HeartbeatReceived"
     ? ReturnType<typeof recordHeartbeat>
-    : E extends "AttemptSucceeded" | "AttemptAccepted" | "AttemptFailed" | "TaskDeadLettered"
+    : E extends "AttemptSucceeded" | "AttemptAccepted" | "AttemptFailed" | "AttemptVerified" | "AttemptParked" | "TaskDeadLettered"
       ? ReturnType<typeof recordSuccess>
       : E extends "DeadlinesReached"
         ? { ok: true }
@@ -67,7 +86,9 @@ type ReplyOf<E extends WorkflowEvent["type"]> = E extends "AttemptClaimed"
           ? ReturnType<typeof receiveEvent>
           : E extends "PauseRequested" | "ResumeRequested" | "TerminateRequested" | "RedriveRequested"
             ? ReturnType<typeof pauseWorkflow>
-            : ReturnType<typeof cancelWorkflow>;
+            : E extends "ParkedStepReleased"
+              ? ReturnType<typeof releaseParkedStep>
+              : ReturnType<typeof cancelWorkflow>;
 
 export interface TransitionResult<R = unknown> {
   state: WorkflowState;
@@ -92,9 +113,13 @@ export function transition<E extends WorkflowEvent>(
   const reply = apply(ctx, event);
   // However it left `paused` (resume, cancel, terminate, the workflow's timeout), it is no longer paused.
   if (ctx.state.status !== "paused" && ctx.state.pausedAt !== undefined) delete ctx.state.pausedAt;
+  settleAttentionDeadline(ctx);
   if (ctx.changed) {
     ctx.state.version += 1;
     ctx.state.updatedAt = now;
+    // The workflow's figures for GET /v1/metrics, counted from what this transition recorded.
+    const metrics = countHistory(ctx.state.metrics, ctx.history);
+    if (metrics) ctx.state.metrics = metrics;
   }
   return { state: ctx.state, changed: ctx.changed, effects: ctx.effects, history: ctx.history, reply: reply as ReplyOf<E["type"]> };
 }
@@ -109,8 +134,15 @@ function apply(ctx: TransitionContext, event: WorkflowEvent): unknown {
       return recordSuccess(ctx, event.stepId, event.attempt, event.output);
     case "AttemptAccepted":
       return recordAccepted(ctx, event.stepId, event.attempt);
+    case "AttemptVerified":
+      return recordVerified(ctx, event.stepId, event.attempt, event.output, event.status);
     case "AttemptFailed":
+      noteCircuitOpened(ctx, event.stepId, event.attempt, event.circuitOpened);
       return recordFailure(ctx, event.stepId, event.attempt, event.error, event.retryAfterMs);
+    case "AttemptParked":
+      return parkAttempt(ctx, event.stepId, event.attempt, event.host, event.openUntil);
+    case "ParkedStepReleased":
+      return releaseParkedStep(ctx, event.stepId, event.host);
     case "TaskDeadLettered":
       return recordDeadLetter(ctx, event.stepId, event.attempt);
     case "DeadlinesReached":
@@ -171,6 +203,8 @@ export function startWorkflow(args: StartArgs, random: () => number = Math.rando
   const ctx = new TransitionContext(state, now, random);
   ctx.record({ type: "workflow_started", data: { name: plan.name, ...origin } });
   dispatchReadySteps(ctx);
+  const metrics = countHistory(undefined, ctx.history);
+  if (metrics) ctx.state.metrics = metrics;
   return { state: ctx.state, changed: true, effects: ctx.effects, history: ctx.history, reply: { ok: true } };
 }
 

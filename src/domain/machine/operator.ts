@@ -40,38 +40,46 @@ function failedStep(ctx: TransitionContext, stepId: string): { step: StepState }
 export function retryStep(ctx: TransitionContext, stepId: string): OperatorResult {
   const found = failedStep(ctx, stepId);
   if (!("step" in found)) return found;
-  const { step } = found;
   ctx.record({ type: "operator_action", stepId, data: { action: "retry_step" } });
+  retryFailedStep(ctx, found.step);
+  return { ok: true };
+}
+
+/** Retries a failed step, for an operator or for an escalation whose deadline passed. */
+export function retryFailedStep(ctx: TransitionContext, step: StepState): void {
   step.budgetUsed = 0;
   delete step.error;
   if (ctx.state.compensation) {
     ctx.state.status = "compensating";
     ctx.scheduleAttempt(step, "compensation");
-    return { ok: true };
+    return;
   }
   startStep(ctx, step);
   settleAttentionStatus(ctx);
   dispatchReadySteps(ctx);
-  return { ok: true };
 }
 
 /** Treats a failed step as succeeded with the given output (or its compensation as done). */
 export function skipStep(ctx: TransitionContext, stepId: string, output: unknown): OperatorResult {
   const found = failedStep(ctx, stepId);
   if (!("step" in found)) return found;
-  const { step } = found;
   ctx.record({ type: "operator_action", stepId, data: { action: "skip_step" } });
+  skipFailedStep(ctx, found.step, output);
+  return { ok: true };
+}
+
+/** Treats a failed step as succeeded, for an operator or for an escalation whose deadline passed. */
+export function skipFailedStep(ctx: TransitionContext, step: StepState, output: unknown): void {
   step.status = "skipped";
   delete step.error;
   if (ctx.state.compensation) {
     ctx.state.status = "compensating";
     advanceCompensation(ctx);
-    return { ok: true };
+    return;
   }
   step.output = output ?? null;
   settleAttentionStatus(ctx);
   dispatchReadySteps(ctx);
-  return { ok: true };
 }
 
 /** Gives up on a workflow that waits on an operator: unwind it (or carry on unwinding it). */
@@ -81,14 +89,20 @@ export function compensateWorkflow(ctx: TransitionContext): OperatorResult {
     return conflict(`operator actions need a workflow in needs_attention (it is ${state.status})`);
   }
   ctx.record({ type: "operator_action", data: { action: "compensate" } });
+  giveUp(ctx, "compensated by an operator");
+  return { ok: true };
+}
+
+/** Unwinds a workflow that waits on people (or carries on unwinding it), for an operator or an expired escalation. */
+export function giveUp(ctx: TransitionContext, reason: string): void {
+  const { state } = ctx;
   const head = state.compensation && ctx.step(state.compensation.queue[0] ?? "");
   if (head) {
     state.status = "compensating";
     head.budgetUsed = 0;
     ctx.scheduleAttempt(head, "compensation");
-    return { ok: true };
+    return;
   }
-  state.error ??= { message: "compensated by an operator" };
+  state.error ??= { message: reason };
   beginCompensation(ctx, "compensated");
-  return { ok: true };
 }

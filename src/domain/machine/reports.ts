@@ -1,3 +1,4 @@
+import { canonicalJson } from "../canonical-json";
 import { activeAttempt, type StepError } from "../state";
 import type { TransitionContext } from "./context";
 import { afterStepChange } from "./dispatch";
@@ -21,7 +22,11 @@ export function recordHeartbeat(
   if (attempt.status === "scheduled") return { ok: true, cancelRequested: false };
   attempt.lastHeartbeatAt = ctx.now;
   located.step.lastHeartbeatAt = ctx.now;
-  if ("value" in progress) located.step.progress = progress.value;
+  if ("value" in progress) {
+    // The stall clock (progressMs) restarts only when the progress moves; the attempt's first progress starts it.
+    if (attempt.progressAt === undefined || canonicalJson(progress.value) !== canonicalJson(located.step.progress)) attempt.progressAt = ctx.now;
+    located.step.progress = progress.value;
+  }
   ctx.changed = true;
   return { ok: true, cancelRequested: false };
 }
@@ -43,6 +48,22 @@ export function recordSuccess(
     step.status = "compensated";
     ctx.record({ type: "step_compensated", stepId, attempt: n });
   }
+  afterStepChange(ctx);
+  return { ok: true };
+}
+
+/**
+ * The attempt asked the remote (`verify`) before sending the action again, and the effect of an earlier attempt
+ * was there: the step succeeds with that answer and no second request is made.
+ */
+export function recordVerified(ctx: TransitionContext, stepId: string, n: number, output: unknown, status: number): { ok: true } | ReportRejection {
+  const located = locateAttempt(ctx, stepId, n, "verified");
+  if (!located.ok) return located;
+  const { step, attempt } = located;
+  attempt.status = "succeeded";
+  attempt.endedAt = ctx.now;
+  ctx.record({ type: "step_verified", stepId, attempt: n, data: { status } });
+  completeStep(ctx, step, output, n);
   afterStepChange(ctx);
   return { ok: true };
 }

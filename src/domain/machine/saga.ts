@@ -1,6 +1,7 @@
 /** The saga: when a workflow unwinds, what may have taken effect is compensated, newest first, one at a time. */
 import { activeAttempt, latestAttempt, type StepState } from "../state";
 import type { TransitionContext } from "./context";
+import { endedWithoutAnswer } from "./ambiguous";
 
 /**
  * Steps with no attempt under way that are still open: not started, backing off (an action, or a compensation
@@ -31,20 +32,15 @@ export function fenceUnfinishedSteps(ctx: TransitionContext): string[] {
       delete step.nextRetryAt;
       delete step.timerAt;
       delete step.waitingSince;
+      delete step.parked;
       ctx.changed = true;
     }
   }
   return started.sort((a, b) => b.startedAt - a.startedAt).map((entry) => entry.id);
 }
 
-/** An action attempt that started and ended without the remote's answer (a timeout, a broken request). */
 function mayHaveTakenEffect(step: StepState): boolean {
-  return step.attempts.some(
-    (attempt) =>
-      attempt.kind === "action" &&
-      attempt.startedAt !== undefined &&
-      (attempt.status === "timed_out" || (attempt.status === "failed" && attempt.error?.status === undefined && attempt.error?.retryable !== false)),
-  );
+  return step.attempts.some(endedWithoutAnswer);
 }
 
 /** The saga: compensate what may have taken effect, in reverse order of completion, one step at a time. */

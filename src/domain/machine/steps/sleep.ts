@@ -16,6 +16,7 @@ export function startSleep(ctx: TransitionContext, step: StepState, sleep: Sleep
   }
   step.status = "sleeping";
   step.timerAt = until;
+  step.waitingSince = ctx.now;
   ctx.record({ type: "step_sleeping", stepId: step.id, data: { until } });
   // A time already past (as in Temporal, a sleep of nothing) returns at once.
   if (until <= ctx.now) wakeSleep(ctx, step);
