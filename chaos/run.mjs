@@ -3,8 +3,10 @@
 // through remote and Worker-side faults with one crash-restart in the middle and, at the same time, a burst
 // of extra workflows started at once, then checks what Temporal's omes and Restate's Jepsen checks would:
 // everything ended, nothing happened twice, the index agrees, supervision never lapsed, the run made
-// progress, and the burst's backlog failed nobody. Prints one table, writes chaos/results/latest.json, and
-// exits non-zero when a check fails (or was skipped because its API is missing, unless --allow-skips).
+// progress, the burst's backlog failed nobody, and the v1.1 supervisor catches a stalled agent, verifies an
+// answer that was lost, and parks work for a host that is down instead of burning its attempts. Prints one
+// table, writes chaos/results/latest.json, and exits non-zero when a check fails (or was skipped because its
+// API is missing, unless --allow-skips).
 //
 //   npm run chaos                      # 200 workflows, 10 concurrent, burst of 2000, one restart
 //   npm run chaos -- --quick           # CI: 30 workflows, 5 concurrent, burst of 300
@@ -30,8 +32,14 @@ import { createClient } from "./lib/client.mjs";
 import { startDispatchSampler } from "./lib/dispatch.mjs";
 import { idsNamedBy, timelines } from "./lib/evidence.mjs";
 import { measure } from "./lib/metrics.mjs";
-import { LANGUAGE_SHARE, SLEEP_STEP, WAIT_STEP } from "./lib/language.mjs";
+import { LANGUAGE_SHARE } from "./lib/language.mjs";
 import { renderReport } from "./lib/report.mjs";
+import { burstReport, languageReport, scheduleReport, sumCounts } from "./lib/report-sections.mjs";
+import { driveSupervision, planSupervision } from "./lib/supervision.mjs";
+import { checkBreaker, checkLostAnswers, checkStalls } from "./lib/supervision-checks.mjs";
+import { supervisionFacts } from "./lib/supervision-facts.mjs";
+import { NO_REMOTE_FAULTS } from "./lib/faults.mjs";
+import { mergeRemoteStats } from "./lib/breaker.mjs";
 import { SCHEDULE_ID, SCHEDULE_KIND, scheduleWorkflowEntry, startSchedule } from "./lib/schedule.mjs";
 import { applyMigrations, createSandbox, startShepherd } from "./lib/shepherd.mjs";
 import { buildWorkflows, driveWorkload } from "./lib/workload.mjs";
@@ -46,6 +54,8 @@ const WATCHDOG_GRACE_S = 45;
  * would load the engine more than the burst does. Every workflow is still read at the end.
  */
 const BURST_ALARM_SAMPLE = 20;
+/** The same for the supervision scenarios' workflows (up to about 20 at once, most of them parked). */
+const SUPERVISION_ALARM_SAMPLE = 8;
 /** The final reading of views and histories, and the checks' own reads, per burst workflow (2 cores, loaded). */
 const CHECKS_RESERVE_PER_BURST_MS = 25;
 
@@ -73,11 +83,14 @@ async function main() {
     process.exit(3);
   }, (options.maxSeconds + WATCHDOG_GRACE_S) * 1000).unref();
 
-  const ports = { shepherd: options.portBase, inspector: options.portBase + 1, remote: options.portBase + 2 };
+  const ports = { shepherd: options.portBase, inspector: options.portBase + 1, remote: options.portBase + 2, secondHost: options.portBase + 3 };
   await assertPortsFree(Object.values(ports), { tool: "chaos", range: PORT_RANGE });
+  const shepherdUrl = `http://127.0.0.1:${ports.shepherd}`;
   // The schedule's workflow ids carry the fire time, so its declines could not be predicted: it has none.
-  const remote = await startRemote({ port: ports.remote, seed: options.seed, faults: options.remoteFaults, neverDecline: (key) => key.startsWith(`${SCHEDULE_ID}:`) });
-  log(`remote service on ${remote.url} (seed ${options.seed})`);
+  const remote = await startRemote({ port: ports.remote, seed: options.seed, faults: options.remoteFaults, neverDecline: (key) => key.startsWith(`${SCHEDULE_ID}:`), shepherdUrl });
+  // The breaker scenario's host: the same remote without faults, down for 20 s when lib/breaker.mjs says.
+  const secondHost = await startRemote({ port: ports.secondHost, seed: options.seed, faults: NO_REMOTE_FAULTS, shepherdUrl });
+  log(`remote service on ${remote.url} (seed ${options.seed}), the breaker scenario's host on ${secondHost.url}`);
 
   const sandbox = createSandbox(repoRoot, { faultNames: SERVER_FAULT_KEYS });
   if (!options.keep) atInterrupt(sandbox.remove);
@@ -88,10 +101,11 @@ async function main() {
     shepherd = await startShepherd(sandbox, { port: ports.shepherd, inspectorPort: ports.inspector, serverFaults: options.serverFaults });
     log(`shepherd on http://127.0.0.1:${ports.shepherd} after ${shepherd.readyMs} ms; FAULTS hook ${sandbox.features.faultsVar ? "present" : "absent in this build"}`);
 
-    const client = createClient(`http://127.0.0.1:${ports.shepherd}`);
+    const client = createClient(shepherdUrl);
     const workflows = buildWorkflows({ seed: options.seed, count: options.workflows, remoteUrl: remote.url, remoteFaults: options.remoteFaults, languageShare: LANGUAGE_SHARE });
     const burstWorkflows = buildBurstWorkflows({ seed: options.seed, count: options.burst, remoteUrl: remote.url, remoteFaults: options.remoteFaults });
-    const allWorkflows = [...workflows, ...burstWorkflows];
+    const supervisionPlan = planSupervision({ seed: options.seed, preset: options.preset, remoteUrl: remote.url, secondHostUrl: secondHost.url });
+    const allWorkflows = [...workflows, ...burstWorkflows, ...supervisionPlan.workflows];
     let restart = null;
     let restarting = false;
     const inFlight = new Set();
@@ -112,7 +126,15 @@ async function main() {
     let burst = null;
     // The cron schedule fires every 10 s from now until it is deleted after the soak, the restart included.
     const schedule = await startSchedule({ client, remoteUrl: remote.url, paused: () => restarting, log });
-    const sampler = startAlarmSampler({ client, inFlight: () => [...inFlight, ...(burst?.openSample(BURST_ALARM_SAMPLE) ?? []), ...schedule.open()], paused: () => restarting });
+    // Stalls, lost answers and the host that goes down run beside everything else, restart included.
+    const supervision = driveSupervision({ client, plan: supervisionPlan, origin: soakStart, deadline, secondHost, mainHost: new URL(remote.url).host, log });
+    // Awaited after the regular workload; a failure meanwhile must not count as an unhandled rejection.
+    supervision.done.catch(() => {});
+    const sampler = startAlarmSampler({
+      client,
+      inFlight: () => [...inFlight, ...(burst?.openSample(BURST_ALARM_SAMPLE) ?? []), ...supervision.openSample(SUPERVISION_ALARM_SAMPLE), ...schedule.open()],
+      paused: () => restarting,
+    });
     const dispatchSampler = startDispatchSampler({ client, paused: () => restarting, origin: soakStart });
     log(`running ${workflows.length} workflows, ${options.concurrency} at a time` + (burstWorkflows.length ? `, and a burst of ${burstWorkflows.length} from ${options.burstClients} clients` : ""));
     if (burstWorkflows.length) {
@@ -140,12 +162,13 @@ async function main() {
       onProgress: ({ started, done, total }) => log(`${started}/${total} started, ${done} terminal`),
     });
     const burstRun = burst ? await burst.done : { results: [], summary: null };
+    const supervisionRun = await supervision.done;
     // The schedule's end: last reading, delete, its workflows followed until they end and one more grid time
     // has passed (at least 12 s, at most 25 s, and never into the second half of the checks' reserve).
     const scheduleRun = await schedule.stop({ until: Math.max(Date.now() + 12_000, Math.min(Date.now() + 25_000, bound - checksReserveMs / 2)) });
     const scheduleWorkflows = scheduleRun.workflowIds.map((id) => scheduleWorkflowEntry(id, remote.url));
     allWorkflows.push(...scheduleWorkflows);
-    const results = [...regular, ...burstRun.results, ...scheduleWorkflows.map((wf) => ({ id: wf.id, kind: SCHEDULE_KIND, started: true }))];
+    const results = [...regular, ...burstRun.results, ...supervisionRun.results, ...scheduleWorkflows.map((wf) => ({ id: wf.id, kind: SCHEDULE_KIND, started: true }))];
     await sampler.stop();
     const dispatch = await dispatchSampler.stop();
     const soakMs = Date.now() - soakStart;
@@ -159,7 +182,11 @@ async function main() {
       return { id: result.id, kind: result.kind ?? "soak", started: result.started, view: res.status === 200 ? res.body : null, readStatus: res.status, events: history.events, language: result.language };
     });
     const readMs = Date.now() - readStart;
-    const remoteStats = remote.stats();
+    // The effects, key checks and timelines cover both hosts; the report's remote figures are the main one's.
+    const mainRemoteStats = remote.stats();
+    const secondHostStats = secondHost.stats();
+    const remoteStats = mergeRemoteStats(mainRemoteStats, secondHostStats);
+    const supervisionSeen = supervisionFacts({ plan: supervisionPlan, run: supervisionRun, finals, remoteStats, secondHostStats });
 
     const checks = [
       checkTerminal(results, finals),
@@ -172,6 +199,9 @@ async function main() {
       checkSleeps(finals, allWorkflows, restart?.outage ?? null),
       checkNoQueueAttempts(finals, allWorkflows, remoteStats),
       checkScheduleFires(scheduleRun, finals, restart?.outage ?? null),
+      checkStalls(supervisionSeen, restart?.outage ?? null),
+      checkLostAnswers(supervisionSeen),
+      checkBreaker(supervisionSeen.breaker),
       checkServerFaults(sandbox.features, options.serverFaults),
     ];
     const failed = checks.filter((c) => c.status === "fail");
@@ -207,6 +237,8 @@ async function main() {
       dispatch,
       // What the language workflows were (sleep, event timing) and every event sent with its answer.
       language: languageReport(workflows, finals, restart?.outage ?? null),
+      // Stalls, lost answers and the host that went down: what each workflow of theirs showed.
+      supervision: { stalls: supervisionSeen.stalls, lostAnswers: supervisionSeen.lostAnswers, strayStalls: supervisionSeen.strayStalls.slice(0, 20), breaker: supervisionSeen.breaker },
       // The regular workload meets the same front door; its back-pressure answers are counted apart.
       regularBackPressure: sumCounts(regular.map((r) => r.backPressure ?? {})),
       checks,
@@ -214,7 +246,8 @@ async function main() {
       // The workflows the failed checks name and the latest detections, each as one merged engine + remote timeline.
       evidence: timelines(evidenceIds, finals, remoteStats, restart?.outage ?? null),
       remote: {
-        totals: remoteStats.totals,
+        totals: mainRemoteStats.totals,
+        secondHostTotals: secondHostStats.totals,
         unkeyedRequests: remoteStats.unkeyedRequests,
         // Only the keys worth a look: replayed, faulted more than once, applied twice or malformed.
         notableKeys: Object.values(remoteStats.keys)
@@ -230,117 +263,11 @@ async function main() {
   } finally {
     await shepherd?.stop();
     await remote.close();
+    await secondHost.close();
     if (existsSync(sandbox.logFile)) copyFileSync(sandbox.logFile, join(resultsDir, "wrangler.log"));
     if (options.keep) log(`kept ${sandbox.dir}`);
     else sandbox.remove();
   }
-}
-
-/** The language workflows: their plans, what was sent and answered, how each sleep and wait went. */
-function languageReport(workflows, finals, outage) {
-  const byId = new Map(finals.map((f) => [f.id, f]));
-  const cases = workflows.filter((wf) => wf.language);
-  const list = cases.map((wf) => {
-    const f = byId.get(wf.id);
-    const find = (type, stepId) => f?.events.find((e) => e.type === type && e.stepId === stepId);
-    const at = (type, stepId) => find(type, stepId)?.at ?? null;
-    return {
-      id: wf.id,
-      status: f?.view?.status ?? null,
-      sleep: wf.language.sleep,
-      // until: the time the harness put in the input; durationMs: the one step_sleeping names.
-      plannedWakeAt: f?.language?.plannedWakeAt ?? find("step_sleeping", SLEEP_STEP)?.data?.until ?? null,
-      sleepingAt: at("step_sleeping", SLEEP_STEP),
-      wokeAt: at("step_succeeded", SLEEP_STEP),
-      waitingAt: at("step_waiting_for_event", WAIT_STEP),
-      consumedAt: at("event_consumed", WAIT_STEP),
-      event: { name: wf.language.event.name, id: wf.language.event.id, timing: wf.language.event.timing, duplicate: wf.language.event.duplicate },
-      waitingSeenAt: f?.language?.waitingSeenAt ?? null,
-      sends: (f?.language?.sends ?? []).map((s) => ({ phase: s.phase, at: s.at, status: s.status, body: s.body, ...(s.error ? { error: s.error } : {}) })),
-    };
-  });
-  // What the restart could have lost: sleeps and waits in progress at the kill, early events still in the inbox
-  // (begun before the kill, ended after it: only a running Shepherd writes the end, so after it was back).
-  const across = (from, to) => outage !== null && from !== null && from < outage.from && (to ?? Infinity) > outage.from;
-  const acrossRestart = {
-    sleeps: list.filter((l) => across(l.sleepingAt, l.wokeAt)).length,
-    waits: list.filter((l) => across(l.waitingAt, l.consumedAt)).length,
-    bufferedEvents: list.filter((l) => across(l.sends.find((s) => s.phase === "first" && s.body?.consumed === false)?.at ?? null, l.consumedAt)).length,
-  };
-  const sendAnswers = {};
-  for (const l of list) for (const s of l.sends) sendAnswers[`${s.phase} ${s.status}`] = (sendAnswers[`${s.phase} ${s.status}`] ?? 0) + 1;
-  return {
-    workflows: list.length,
-    sleeps: { duration: list.filter((l) => l.sleep.mode === "duration").length, until: list.filter((l) => l.sleep.mode === "until").length },
-    events: { early: list.filter((l) => l.event.timing === "early").length, late: list.filter((l) => l.event.timing === "late").length, twice: list.filter((l) => l.event.duplicate).length },
-    sendAnswers,
-    acrossRestart,
-    list,
-  };
-}
-
-/** The schedule for the report: its spec, every reading, every fire with its workflow's ending, the delete. */
-function scheduleReport(run, finals, outage) {
-  const byId = new Map(finals.map((f) => [f.id, f]));
-  const objects = new Map(run.objects.map((o) => [o.at, o]));
-  const fireTimes = [...new Set([...run.fires.map((f) => f.at), ...run.objects.filter((o) => o.status === 200).map((o) => o.at)])].sort((a, b) => a - b);
-  return {
-    id: run.id,
-    cron: run.cron,
-    overlap: run.overlap,
-    catchupWindowMs: run.catchupWindowMs,
-    missingApi: run.missingApi,
-    create: { tries: run.create.tries, statuses: run.create.statuses, error: run.create.error },
-    createdAt: run.createdAt,
-    lastReading: run.lastView ?? null,
-    delete: run.delete ?? null,
-    afterDelete: run.afterDelete ?? null,
-    followedUntil: run.followedUntil ?? null,
-    readings: run.readings,
-    listed: run.listed ? { count: run.listed.rows.length, error: run.listed.error } : null,
-    fires: fireTimes.map((at) => {
-      const fire = run.fires.find((f) => f.at === at);
-      const view = byId.get(`${run.id}:${at}`)?.view;
-      return {
-        at,
-        iso: new Date(at).toISOString(),
-        outcome: fire?.outcome ?? null,
-        workflowId: fire?.workflowId ?? null,
-        error: fire?.error,
-        readings: fire?.seenIn.length ?? 0,
-        object: objects.get(at)?.status ?? null,
-        status: view?.status ?? null,
-        startLagMs: view ? view.createdAt - at : null,
-        // Due before Shepherd was back and started after the kill: the restart caught it.
-        inOutage: outage !== null && at <= outage.to && (view ? view.createdAt > outage.from : at >= outage.from),
-      };
-    }),
-  };
-}
-
-function sumCounts(tables) {
-  const sum = {};
-  for (const table of tables) for (const [key, n] of Object.entries(table)) sum[key] = (sum[key] ?? 0) + n;
-  return sum;
-}
-
-/** The burst's figures for the table: what the front door did with it, how it ended, what it cost per step. */
-function burstReport(summary, burstFinals, burstWorkflows, outage) {
-  const outcomes = {};
-  for (const f of burstFinals) {
-    const status = f.view?.status ?? (f.started ? "unreadable" : "not started");
-    outcomes[status] = (outcomes[status] ?? 0) + 1;
-  }
-  const m = measure(burstFinals, outage);
-  return {
-    ...summary,
-    outcomes,
-    declinedByDesign: burstWorkflows.filter((wf) => wf.declinedStep).length,
-    actionAttemptsPerStep: m.actionAttemptsPerStep,
-    actionAttemptsHistogram: m.actionAttemptsHistogram,
-    workflowDurationMs: m.workflowDurationMs,
-    timeouts: m.detectionLatencyByTimeoutMs,
-  };
 }
 
 main().then(

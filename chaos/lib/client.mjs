@@ -40,6 +40,8 @@ export function createClient(baseUrl) {
     createSchedule: (spec) => request("POST", "/v1/schedules", { body: spec }),
     getSchedule: (id) => request("GET", `/v1/schedules/${encodeURIComponent(id)}`),
     deleteSchedule: (id) => request("DELETE", `/v1/schedules/${encodeURIComponent(id)}`),
+    /** The tenant's circuit breakers by target host (contract v1.1, "Supervision beyond deadlines"). */
+    listTargets: () => request("GET", "/v1/targets?limit=100"),
     getDevWorkflow: (id) => request("GET", `/dev/workflows/${encodeURIComponent(id)}`),
     getDevDispatch: () => request("GET", "/dev/dispatch"),
     /** Runs the Worker's cron handler (the sweep) now; wrangler dev has --test-scheduled for it. */

@@ -17,6 +17,20 @@ export const DEFAULT_REMOTE_FAULTS = Object.freeze({
   decline: 0.015,
 });
 
+/** The breaker scenario's second host answers at once (it has an outage instead, lib/breaker.mjs). */
+export const NO_REMOTE_FAULTS = Object.freeze(Object.fromEntries(Object.keys(DEFAULT_REMOTE_FAULTS).map((kind) => [kind, 0])));
+
+/**
+ * The circuit breaker of every workflow that calls the main remote (contract v1.1, "Supervision beyond
+ * deadlines"). About a quarter of first attempts fail transiently here (503, 429, hang, ExecuteAndTimeout), so
+ * with hundreds of attempts in flight the default of 5 failures in a row happens by chance: a quick soak saw
+ * the breaker open twice, parking healthy steps for 30 s with no outage at all. 50 in a row at that rate is
+ * about 1e-30, so a breaker that opens on the main remote means a step's setting was not applied (the
+ * breaker check says so). The breaker itself is the second host's scenario (lib/breaker.mjs). Breakers are
+ * per host and use the settings of the latest attempt reported, so every family calling this host sets it.
+ */
+export const MAIN_REMOTE_BREAKER = Object.freeze({ failures: 50 });
+
 /**
  * Only the first FAULTY_ATTEMPTS distinct attempts of a key that reach the remote can be faulted: faults hit
  * early attempts, so with retry.maxAttempts 5 a step always keeps attempts for the engine's own faults.

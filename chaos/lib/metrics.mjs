@@ -2,8 +2,8 @@
 // or overrunning attempt, how long a faulted step took to recover, how many attempts steps needed.
 import { summarize } from "../../scripts/lib/stats.mjs";
 
-const FAILURE_TYPES = new Set(["step_failed", "step_timed_out", "step_heartbeat_missed"]);
-const DETECTION_TYPES = new Set(["step_heartbeat_missed", "step_timed_out"]);
+const FAILURE_TYPES = new Set(["step_failed", "step_timed_out", "step_heartbeat_missed", "step_stalled"]);
+const DETECTION_TYPES = new Set(["step_heartbeat_missed", "step_timed_out", "step_stalled"]);
 /** How long before the kill a deadline still counts as hit by the restart (the supervisor's 1 s promise). */
 const OUTAGE_LEAD_MS = 1_000;
 
@@ -58,7 +58,8 @@ export function measure(finals, outage) {
       if (DETECTION_TYPES.has(event.type) && typeof event.data?.overdueMs === "number") {
         const overdue = event.data.overdueMs;
         detection.push(overdue);
-        const kind = event.data.timeout ?? event.type;
+        // step_stalled carries no `timeout`: its kind is the view's, "stalled".
+        const kind = event.data.timeout ?? (event.type === "step_stalled" ? "stalled" : event.type);
         (detectionByKind[kind] ??= []).push(overdue);
         const deadlineAt = event.data.deadlineAt;
         // A deadline just before the kill is hit too: its alarm may not have run yet when the process died.

@@ -37,7 +37,48 @@ function measurementRows(report) {
   rows.push(...languageRows(report));
   rows.push(...burstRows(report));
   rows.push(...scheduleRows(report));
+  rows.push(...supervisionRows(report));
   return rows;
+}
+
+/** Stalls, lost answers and the host that went down: what each scenario's workflows showed. */
+function supervisionRows(report) {
+  const s = report.supervision;
+  if (!s) return [];
+  const stalled = s.stalls.filter((c) => c.stall);
+  const overdue = stalled.map((c) => c.stall.overdueMs);
+  const modes = counts(Object.fromEntries(["reset", "hang"].map((m) => [m, s.lostAnswers.filter((c) => c.mode === m).length])));
+  const b = s.breaker;
+  const rows = [
+    [
+      "stalling agents (progressMs 3 s)",
+      `${s.stalls.length}: ${stalled.length} stuck attempts stalled (${s.stalls.reduce((n, c) => n + c.stuckHeartbeatsAccepted, 0)} heartbeats accepted while stuck), ` +
+        `overdue ${overdue.length ? `max ${ms(Math.max(...overdue))}` : "–"}; steps by attempts ${histogram(s.stalls.map((c) => c.attempts))}; stalls elsewhere ${s.strayStalls.length}`,
+    ],
+    [
+      "lost answers + verify",
+      `${s.lostAnswers.length} (${modes}): action requests ${s.lostAnswers.reduce((n, c) => n + c.actionRequests, 0)}, ` +
+        `verify calls ${s.lostAnswers.reduce((n, c) => n + c.verifies, 0)} (${s.lostAnswers.reduce((n, c) => n + c.verifiesFound, 0)} found), step_verified ${s.lostAnswers.filter((c) => c.verifiedAttempts.length).length}`,
+    ],
+  ];
+  if (b.skipped) return [...rows, ["host down (circuit breaker)", `not run: ${b.skipped}`]];
+  const opened = b.opened.map((o) => `+${seconds(o.afterDownMs)}`).join(", ") || "never";
+  return [
+    ...rows,
+    [
+      "host down (circuit breaker)",
+      `${b.host} down ${seconds(b.outage.ms)} from its first call (${seconds(b.outage.downAfterStartMs)} after the batch's start), ${b.batch.length} workflows × 2 steps; ${b.answeredDown} calls reached it down (retrying on: up to ${b.batch.length * b.maxAttempts}); opened ${opened}; ` +
+        `parked ${b.parkings}× (${b.stepsParked} steps, listing max ${b.maxParkedListed}); ${b.releases.failedProbes} failed probe(s); released from ${signedSeconds(b.releases.firstAfterUpMs)} to ${signedSeconds(b.releases.lastAfterUpMs)} of its recovery; ` +
+        `attempts per step max ${b.maxUsed}/${b.maxAttempts}; ${b.samples} listing samples, at the end ${b.final?.target?.state ?? "not listed"}`,
+    ],
+  ];
+}
+
+/** "2×3, 3×1": how many have each value, as the burst's steps by attempts. */
+function histogram(values) {
+  const out = {};
+  for (const v of values) out[v] = (out[v] ?? 0) + 1;
+  return Object.entries(out).map(([v, n]) => `${v}×${n}`).join(", ") || "–";
 }
 
 /** The cron schedule: its fires by outcome, how their workflows ended, start lag, the catch-up and the delete. */
@@ -87,6 +128,7 @@ function languageRows(report) {
   ];
 }
 
+const signedSeconds = (v) => (v === null || v === undefined ? "–" : `${v < 0 ? "−" : "+"}${seconds(Math.abs(v))}`);
 const seconds = (v) => (v === null || v === undefined ? "–" : `${(v / 1000).toFixed(1)} s`);
 
 /** The burst's own rows; the dispatch lag is the engine's side of the same story. */

@@ -6,6 +6,7 @@
 // listed by the definition's name. checks.mjs ("every schedule fire started exactly one workflow") compares them.
 import { mapPool, sleep } from "../../scripts/lib/async.mjs";
 import { TERMINAL_STATUSES } from "./client.mjs";
+import { MAIN_REMOTE_BREAKER } from "./faults.mjs";
 
 export const SCHEDULE_ID = "chaos-every-10s";
 export const SCHEDULE_KIND = "schedule";
@@ -26,10 +27,11 @@ const FOLLOW_EVERY_MS = 2_000;
 const FIRE_SETTLE_MS = 1_500;
 const READ_CONCURRENCY = 4;
 
-/** Both steps like the regular soak's (same retry policy and timeouts), with compensations. */
+/** Both steps like the regular soak's (same retry policy, timeouts and breaker), with compensations. */
 const STEP_DEFAULTS = {
   retry: { maxAttempts: 5, initialIntervalMs: 100, backoffCoefficient: 2, maxIntervalMs: 2_000, jitter: 0.2 },
   timeouts: { heartbeatMs: 1_000 },
+  breaker: MAIN_REMOTE_BREAKER,
 };
 
 export function scheduleDefinition(remoteUrl) {

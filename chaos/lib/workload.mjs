@@ -3,7 +3,7 @@
 /* global setInterval, clearInterval */
 import { mapPool, sleep } from "../../scripts/lib/async.mjs";
 import { TERMINAL_STATUSES } from "./client.mjs";
-import { isDeclined, seededRandom } from "./faults.mjs";
+import { isDeclined, MAIN_REMOTE_BREAKER, seededRandom } from "./faults.mjs";
 import { startUntilAccepted } from "./starts.mjs";
 import { languagePlans, languageSteps, newLanguageRecord, prepareStart, sendEvent, SLEEP_STEP, WAIT_STEP } from "./language.mjs";
 
@@ -21,11 +21,13 @@ const SLEEP_LEFT_MIN_MS = 700;
  * Small timeouts and a fast retry policy, so that every injected fault is detected and retried within a
  * few seconds and 200 workflows fit in a couple of minutes. No scheduleToStartMs: the soak runs the
  * default, which must never fail a workflow because Shepherd's own queue is slow (docs/architecture.md, "Dispatch under
- * load"); a lost dispatch has to be found by the engine, not by a deadline the harness chose.
+ * load"); a lost dispatch has to be found by the engine, not by a deadline the harness chose. The breaker
+ * needs 50 failures in a row to open: the remote's faults alone would trip the default 5 (faults.mjs says why).
  */
 const STEP_DEFAULTS = {
   retry: { maxAttempts: 5, initialIntervalMs: 100, backoffCoefficient: 2, maxIntervalMs: 2_000, jitter: 0.2 },
   timeouts: { heartbeatMs: 1_000 },
+  breaker: MAIN_REMOTE_BREAKER,
 };
 
 /**
