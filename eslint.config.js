@@ -3,7 +3,7 @@ import { defineConfig, globalIgnores } from "eslint/config";
 import tseslint from "typescript-eslint";
 
 export default defineConfig(
-  globalIgnores(["node_modules/", ".wrangler/", "dist/", "coverage/", "worker-configuration.d.ts"]),
+  globalIgnores(["node_modules/", ".wrangler/", "dist/", "coverage/", "public/docs/scalar/", "worker-configuration.d.ts"]),
   js.configs.recommended,
   tseslint.configs.recommended,
   {

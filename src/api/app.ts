@@ -9,6 +9,7 @@ import { ApiError, errorBody, onApiError, validationFailed } from "./errors";
 import { controlRoutes } from "./control-routes";
 import { diagnosisRoutes } from "./diagnosis";
 import { definitionRoutes } from "./definitions";
+import { docsRoutes } from "./docs";
 import { operatorRoutes } from "./operator-actions";
 import { metricsRoutes } from "./metrics";
 import { scheduleRoutes } from "./schedules";
@@ -16,6 +17,23 @@ import { targetRoutes } from "./targets";
 import { taskRoutes } from "./tasks";
 import { webhookRoutes } from "./webhooks";
 import { workflowRoutes } from "./workflows";
+
+type RoutesOf<T> = T extends OpenAPIHono<AppEnv, infer S> ? S : never;
+
+/**
+ * Every route's request and response types, for the typed client (src/client): `createApp` mounts the modules at
+ * "/" in statements, which keep no types, so they are gathered here. Types only: nothing of it runs.
+ */
+export type ApiRoutes = OpenAPIHono<
+  AppEnv,
+  RoutesOf<typeof workflowRoutes> &
+    RoutesOf<typeof operatorRoutes> &
+    RoutesOf<typeof controlRoutes> &
+    RoutesOf<typeof diagnosisRoutes> &
+    RoutesOf<typeof definitionRoutes> &
+    RoutesOf<typeof scheduleRoutes> &
+    RoutesOf<typeof metricsRoutes>
+>;
 
 /** The front door: JSON routes validated by the same zod schemas that generate `GET /openapi.json`. */
 export function createApp() {
@@ -60,6 +78,7 @@ export function createApp() {
   app.route("/", metricsRoutes);
   app.route("/", taskRoutes);
   app.route("/", devRoutes);
+  app.route("/", docsRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
