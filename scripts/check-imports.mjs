@@ -3,6 +3,7 @@
 //   - src/domain/ imports only pure libraries (zod; croner, cron arithmetic with no I/O) and other domain modules
 //     (pure: no cloudflare:*, hono or bindings);
 //   - nothing outside src/api/ imports src/api/, and only src/index.ts imports the Worker's entry points.
+//   - src/client/ imports at run time only hono/client and its own modules (it takes api/ route types with `import type`).
 // Prints each problem and exits 1 when there is one.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -27,21 +28,40 @@ function specifiers(text) {
 /** Libraries the pure domain may use: computation only, no I/O and no bindings. */
 const PURE_LIBRARIES = new Set(["zod", "croner"]);
 
+/** The typed client also runs outside the Worker (Node): at run time it needs only hono's client and its own modules. */
+const CLIENT_LIBRARIES = new Set(["hono/client"]);
+
+/** Specifiers of statements that are not `import type`/`export type`: what is still there once built. */
+function runtimeSpecifiers(text) {
+  return new Set([...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?from\s+"([^"]+)"/gms)].map((match) => match[1]));
+}
+
 const files = sourceFiles(src);
 const name = (path) => relative(root, path);
 const graph = new Map();
 const problems = [];
 for (const file of files) {
   const targets = [];
-  for (const spec of specifiers(readFileSync(file, "utf8"))) {
+  const text = readFileSync(file, "utf8");
+  const atRunTime = runtimeSpecifiers(text);
+  for (const spec of specifiers(text)) {
     const inDomain = file.startsWith(join(src, "domain"));
+    // src/client/ takes the server's route types from api/ (erased when built), and nothing else of the server.
+    const inClient = file.startsWith(join(src, "client"));
+    if (inClient && atRunTime.has(spec) && !spec.startsWith(".") && !CLIENT_LIBRARIES.has(spec)) {
+      problems.push(`${name(file)} imports "${spec}": client/ imports only ${[...CLIENT_LIBRARIES].join(" and ")} at run time`);
+    }
     if (!spec.startsWith(".")) {
       if (inDomain && !PURE_LIBRARIES.has(spec)) problems.push(`${name(file)} imports "${spec}": domain/ imports only ${[...PURE_LIBRARIES].join(" and ")}`);
       continue;
     }
     const target = resolve(dirname(file), spec) + ".ts";
     if (inDomain && !target.startsWith(join(src, "domain"))) problems.push(`${name(file)} imports ${name(target)}: domain/ depends on nothing outside it`);
-    if (target.startsWith(join(src, "api")) && !file.startsWith(join(src, "api")) && file !== join(src, "index.ts")) {
+    if (inClient && atRunTime.has(spec) && !target.startsWith(join(src, "client"))) {
+      problems.push(`${name(file)} imports ${name(target)}: client/ imports only its own modules at run time`);
+    }
+    const typesForClient = inClient && !atRunTime.has(spec);
+    if (target.startsWith(join(src, "api")) && !file.startsWith(join(src, "api")) && file !== join(src, "index.ts") && !typesForClient) {
       problems.push(`${name(file)} imports ${name(target)}: nothing imports api/`);
     }
     targets.push(target);

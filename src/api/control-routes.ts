@@ -9,7 +9,8 @@ import { act } from "./operator-actions";
 
 const accepted = { 202: jsonContent(WorkflowViewSchema, "Accepted: the workflow after the action"), ...errorResponses(400, 401, 404, 409, 413, 429, 503) };
 
-function controlRoute(action: string, summary: string) {
+// Generic in the action so each path stays a literal type, which the typed client (src/client) relies on.
+function controlRoute<Action extends string>(action: Action, summary: string) {
   return createRoute({
     method: "post",
     path: `/v1/workflows/{id}/${action}`,

@@ -1,0 +1,107 @@
+import { hc, type InferRequestType } from "hono/client";
+import type { ApiRoutes } from "../api/app";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry";
+import { REAL_RUNTIME, retryingFetch, type FetchLike, type RetryRuntime } from "./retrying-fetch";
+import { unwrap } from "./unwrap";
+
+export interface ShepherdClientOptions {
+  /** Where the API is, e.g. "https://shepherd.example.com" (no trailing /v1). */
+  url: string;
+  /** An API token; it decides the tenant. */
+  token: string;
+  /** Defaults to the global fetch; a Worker passes a service binding's, a test the Worker's own. */
+  fetch?: FetchLike;
+  /** Overrides of DEFAULT_RETRY_POLICY. */
+  retry?: Partial<RetryPolicy>;
+  /** Clock, randomness and sleep of the retries; tests pass their own instead of waiting. */
+  runtime?: Partial<RetryRuntime>;
+}
+
+type Api = ReturnType<typeof hc<ApiRoutes>>;
+type Workflow = Api["v1"]["workflows"][":id"];
+type Schedule = Api["v1"]["schedules"][":id"];
+type Definition = Api["v1"]["definitions"][":name"];
+
+export type StartRequest = InferRequestType<Api["v1"]["workflows"]["$post"]>["json"];
+export type ListQuery = InferRequestType<Api["v1"]["workflows"]["$get"]>["query"];
+export type HistoryQuery = InferRequestType<Workflow["history"]["$get"]>["query"];
+export type TerminateRequest = NonNullable<InferRequestType<Workflow["terminate"]["$post"]>["json"]>;
+export type RedriveRequest = NonNullable<InferRequestType<Workflow["redrive"]["$post"]>["json"]>;
+export type SkipStepRequest = InferRequestType<Workflow["steps"][":stepId"]["skip"]["$post"]>["json"];
+export type SendEventRequest = InferRequestType<Workflow["events"]["$post"]>["json"];
+export type DefinitionBody = InferRequestType<Definition["$put"]>["json"];
+export type DefinitionListQuery = InferRequestType<Api["v1"]["definitions"]["$get"]>["query"];
+export type ScheduleSpec = InferRequestType<Api["v1"]["schedules"]["$post"]>["json"];
+export type ScheduleListQuery = InferRequestType<Api["v1"]["schedules"]["$get"]>["query"];
+
+/** A typed client of the Shepherd API: request and response types are the server's own route schemas. */
+export function createShepherdClient(options: ShepherdClientOptions) {
+  const fetch = retryingFetch(
+    options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    { ...DEFAULT_RETRY_POLICY, ...options.retry },
+    { ...REAL_RUNTIME, ...options.runtime },
+  );
+  const api = hc<ApiRoutes>(options.url, { fetch, headers: { Authorization: `Bearer ${options.token}` } });
+  return {
+    ...workflowOperations(api),
+    ...operatorOperations(api),
+    definitions: definitionOperations(api),
+    schedules: scheduleOperations(api),
+    metrics: () => unwrap(api.v1.metrics.$get()),
+  };
+}
+
+export type ShepherdClient = ReturnType<typeof createShepherdClient>;
+
+function workflowOperations(api: Api) {
+  const workflow: Workflow = api.v1.workflows[":id"];
+  return {
+    start: (request: StartRequest) => unwrap(api.v1.workflows.$post({ json: request })),
+    get: (id: string) => unwrap(workflow.$get({ param: { id } })),
+    list: (query: ListQuery = {}) => unwrap(api.v1.workflows.$get({ query })),
+    history: (id: string, query: HistoryQuery = {}) => unwrap(workflow.history.$get({ param: { id }, query })),
+    diagnosis: (id: string) => unwrap(workflow.diagnosis.$get({ param: { id } })),
+    sendEvent: (id: string, event: SendEventRequest) => unwrap(workflow.events.$post({ param: { id }, json: event })),
+  };
+}
+
+function operatorOperations(api: Api) {
+  const workflow: Workflow = api.v1.workflows[":id"];
+  const step = workflow.steps[":stepId"];
+  return {
+    cancel: (id: string) => unwrap(workflow.cancel.$post({ param: { id } })),
+    terminate: (id: string, request: TerminateRequest = {}) => unwrap(workflow.terminate.$post({ param: { id }, json: request })),
+    pause: (id: string) => unwrap(workflow.pause.$post({ param: { id } })),
+    resume: (id: string) => unwrap(workflow.resume.$post({ param: { id } })),
+    redrive: (id: string, request: RedriveRequest = {}) => unwrap(workflow.redrive.$post({ param: { id }, json: request })),
+    compensate: (id: string) => unwrap(workflow.compensate.$post({ param: { id } })),
+    retryStep: (id: string, stepId: string) => unwrap(step.retry.$post({ param: { id, stepId } })),
+    skipStep: (id: string, stepId: string, request: SkipStepRequest) => unwrap(step.skip.$post({ param: { id, stepId }, json: request })),
+  };
+}
+
+function definitionOperations(api: Api) {
+  const definition: Definition = api.v1.definitions[":name"];
+  return {
+    publish: (name: string, body: DefinitionBody) => unwrap(definition.$put({ param: { name }, json: body })),
+    /** The latest version, or the given one. */
+    get: (name: string, version?: number) =>
+      version === undefined
+        ? unwrap(definition.$get({ param: { name } }))
+        : unwrap(definition.versions[":version"].$get({ param: { name, version: String(version) } })),
+    list: (query: DefinitionListQuery = {}) => unwrap(api.v1.definitions.$get({ query })),
+  };
+}
+
+function scheduleOperations(api: Api) {
+  const schedule: Schedule = api.v1.schedules[":id"];
+  return {
+    create: (spec: ScheduleSpec) => unwrap(api.v1.schedules.$post({ json: spec })),
+    get: (id: string) => unwrap(schedule.$get({ param: { id } })),
+    list: (query: ScheduleListQuery = {}) => unwrap(api.v1.schedules.$get({ query })),
+    pause: (id: string) => unwrap(schedule.pause.$post({ param: { id } })),
+    resume: (id: string) => unwrap(schedule.resume.$post({ param: { id } })),
+    trigger: (id: string) => unwrap(schedule.trigger.$post({ param: { id } })),
+    delete: (id: string) => unwrap(schedule.$delete({ param: { id } })),
+  };
+}

@@ -1,0 +1,5 @@
+export { createShepherdClient } from "./client";
+export type * from "./client";
+export { ShepherdApiError, type ApiErrorBody } from "./errors";
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry";
+export type { FetchLike, RetryRuntime } from "./retrying-fetch";

@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { uniqueId } from "../helpers/api";
+import { dailySpec, waitingDefinition } from "../helpers/schedules";
+import { clientFor } from "./client";
+
+const client = clientFor();
+
+describe("definitions through the typed client", () => {
+  it("publishes versions, reads the latest and a given one, and lists them", async () => {
+    const name = uniqueId("client-def");
+    expect((await client.definitions.publish(name, waitingDefinition(name))).version).toBe(1);
+    const second = { ...waitingDefinition(name), steps: [{ id: "hold", waitForEvent: { event: "later", timeoutMs: 60_000 } }] };
+    expect((await client.definitions.publish(name, second)).version).toBe(2);
+
+    expect((await client.definitions.get(name)).version).toBe(2);
+    expect((await client.definitions.get(name, 1)).definition.steps[0]).toMatchObject({ id: "hold" });
+    expect((await client.definitions.list({ limit: 100 })).definitions.map((listed) => listed.name)).toContain(name);
+  });
+});
+
+describe("schedules through the typed client", () => {
+  it("creates, reads, lists, pauses, resumes, triggers and deletes a schedule", async () => {
+    const id = uniqueId("client-schedule");
+    const created = await client.schedules.create(dailySpec(id).spec);
+    expect(created.id).toBe(id);
+    expect((await client.schedules.get(id)).id).toBe(id);
+    expect((await client.schedules.list()).schedules.map((listed) => listed.id)).toContain(id);
+    expect((await client.schedules.pause(id)).paused).toBe(true);
+    expect((await client.schedules.resume(id)).paused).toBe(false);
+    await client.schedules.trigger(id);
+    expect(await client.schedules.delete(id)).toEqual({ id, deleted: true });
+    await expect(client.schedules.get(id)).rejects.toMatchObject({ status: 404, code: "not_found" });
+  });
+
+  it("reads the tenant's metrics", async () => {
+    const metrics = await client.metrics();
+    expect(metrics).toHaveProperty("asOf");
+  });
+});
