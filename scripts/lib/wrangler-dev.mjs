@@ -10,8 +10,8 @@ import { sleep } from "./async.mjs";
 import { requestJson } from "./http-json.mjs";
 import { crashGroup, runGroup, spawnGroup, stopGroup } from "./process-groups.mjs";
 
-/** What the Worker needs to build and run; nothing else of the project is copied. */
-export const SNAPSHOT_PATHS = ["src", "migrations", "wrangler.toml", "package.json", "tsconfig.json"];
+/** What the Worker needs to build and run (`public/`: its static assets); nothing else of the project is copied. */
+export const SNAPSHOT_PATHS = ["src", "migrations", "public", "wrangler.toml", "package.json", "tsconfig.json"];
 /** wrangler dev builds and starts in seconds; a minute and a half covers a loaded 2-core machine. */
 const READY_TIMEOUT_MS = 90_000;
 const HEALTH_PROBE_TIMEOUT_MS = 2_000;
