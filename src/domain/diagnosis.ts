@@ -4,7 +4,7 @@
  * storage knows (its alarm, its recent decisions).
  */
 import { deadlineOfStep, nextDeadline, type NextDeadline } from "./machine/deadlines";
-import { stepKind } from "./plan";
+import { findStepPlan, stepKind } from "./plan";
 import { activeAttempt, isTerminal, latestAttempt, type StepState, type WorkflowState, type WorkflowStatus } from "./state";
 import type { HistoryEventType } from "./history";
 
@@ -64,7 +64,7 @@ export function diagnose<E>(state: WorkflowState, found: { alarmAt: number | nul
   const blockedOn = isTerminal(state.status) ? [] : blockers(state);
   const problems = livenessProblems(state, deadline, found.alarmAt, blockedOn);
   const attempts = Object.fromEntries(
-    state.steps.map((step) => [step.id, { used: step.budgetUsed, max: state.plan.steps.find((plan) => plan.id === step.id)?.retry.maxAttempts ?? 0 }]),
+    state.steps.map((step) => [step.id, { used: step.budgetUsed, max: findStepPlan(state.plan, step.id)?.retry.maxAttempts ?? 0 }]),
   );
   return { status: state.status, healthy: problems.length === 0, blockedOn, nextDeadline: deadline, alarmAt: found.alarmAt, attempts, recentDecisions: found.recentDecisions, problems };
 }
@@ -115,17 +115,12 @@ function stepBlocker(state: WorkflowState, step: StepState): BlockedOn | undefin
     return { stepId: step.id, reason: "backing_off", since: latestAttempt(step)?.endedAt ?? state.updatedAt, until: step.nextRetryAt, detail: `attempt ${step.attempt} failed (${step.error?.message ?? "no error recorded"}); the next one starts then` };
   }
   if (step.status === "sleeping") return { stepId: step.id, reason: "sleeping", since: step.waitingSince ?? state.updatedAt, ...until, detail: "a sleep step; it wakes then" };
-  if (step.status === "waiting" && stepKind(stepPlan(state, step)) === "waitForEvent") {
-    const event = stepPlan(state, step).waitForEvent?.event;
+  const plan = findStepPlan(state.plan, step.id);
+  if (step.status === "waiting" && plan && stepKind(plan) === "waitForEvent") {
+    const event = plan.waitForEvent?.event;
     return { stepId: step.id, reason: "waiting_for_event", since: step.waitingSince ?? state.updatedAt, ...until, detail: `waits for the event "${event}" (POST /v1/workflows/${state.id}/events)` };
   }
   return undefined;
-}
-
-function stepPlan(state: WorkflowState, step: StepState) {
-  const plan = state.plan.steps.find((candidate) => candidate.id === step.id);
-  if (!plan) throw new Error(`no plan for step ${step.id}`);
-  return plan;
 }
 
 /** Outside parties a workflow may wait on without a deadline of its own: people. */

@@ -66,6 +66,11 @@ function breakerOf(...layers: Parameters<typeof resolveBreaker>): Pick<StepPlan,
   return breaker ? { breaker } : {};
 }
 
+/** The plan of one step, looked up by its id; undefined only for a step the plan does not have. */
+export function findStepPlan(plan: WorkflowPlan, stepId: string): StepPlan | undefined {
+  return plan.steps.find((step) => step.id === stepId);
+}
+
 /** What kind of step a plan runs; the definition check guarantees exactly one. */
 export function stepKind(step: StepPlan): StepKind {
   if (step.sleep) return "sleep";

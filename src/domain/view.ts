@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { findStepPlan } from "./plan";
 import { AttemptSchema, InboxEventSchema, StepStateSchema, WorkflowFieldsSchema, type StepState, type WorkflowState } from "./state";
 
 /** The public shape of `GET /v1/workflows/{id}`: the state minus the scheduler's bookkeeping. */
@@ -74,7 +75,7 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
 function timerView(state: WorkflowState, step: StepState): { sleepingUntil?: number; waitingFor?: { event: string; timeoutAt: number } } {
   if (step.timerAt === undefined) return {};
   if (step.status === "sleeping") return { sleepingUntil: step.timerAt };
-  const event = state.plan.steps.find((plan) => plan.id === step.id)?.waitForEvent?.event;
+  const event = findStepPlan(state.plan, step.id)?.waitForEvent?.event;
   return step.status === "waiting" && event !== undefined ? { waitingFor: { event, timeoutAt: step.timerAt } } : {};
 }
 

@@ -5,21 +5,11 @@ import { signTaskToken, TASK_TOKEN_GRACE_MS } from "../domain/task-token";
 import { upsertIndexEntry } from "../workflow-index/d1-index";
 import type { QueuedTask, WorkflowStore } from "./store";
 import type { WebhookOutbox } from "./webhook-outbox";
+import { SEND_RETRY } from "./delivery-policy";
 
 /** Queues' `sendBatch` limit: 100 messages (and 256 KB; a task message is under 1.2 KB). */
 const SEND_BATCH_MAX = 100;
 
-/**
- * A send is leased to the instance that committed it for this long; if that instance dies before the queue
- * accepts the messages, the alarm sends them then. Never a deadline of the attempt: only of our own send. As
- * long as a heartbeat deadline (30 s by default), so the alarm armed for the lease is usually the one the
- * claim would arm anyway: a successful send costs no alarm write of its own (moving the alarm back after each
- * send cost 14 % more CPU per step at W = 200: 5.3 against 4.6 ms), and a step still queued when the lease lapses costs one early
- * alarm that finds nothing due.
- */
-export const SEND_LEASE_MS = 30_000;
-
-const SEND_RETRY = { initialMs: 1_000, maxMs: 60_000, jitter: 0.2 };
 const INDEX_RETRY = { initialMs: 1_000, maxMs: 60_000 };
 
 /**

@@ -2,20 +2,14 @@ import { z } from "zod";
 import { backoffMs } from "../domain/backoff";
 import type { WebhookReport } from "../webhooks/message";
 import { cachedHasWebhooks, tenantHasWebhooks } from "../webhooks/subscription-cache";
+import { SEND_LEASE_MS, SEND_RETRY } from "./delivery-policy";
 import type { WorkflowStore } from "./store";
 
-/**
- * A fresh row waits this long for the instance that made it to send its message; should that instance die first,
- * the alarm sends it then (the task messages' own send lease).
- */
-const SEND_LEASE_MS = 30_000;
 /**
  * A message on its way is leased to the consumer for this long. A consumer posts at most a few minutes' worth
  * per message (see DELIVERY_BUDGET_MS); past the lease, the message is taken as lost and the alarm sends another.
  */
 export const CONSUMER_LEASE_MS = 5 * 60_000;
-/** Failures in a row (a send the queue refused, a receiver that failed) space the next message out: 1 s, 2 s … 60 s. */
-const RETRY = { initialMs: 1_000, maxMs: 60_000, jitter: 0.2 };
 
 const PayloadSchema = z.object({ afterSeq: z.int().min(0), inFlight: z.boolean() });
 
@@ -109,7 +103,7 @@ export class WebhookOutbox {
     try {
       await this.env.WEBHOOKS.send({ tenant, workflowId, workflowName, afterSeq });
     } catch (error) {
-      const retryAt = Date.now() + backoffMs(row.attempts, RETRY);
+      const retryAt = Date.now() + backoffMs(row.attempts, SEND_RETRY);
       console.error(JSON.stringify({ message: "webhook message not sent; the alarm will send it again", workflowId, afterSeq, retryAt, error: String(error) }));
       const current = this.current();
       if (current?.seq === row.seq && current.inFlight) this.write(current, { inFlight: false, attempts: current.attempts + 1, nextAttemptAt: retryAt });
@@ -130,7 +124,7 @@ export class WebhookOutbox {
       return "settled";
     }
     if (report.outcome === "failed") {
-      this.write(row, { afterSeq: report.throughSeq, inFlight: false, attempts: row.attempts + 1, nextAttemptAt: now + backoffMs(row.attempts, RETRY) });
+      this.write(row, { afterSeq: report.throughSeq, inFlight: false, attempts: row.attempts + 1, nextAttemptAt: now + backoffMs(row.attempts, SEND_RETRY) });
       return "settled";
     }
     if (this.query("SELECT 1 FROM events WHERE seq > ? LIMIT 1", report.throughSeq).length === 0) {

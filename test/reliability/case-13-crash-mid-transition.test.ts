@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { DefinitionSchema } from "../../src/domain/definition";
 import { planWorkflow } from "../../src/domain/plan";
 import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
-import { SEND_LEASE_MS } from "../../src/scheduler/outbox";
+import { SEND_LEASE_MS } from "../../src/scheduler/delivery-policy";
 import type { StartRequest } from "../../src/scheduler/rpc";
 import { api, historyOf, uniqueId, waitForStatus } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";

@@ -1,6 +1,6 @@
 import { backoffMs } from "../backoff";
 import type { HistoryEntry } from "../history";
-import type { StepPlan } from "../plan";
+import { findStepPlan, type StepPlan } from "../plan";
 import type { Attempt, AttemptKind, StepState, WorkflowState } from "../state";
 import type { TemplateContext } from "../templates";
 
@@ -41,7 +41,7 @@ export class TransitionContext {
   }
 
   plan(stepId: string): StepPlan {
-    const plan = this.state.plan.steps.find((step) => step.id === stepId);
+    const plan = findStepPlan(this.state.plan, stepId);
     if (!plan) throw new Error(`no plan for step ${stepId}`);
     return plan;
   }

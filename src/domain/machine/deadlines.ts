@@ -1,5 +1,5 @@
 import type { QueueLagSample } from "../back-pressure";
-import type { StepPlan } from "../plan";
+import { findStepPlan, type StepPlan } from "../plan";
 import type { Timeouts } from "../retry-policy";
 import { activeAttempt, isTerminal, type Attempt, type StepState, type WorkflowState } from "../state";
 import type { TransitionContext } from "./context";
@@ -70,7 +70,7 @@ function stepDeadline(step: StepState, plan: StepPlan, paused: boolean): Deadlin
 
 /** A step's next deadline in its workflow (none while paused, for what a pause holds). */
 export function deadlineOfStep(state: WorkflowState, step: StepState): Deadline | undefined {
-  const plan = state.plan.steps.find((s) => s.id === step.id);
+  const plan = findStepPlan(state.plan, step.id);
   return plan && stepDeadline(step, plan, state.status === "paused");
 }
 
@@ -87,7 +87,6 @@ function attentionDeadline(state: WorkflowState): number | undefined {
 /** The earliest deadline with its reason, or undefined when nothing is pending (terminal, or waiting on people). */
 export function nextDeadline(state: WorkflowState): NextDeadline | undefined {
   if (isTerminal(state.status)) return undefined;
-  const paused = state.status === "paused";
   let earliest: NextDeadline | undefined;
   const consider = (candidate: NextDeadline) => {
     if (!earliest || candidate.at < earliest.at) earliest = candidate;
@@ -97,8 +96,7 @@ export function nextDeadline(state: WorkflowState): NextDeadline | undefined {
   const attention = attentionDeadline(state);
   if (attention !== undefined) consider({ at: attention, reason: "attention_deadline" });
   for (const step of state.steps) {
-    const plan = state.plan.steps.find((s) => s.id === step.id);
-    const deadline = plan && stepDeadline(step, plan, paused);
+    const deadline = deadlineOfStep(state, step);
     if (deadline) consider({ at: deadline.at, reason: deadline.kind, stepId: step.id });
   }
   return earliest;
