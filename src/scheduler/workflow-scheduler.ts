@@ -191,6 +191,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
       id: loaded.state.id,
       status: loaded.state.status,
       alarmAt: await this.ctx.storage.getAlarm(),
+      // The object's clock when it read the alarm: lateness is judged by it, not by when the answer arrived.
+      readAt: Date.now(),
       nextDeadlineAt: nextDeadlineAt(loaded.state) ?? null,
       indexPending: this.store.pendingIndex() !== undefined,
       unclaimedSince: unclaimedSince(loaded.state) ?? null,
