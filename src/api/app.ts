@@ -9,6 +9,7 @@ import { ApiError, errorBody, onApiError, validationFailed } from "./errors";
 import { controlRoutes } from "./control-routes";
 import { diagnosisRoutes } from "./diagnosis";
 import { definitionRoutes } from "./definitions";
+import { dashboardPage, wantsHtml } from "./dashboard";
 import { docsRoutes } from "./docs";
 import { operatorRoutes } from "./operator-actions";
 import { metricsRoutes } from "./metrics";
@@ -90,7 +91,7 @@ export function createApp() {
     info: { title: "Shepherd", version: "1.0.0", description: "Workflows that finish or unwind cleanly." },
   });
   app.get("/healthz", (c) => c.json({ ok: true }));
-  app.get("/", (c) => c.json({ service: "shepherd", api: "/v1", openapi: "/openapi.json" }));
+  app.get("/", (c) => (wantsHtml(c.req.header("Accept")) ? dashboardPage(c) : c.json({ service: "shepherd", api: "/v1", openapi: "/openapi.json" })));
   app.notFound((c) => {
     const allowed = methodsFor(app.routes, c.req.path);
     if (allowed.length > 0) {

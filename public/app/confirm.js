@@ -1,0 +1,51 @@
+// Every operator action asks first: a modal <dialog> that says what will happen, optionally with a field
+// (a skip's output, an event's payload), and runs the action only on "Confirm".
+import { useRef, useState } from "preact/hooks";
+import { html } from "./html.js";
+
+/**
+ * A button that opens a confirmation dialog. `run(input)` performs the action (input is the field's text
+ * when `field` is given); its error is shown in the dialog, its success closes it and calls `onDone`.
+ */
+export function ConfirmButton({ label, title, message, field, confirmLabel = "Confirm", danger = false, run, onDone, testId }) {
+  const dialog = useRef(null);
+  const [input, setInput] = useState(field?.initial ?? "");
+  const [error, setError] = useState(undefined);
+  const [busy, setBusy] = useState(false);
+  const open = () => {
+    setError(undefined);
+    setInput(field?.initial ?? "");
+    dialog.current?.showModal();
+  };
+  const confirm = async (event) => {
+    event.preventDefault();
+    setBusy(true);
+    try {
+      await run(input);
+      dialog.current?.close();
+      onDone?.();
+    } catch (failure) {
+      setError(failure.message ?? String(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`
+    <button type="button" class=${danger ? "danger" : ""} data-action=${testId ?? label} onClick=${open}>${label}</button>
+    <dialog ref=${dialog} class="confirm" data-confirm=${testId ?? label}>
+      <form method="dialog" onSubmit=${confirm}>
+        <h3>${title ?? label}</h3>
+        <p>${message}</p>
+        ${field &&
+        html`<label>${field.label}
+          <textarea name="input" rows=${field.rows ?? 4} value=${input} onInput=${(e) => setInput(e.currentTarget.value)}></textarea>
+        </label>`}
+        ${error && html`<p class="error" role="alert">${error}</p>`}
+        <menu>
+          <button type="button" onClick=${() => dialog.current?.close()}>Cancel</button>
+          <button type="submit" class=${danger ? "danger" : "primary"} disabled=${busy}>${confirmLabel}</button>
+        </menu>
+      </form>
+    </dialog>
+  `;
+}
