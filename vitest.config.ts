@@ -35,6 +35,8 @@ export default defineConfig(async () => {
     ],
     test: {
       include: ["test/**/*.test.ts"],
+      // The dashboard's tests drive a real browser against a running service: `npm run test:browser`.
+      exclude: ["test/browser/**", "node_modules/**"],
       setupFiles: ["./test/setup/apply-migrations.ts"],
     },
   };
