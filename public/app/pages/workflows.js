@@ -1,4 +1,69 @@
+// The default page: the tenant's workflows, filtered by status, searched by id or definition name, paged
+// with the API's cursor, and kept current while any workflow on the page is still open.
+import { clock } from "../format.js";
 import { html } from "../html.js";
-export function WorkflowsPage() {
-  return html`<h1>Workflows</h1>`;
+import { REFRESH_MS, useLive } from "../live.js";
+import { navigate } from "../router.js";
+import { Pager } from "../list/paging.js";
+import { SearchBox } from "../list/search-box.js";
+import { isTerminal, statusLabel } from "../list/statuses.js";
+import { StatusFilter } from "../list/status-filter.js";
+import { WorkflowTable } from "../list/workflow-table.js";
+import { listHref, loadWorkflowPage, PAGE_SIZES, readListQuery } from "../list/workflow-query.js";
+
+const hasOpenRows = (data) => data?.rows.some((row) => !isTerminal(row.status)) ?? false;
+
+export function WorkflowsPage({ route }) {
+  const key = route.search.toString();
+  const current = readListQuery(route.search);
+  const { data, error, loading } = useLive(async () => ({ ...(await loadWorkflowPage(current)), key }), [key], { active: hasOpenRows });
+  // Until the new page arrives the previous one stays, dimmed, and offers no paging of its own.
+  const fresh = data?.key === key;
+  const to = (changes) => listHref(current, changes);
+  return html`
+    <div class="list-head">
+      <h1>Workflows</h1>
+      <${LiveNote} data=${data} />
+    </div>
+    <div class="toolbar">
+      <${SearchBox} q=${current.q} onSearch=${(q) => navigate(to({ q }))} />
+      <${PageSize} limit=${current.limit} onChange=${(limit) => navigate(to({ limit }))} />
+    </div>
+    <${StatusFilter} current=${current.status} counts=${data?.counts} linkTo=${(status) => to({ status })} />
+    ${error && html`<p class="error" role="alert">${error.message}</p>`}
+    ${data && data.rows.length > 0 && html`<${WorkflowTable} rows=${data.rows} busy=${!fresh} nameHref=${(q) => to({ q })} now=${data.loadedAt} />`}
+    ${fresh && data.rows.length === 0 && html`<${EmptyList} query=${current} invalidSearch=${data.invalidSearch} clearHref=${to({ q: undefined, status: undefined })} />`}
+    ${!data && loading && html`<p class="muted">Loading workflows…</p>`}
+    <${Pager} trail=${current.trail} nextCursor=${fresh ? data.nextCursor : undefined} linkTo=${(trail) => to({ trail })} label="Workflow pages" />
+  `;
+}
+
+function PageSize({ limit, onChange }) {
+  const sizes = PAGE_SIZES.includes(limit) ? PAGE_SIZES : [...PAGE_SIZES, limit].sort((a, b) => a - b);
+  return html`
+    <label class="inline">Per page
+      <select value=${limit} onChange=${(event) => onChange(Number(event.currentTarget.value))}>
+        ${sizes.map((size) => html`<option value=${size}>${size}</option>`)}
+      </select>
+    </label>
+  `;
+}
+
+function LiveNote({ data }) {
+  if (!data) return null;
+  const open = data.rows.filter((row) => !isTerminal(row.status)).length;
+  const text = open > 0 ? `${open} open on this page: refreshing every ${REFRESH_MS / 1_000} s` : "Everything on this page has ended";
+  return html`<span class="muted live-note" data-testid="live-note">${text} · as of ${clock(data.loadedAt)}</span>`;
+}
+
+function EmptyList({ query, invalidSearch, clearHref }) {
+  if (invalidSearch) {
+    return html`<p class="empty" role="status">“${query.q}” cannot be a workflow id or a definition name: those use letters, digits and <code>_ . : -</code>, starting with a letter or digit.</p>`;
+  }
+  if (query.q === undefined && query.status === undefined) {
+    return html`<p class="empty" role="status">No workflows yet. Start one with <code>POST /v1/workflows</code> (see the <a href="/docs" target="_blank" rel="noopener">API reference</a>); it shows up here.</p>`;
+  }
+  const what = query.status ? `${statusLabel(query.status)} workflows` : "workflows";
+  const match = query.q ? ` with the id or definition name “${query.q}”` : "";
+  return html`<p class="empty" role="status">No ${what}${match}${query.trail.length > 0 ? " on this page" : ""}. <a href=${clearHref}>Show all workflows</a></p>`;
 }

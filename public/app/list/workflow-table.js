@@ -1,0 +1,37 @@
+// The rows of the workflows list: each workflow's id (its page), definition, status and when it ran.
+import { clock } from "../format.js";
+import { html } from "../html.js";
+import { href } from "../router.js";
+import { runTime } from "./relative-time.js";
+import { isTerminal, statusLabel } from "./statuses.js";
+
+/** `nameHref(name)` links a definition name to the list filtered by it; `busy`: another page is on its way. */
+export function WorkflowTable({ rows, busy, nameHref, now }) {
+  return html`
+    <table class=${`workflow-list${busy ? " stale" : ""}`} data-testid="workflow-list" aria-busy=${busy ? "true" : "false"}>
+      <thead>
+        <tr><th>Workflow</th><th>Definition</th><th>Status</th><th>Started</th><th>Last status change</th><th>Run time</th></tr>
+      </thead>
+      <tbody>
+        ${rows.map((row) => html`<${WorkflowRow} key=${row.id} row=${row} nameHref=${nameHref} now=${now} />`)}
+      </tbody>
+    </table>
+  `;
+}
+
+function WorkflowRow({ row, nameHref, now }) {
+  const ended = isTerminal(row.status);
+  return html`
+    <tr data-workflow-id=${row.id} data-status=${row.status}>
+      <td>
+        <a class="mono" href=${href("workflows", row.id)}>${row.id}</a>
+        ${row.matchedBy === "id" && html` <span class="tag" title="Its id is exactly the search text">id match</span>`}
+      </td>
+      <td><a href=${nameHref(row.name)} title=${`Only ${row.name} workflows`}>${row.name}</a></td>
+      <td><span class=${`status ${row.status}`}>${statusLabel(row.status)}</span></td>
+      <td title=${new Date(row.createdAt).toISOString()}>${clock(row.createdAt)}</td>
+      <td title=${new Date(row.updatedAt).toISOString()}>${ended ? "ended " : ""}${clock(row.updatedAt)}</td>
+      <td class=${ended ? "" : "muted"}>${runTime(row.createdAt, ended ? row.updatedAt : undefined, now)}</td>
+    </tr>
+  `;
+}
