@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { findStepPlan } from "./plan";
+import { findStepPlan, stepKind } from "./plan";
+import { STEP_KINDS, type StepKind } from "./schemas";
 import { AttemptSchema, InboxEventSchema, StepStateSchema, WorkflowFieldsSchema, type StepState, type WorkflowState } from "./state";
 
 /** The public shape of `GET /v1/workflows/{id}`: the state minus the scheduler's bookkeeping. */
@@ -23,6 +24,10 @@ export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
   pendingEvents: z.array(InboxEventSchema.pick({ event: true, id: true, receivedAt: true })),
   steps: z.array(
     StepStateSchema.omit({ budgetUsed: true, attempts: true, timerAt: true, waitingSince: true, keyRound: true }).extend({
+      /** What the step is (from its definition), so a reader can draw it without the definition. */
+      kind: z.enum(STEP_KINDS),
+      /** The steps it waits for, defaults applied (absent in the definition = the previous step). */
+      dependsOn: z.array(z.string()),
       /** A sleeping step wakes then. */
       sleepingUntil: z.number().optional(),
       /** A step waiting for an event: which, and when it gives up. */
@@ -49,6 +54,7 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
     pendingEvents: (state.inbox ?? []).map((entry) => ({ event: entry.event, ...defined({ id: entry.id }), receivedAt: entry.receivedAt })),
     steps: state.steps.map((step) => ({
       id: step.id,
+      ...shapeOfStep(state, step),
       status: step.status,
       attempt: step.attempt,
       ...defined({
@@ -69,6 +75,12 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
       })),
     })),
   };
+}
+
+/** A step's kind and dependencies, from the plan the workflow runs. */
+function shapeOfStep(state: WorkflowState, step: StepState): { kind: StepKind; dependsOn: string[] } {
+  const plan = findStepPlan(state.plan, step.id);
+  return { kind: plan ? stepKind(plan) : "action", dependsOn: plan?.dependsOn ?? [] };
 }
 
 /** What a sleeping or waiting step's timer means, in the view's words. */

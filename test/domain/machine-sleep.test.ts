@@ -221,7 +221,7 @@ describe("a sleep step starts", () => {
   it("shows when it wakes in the view, and no attempts", () => {
     const run = new Run(plan([sleepStep("nap", { durationMs: MINUTE })]));
     const view = toWorkflowView(run.state);
-    expect(view.steps[0]).toEqual({ id: "nap", status: "sleeping", attempt: 0, sleepingUntil: T0 + MINUTE, attempts: [] });
+    expect(view.steps[0]).toEqual({ id: "nap", kind: "sleep", dependsOn: [], status: "sleeping", attempt: 0, sleepingUntil: T0 + MINUTE, attempts: [] });
   });
 });
 

@@ -177,7 +177,7 @@ describe("a step waiting for an event", () => {
     const run = new Run(waitsFirst);
     run.send(eventReceived("other"));
     const view = toWorkflowView(run.state);
-    expect(view.steps[0]).toEqual({ id: "approval", status: "waiting", attempt: 0, waitingFor: { event: "approved", timeoutAt: T0 + TIMEOUT }, attempts: [] });
+    expect(view.steps[0]).toEqual({ id: "approval", kind: "waitForEvent", dependsOn: [], status: "waiting", attempt: 0, waitingFor: { event: "approved", timeoutAt: T0 + TIMEOUT }, attempts: [] });
     expect(view.pendingEvents).toEqual([{ event: "other", receivedAt: T0 }]);
   });
 });

@@ -19,6 +19,8 @@ describe("toWorkflowView", () => {
       steps: [
         {
           id: "a",
+          kind: "action",
+          dependsOn: [],
           status: "retrying",
           attempt: 1,
           error: { message: "HTTP 503", retryable: true, status: 503 },
@@ -37,7 +39,8 @@ describe("toWorkflowView", () => {
             },
           ],
         },
-        { id: "b", status: "pending", attempt: 0, attempts: [] },
+        // Its dependency comes from the plan: absent in the definition, it is the step before.
+        { id: "b", kind: "action", dependsOn: ["a"], status: "pending", attempt: 0, attempts: [] },
       ],
     });
   });
