@@ -5,9 +5,10 @@ import { html } from "./html.js";
 
 /**
  * A button that opens a confirmation dialog. `run(input)` performs the action (input is the field's text
- * when `field` is given); its error is shown in the dialog, its success closes it and calls `onDone`.
+ * when `field` is given); its error is shown in the dialog, its success closes it and calls `onDone`. Children
+ * are more inputs of the dialog (an event's name), kept by the caller.
  */
-export function ConfirmButton({ label, title, message, field, confirmLabel = "Confirm", danger = false, run, onDone, testId }) {
+export function ConfirmButton({ label, title, message, field, confirmLabel = "Confirm", danger = false, run, onDone, testId, children }) {
   const dialog = useRef(null);
   const [input, setInput] = useState(field?.initial ?? "");
   const [error, setError] = useState(undefined);
@@ -36,6 +37,7 @@ export function ConfirmButton({ label, title, message, field, confirmLabel = "Co
       <form method="dialog" onSubmit=${confirm}>
         <h3>${title ?? label}</h3>
         <p>${message}</p>
+        ${children}
         ${field &&
         html`<label>${field.label}
           <textarea name="input" rows=${field.rows ?? 4} value=${input} onInput=${(e) => setInput(e.currentTarget.value)}></textarea>

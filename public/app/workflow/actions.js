@@ -1,0 +1,121 @@
+// The operator actions the workflow's state allows, each behind a confirmation. Which ones show follows the
+// contract (pause a running workflow, redrive an ended one, retry or skip a failed step while it needs attention…);
+// where the view cannot tell (a cancel during a compensation), the button shows and the API's 409 says why not.
+import { useState } from "preact/hooks";
+import { api } from "../api.js";
+import { ConfirmButton } from "../confirm.js";
+import { html } from "../html.js";
+
+const ENDED = new Set(["completed", "failed", "compensated", "cancelled", "terminated"]);
+const REDRIVABLE = new Set(["failed", "cancelled", "terminated"]);
+const CANCELLABLE = new Set(["running", "paused", "needs_attention"]);
+
+export function isEnded(status) {
+  return ENDED.has(status);
+}
+
+/** Which actions a workflow in this state takes: the pure rule the buttons follow. */
+export function allowedActions(view) {
+  const { status } = view;
+  const attention = status === "needs_attention";
+  return {
+    pause: status === "running",
+    resume: status === "paused",
+    sendEvent: !isEnded(status),
+    cancel: CANCELLABLE.has(status),
+    compensate: attention,
+    terminate: !isEnded(status),
+    redrive: REDRIVABLE.has(status),
+    failedSteps: attention ? view.steps.filter((step) => step.status === "failed").map((step) => step.id) : [],
+  };
+}
+
+/** Whether any action applies: an ended workflow that cannot be redriven takes none. */
+export function anyActionAllowed(view) {
+  const allowed = allowedActions(view);
+  return Object.values(allowed).some((value) => value === true) || allowed.failedSteps.length > 0;
+}
+
+export function WorkflowActions({ view, onDone }) {
+  const allowed = allowedActions(view);
+  const post = (action, body) => api(`${workflowPath(view.id)}/${action}`, { method: "POST", body });
+  const common = { onDone };
+  return html`
+    <div class="wf-actions" data-testid="actions">
+      ${allowed.failedSteps.map((stepId) => html`<${StepActions} key=${stepId} view=${view} stepId=${stepId} onDone=${onDone} />`)}
+      <div class="toolbar">
+        ${allowed.pause && html`<${ConfirmButton} ...${common} label="Pause" testId="pause" message="Nothing new is dispatched and no sleep or wait completes until you resume it. Running attempts go on." run=${() => post("pause")} />`}
+        ${allowed.resume && html`<${ConfirmButton} ...${common} label="Resume" testId="resume" message="The workflow runs again; what fell due while it was paused happens now." run=${() => post("resume")} />`}
+        ${allowed.sendEvent && html`<${SendEvent} view=${view} onDone=${onDone} />`}
+        ${allowed.redrive && html`<${Redrive} view=${view} onDone=${onDone} />`}
+        ${allowed.compensate && html`<${ConfirmButton} ...${common} label="Compensate" testId="compensate" danger message="Give up: the compensations of the steps that succeeded run in reverse order, then the workflow ends compensated." run=${() => post("compensate")} />`}
+        ${allowed.cancel && html`<${ConfirmButton} ...${common} label="Cancel" testId="cancel" danger message="Running attempts are fenced and the steps that succeeded are compensated; the workflow ends cancelled." run=${() => post("cancel")} />`}
+        ${allowed.terminate &&
+        html`<${ConfirmButton} ...${common} label="Terminate" testId="terminate" danger message="Stop now: running attempts are fenced and nothing is compensated."
+          field=${{ label: "Reason (optional)", rows: 2 }} run=${(reason) => post("terminate", reason.trim() ? { reason: reason.trim() } : {})} />`}
+      </div>
+    </div>
+  `;
+}
+
+function StepActions({ view, stepId, onDone }) {
+  const path = `${workflowPath(view.id)}/steps/${encodeURIComponent(stepId)}`;
+  return html`
+    <div class="toolbar step-actions" data-testid=${`step-actions-${stepId}`}>
+      <span>Step <code>${stepId}</code> failed:</span>
+      <${ConfirmButton} label="Retry step" title=${`Retry ${stepId}`} testId=${`retry-${stepId}`} onDone=${onDone}
+        message="The step gets a fresh attempt budget and runs again." run=${() => api(`${path}/retry`, { method: "POST" })} />
+      <${ConfirmButton} label="Skip with output…" title=${`Skip ${stepId}`} testId=${`skip-${stepId}`} onDone=${onDone}
+        message="The step counts as succeeded with this output, and the steps after it run (a failed compensation counts as done)."
+        field=${{ label: "Output (JSON; empty for null)", initial: "{}", rows: 4 }}
+        run=${(text) => api(`${path}/skip`, { method: "POST", body: optionalJson(text, "output") })} />
+    </div>
+  `;
+}
+
+function SendEvent({ view, onDone }) {
+  const awaited = view.steps.find((step) => step.waitingFor)?.waitingFor.event ?? "";
+  const [name, setName] = useState(undefined);
+  const event = name ?? awaited;
+  const run = (payload) => {
+    if (!event.trim()) throw new Error("Name the event.");
+    return api(`${workflowPath(view.id)}/events`, { method: "POST", body: { event: event.trim(), ...optionalJson(payload, "payload") } });
+  };
+  return html`
+    <${ConfirmButton} label="Send event…" title="Send an event" testId="send-event" onDone=${onDone} run=${run}
+      message=${awaited ? `A step waits for "${awaited}". An event no step waits for yet is kept in the inbox.` : "No step waits for an event now: it is kept in the inbox for the first wait that starts later."}
+      field=${{ label: "Payload (JSON, optional)", initial: "{}", rows: 4 }}>
+      <label>Event name <input name="event" value=${event} onInput=${(e) => setName(e.currentTarget.value)} /></label>
+    </${ConfirmButton}>
+  `;
+}
+
+function Redrive({ view, onDone }) {
+  const [fromStep, setFromStep] = useState("");
+  const run = () => api(`${workflowPath(view.id)}/redrive`, { method: "POST", body: fromStep ? { fromStep } : {} });
+  return html`
+    <${ConfirmButton} label="Redrive…" title="Redrive" testId="redrive" onDone=${onDone} run=${run} confirmLabel="Redrive"
+      message="Steps that did not succeed run again with fresh attempt budgets; the outputs of the others are kept.">
+      <label>From step (optional: that step and everything after it run again)
+        <select name="fromStep" value=${fromStep} onChange=${(e) => setFromStep(e.currentTarget.value)}>
+          <option value="">— only what did not succeed —</option>
+          ${view.steps.map((step) => html`<option value=${step.id}>${step.id} (${step.status})</option>`)}
+        </select>
+      </label>
+    </${ConfirmButton}>
+  `;
+}
+
+/** `{ [key]: parsed }` from a JSON text field, `{}` when it is empty; a clear error when it is not JSON. */
+function optionalJson(text, key) {
+  if (!text.trim()) return {};
+  try {
+    return { [key]: JSON.parse(text) };
+  } catch (error) {
+    throw new Error(`The ${key} is not valid JSON: ${error.message}`, { cause: error });
+  }
+}
+
+function workflowPath(id) {
+  return `/v1/workflows/${encodeURIComponent(id)}`;
+}

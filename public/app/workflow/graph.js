@@ -1,0 +1,55 @@
+// The step graph: the DAG as inline SVG, one box per step coloured by its status, an arrow per dependency.
+// Clicking a step selects it, and the page scrolls its timeline into view.
+import { html } from "../html.js";
+import { layoutGraph, NODE } from "./layout.js";
+
+const KIND_LABEL = { sleep: "sleep", waitForEvent: "wait for event", action: undefined };
+const MAX_LABEL = 20;
+
+export function StepGraph({ steps, selected, onSelect }) {
+  const { nodes, edges, width, height } = layoutGraph(steps);
+  const status = new Map(steps.map((step) => [step.id, step.status]));
+  return html`
+    <figure class="graph" data-testid="step-graph">
+      <svg viewBox="0 0 ${width} ${height}" width=${width} height=${height} role="img" aria-label="Step graph">
+        <defs>
+          <marker id="graph-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+            <path d="M 0 0 L 8 4 L 0 8 z" />
+          </marker>
+        </defs>
+        ${edges.map(
+          (edge) =>
+            html`<path class=${`edge ${status.get(edge.from) === "succeeded" ? "done" : ""}`} d=${edge.path} marker-end="url(#graph-arrow)"
+              data-edge=${`${edge.from}->${edge.to}`} />`,
+        )}
+        ${nodes.map((node) => html`<${GraphNode} key=${node.step.id} node=${node} selected=${selected === node.step.id} onSelect=${onSelect} />`)}
+      </svg>
+      <figcaption class="muted">Each step after the steps it depends on, coloured by its status. Click a step to see its attempts.</figcaption>
+    </figure>
+  `;
+}
+
+function GraphNode({ node, selected, onSelect }) {
+  const { step, x, y } = node;
+  const kind = KIND_LABEL[step.kind];
+  const select = () => onSelect(step.id);
+  const onKey = (event) => {
+    if (event.key === "Enter" || event.key === " ") {
+      event.preventDefault();
+      select();
+    }
+  };
+  return html`
+    <g class=${`graph-node ${step.status} ${selected ? "selected" : ""}`} transform="translate(${x} ${y})" data-testid=${`graph-node-${step.id}`}
+      data-status=${step.status} role="button" tabindex="0" aria-label=${`${step.id}: ${step.status}`} onClick=${select} onKeyDown=${onKey}>
+      <title>${step.id} — ${step.status}${kind ? ` (${kind})` : ""}</title>
+      <rect width=${NODE.width} height=${NODE.height} rx="7" />
+      <text class="node-id" x="12" y="19">${shorten(step.id)}</text>
+      <text class="node-status" x="12" y="35">${step.status.replaceAll("_", " ")}${kind ? ` · ${kind}` : ""}</text>
+    </g>
+  `;
+}
+
+function shorten(text) {
+  return text.length > MAX_LABEL ? `${text.slice(0, MAX_LABEL - 1)}…` : text;
+}

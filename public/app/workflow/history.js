@@ -1,0 +1,67 @@
+// The history as an operator reads it: newest or oldest first, a page at a time, each event's type, time, step
+// and a short summary, with its full JSON one click away.
+import { useState } from "preact/hooks";
+import { html } from "../html.js";
+import { eventSummary, eventTypeWords } from "./event-words.js";
+import { preciseClock } from "./time.js";
+
+const PAGE = 20;
+
+/** Event types worth a colour of their own in the list: how things ended. */
+const TONES = {
+  workflow_completed: "completed",
+  step_succeeded: "succeeded",
+  step_failed: "failed",
+  workflow_failed: "failed",
+  step_timed_out: "failed",
+  step_heartbeat_missed: "failed",
+  workflow_escalated: "needs_attention",
+  step_retry_scheduled: "paused",
+  operator_action: "running",
+  workflow_paused: "paused",
+  workflow_compensated: "compensated",
+  step_compensated: "compensated",
+};
+
+export function History({ events, onSelectStep }) {
+  const [newestFirst, setNewestFirst] = useState(true);
+  const [shown, setShown] = useState(PAGE);
+  const ordered = newestFirst ? [...events].reverse() : events;
+  return html`
+    <div class="history" data-testid="history">
+      <div class="toolbar">
+        <span class="muted">${events.length} event${events.length === 1 ? "" : "s"}</span>
+        <span class="spacer"></span>
+        <label class="inline"><input type="checkbox" checked=${newestFirst} onChange=${(event) => setNewestFirst(event.currentTarget.checked)} /> Newest first</label>
+      </div>
+      <table class="events">
+        <thead><tr><th>#</th><th>Time</th><th>Event</th><th>Step</th><th>Details</th></tr></thead>
+        <tbody>${ordered.slice(0, shown).map((event) => html`<${EventRow} key=${event.seq} event=${event} onSelectStep=${onSelectStep} />`)}</tbody>
+      </table>
+      ${ordered.length > shown &&
+      html`<p><button type="button" onClick=${() => setShown(shown + PAGE)}>Show ${Math.min(PAGE, ordered.length - shown)} more</button>
+        <span class="muted"> of ${ordered.length - shown} not shown</span></p>`}
+    </div>
+  `;
+}
+
+function EventRow({ event, onSelectStep }) {
+  const tone = TONES[event.type];
+  return html`
+    <tr data-seq=${event.seq} data-type=${event.type}>
+      <td class="muted mono">${event.seq}</td>
+      <td class="mono">${preciseClock(event.at)}</td>
+      <td><span class=${`event-type ${tone ?? ""}`}>${eventTypeWords(event.type)}</span></td>
+      <td>${event.stepId && html`<button type="button" class="step-link" onClick=${() => onSelectStep(event.stepId)}>${event.stepId}</button>`}
+        ${event.attempt !== undefined && html` <span class="muted">#${event.attempt}</span>`}</td>
+      <td>
+        ${event.data === undefined
+          ? html`<span class="muted">—</span>`
+          : html`<details>
+              <summary>${eventSummary(event)}</summary>
+              <pre>${JSON.stringify(event, null, 2)}</pre>
+            </details>`}
+      </td>
+    </tr>
+  `;
+}

@@ -1,0 +1,14 @@
+// The shape of a workflow for its graph: each step's kind and the steps it depends on, as the view gives them
+// (the plan's, defaults applied), with any name that is not a step of this workflow dropped so the layout never
+// meets a dangling edge.
+
+/** `[{ id, status, kind, dependsOn }]` in the view's order. */
+export function workflowStructure(view) {
+  const ids = new Set(view.steps.map((step) => step.id));
+  return view.steps.map((step) => ({
+    id: step.id,
+    status: step.status,
+    kind: step.kind ?? "action",
+    dependsOn: (step.dependsOn ?? []).filter((id) => ids.has(id) && id !== step.id),
+  }));
+}
