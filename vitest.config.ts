@@ -10,34 +10,52 @@ export default defineConfig(async () => {
   const deployedVars = unstable_readConfig({ config: fileURLToPath(new URL("./wrangler.toml", import.meta.url)) }).vars;
 
   return {
-    plugins: [
-      cloudflareTest({
-        main: "./src/index.ts",
-        wrangler: { configPath: "./wrangler.toml" },
-        miniflare: {
-          compatibilityDate: "2026-11-01",
-          bindings: {
-            TASK_TOKEN_SECRET: "test-task-token-secret",
-            ALLOW_PRIVATE_TARGETS: "true",
-            DEV_HOOKS: "true",
-            // Tenants of the tests; test/helpers/api.ts holds the same tokens.
-            API_TOKENS: "default:test-token-default,alpha:test-token-alpha,beta:test-token-beta,gamma:test-token-gamma,lister:test-token-lister",
-            // Only tenant gamma is limited to an allowlist (test/api/allowed-targets.test.ts).
-            ALLOWED_TARGETS: JSON.stringify({ gamma: ["allowed.example", "*.allowed.example"] }),
-            // Test-only binding consumed by test/setup/apply-migrations.ts.
-            TEST_MIGRATIONS: migrations,
-            TEST_DEPLOYED_VARS: deployedVars,
-          },
-          // A tight limit for the rate-limit test (the real binding, from wrangler.toml, allows 1000 per 10 s).
-          ratelimits: { TEST_STRICT_WRITE_LIMIT: { namespace_id: "9001", simple: { limit: 5, period: 10 } } },
-        },
-      }),
-    ],
     test: {
-      include: ["test/**/*.test.ts"],
-      // The dashboard's tests drive a real browser against a running service: `npm run test:browser`.
-      exclude: ["test/browser/**", "node_modules/**"],
-      setupFiles: ["./test/setup/apply-migrations.ts"],
+      projects: [
+        {
+          plugins: [
+            cloudflareTest({
+              main: "./src/index.ts",
+              wrangler: { configPath: "./wrangler.toml" },
+              miniflare: {
+                compatibilityDate: "2026-11-01",
+                bindings: {
+                  TASK_TOKEN_SECRET: "test-task-token-secret",
+                  ALLOW_PRIVATE_TARGETS: "true",
+                  DEV_HOOKS: "true",
+                  // Tenants of the tests; test/helpers/api.ts holds the same tokens.
+                  API_TOKENS: "default:test-token-default,alpha:test-token-alpha,beta:test-token-beta,gamma:test-token-gamma,lister:test-token-lister",
+                  // Only tenant gamma is limited to an allowlist (test/api/allowed-targets.test.ts).
+                  ALLOWED_TARGETS: JSON.stringify({ gamma: ["allowed.example", "*.allowed.example"] }),
+                  // Test-only binding consumed by test/setup/apply-migrations.ts.
+                  TEST_MIGRATIONS: migrations,
+                  TEST_DEPLOYED_VARS: deployedVars,
+                },
+                // A tight limit for the rate-limit test (the real binding, from wrangler.toml, allows 1000 per 10 s).
+                ratelimits: { TEST_STRICT_WRITE_LIMIT: { namespace_id: "9001", simple: { limit: 5, period: 10 } } },
+              },
+            }),
+          ],
+          test: {
+            name: "workers",
+            include: ["test/**/*.test.ts"],
+            // The dashboard's tests drive a real browser against a running service: `npm run test:browser`.
+            // The CLI's run in Node (the project below).
+            exclude: ["test/browser/**", "test/cli/**", "node_modules/**"],
+            setupFiles: ["./test/setup/apply-migrations.ts"],
+          },
+        },
+        {
+          // The CLI as people run it: child processes against the real service under wrangler dev, started once per file.
+          test: {
+            name: "cli",
+            include: ["test/cli/**/*.test.ts"],
+            environment: "node",
+            testTimeout: 60_000,
+            hookTimeout: 120_000,
+          },
+        },
+      ],
     },
   };
 });

@@ -4,9 +4,10 @@
 //     (pure: no cloudflare:*, hono or bindings);
 //   - nothing outside src/api/ imports src/api/, and only src/index.ts imports the Worker's entry points.
 //   - src/client/ imports at run time only hono/client and its own modules (it takes api/ route types with `import type`).
+//   - src/cli/ (run by Node) imports at run time only node:*, yaml, src/client/ and its own modules.
 // Prints each problem and exits 1 when there is one.
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -31,6 +32,9 @@ const PURE_LIBRARIES = new Set(["zod", "croner"]);
 /** The typed client also runs outside the Worker (Node): at run time it needs only hono's client and its own modules. */
 const CLIENT_LIBRARIES = new Set(["hono/client"]);
 
+/** The command line runs in Node on the typed client: nothing of the Worker's side is in its bundle. */
+const CLI_LIBRARIES = new Set(["yaml"]);
+
 /** Specifiers of statements that are not `import type`/`export type`: what is still there once built. */
 function runtimeSpecifiers(text) {
   return new Set([...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?from\s+"([^"]+)"/gms)].map((match) => match[1]));
@@ -48,6 +52,10 @@ for (const file of files) {
     const inDomain = file.startsWith(join(src, "domain"));
     // src/client/ takes the server's route types from api/ (erased when built), and nothing else of the server.
     const inClient = file.startsWith(join(src, "client"));
+    const inCli = file.startsWith(join(src, "cli") + sep);
+    if (inCli && atRunTime.has(spec) && !spec.startsWith(".") && !spec.startsWith("node:") && !CLI_LIBRARIES.has(spec)) {
+      problems.push(`${name(file)} imports "${spec}": cli/ imports only node:*, ${[...CLI_LIBRARIES].join(", ")} and client/ at run time`);
+    }
     if (inClient && atRunTime.has(spec) && !spec.startsWith(".") && !CLIENT_LIBRARIES.has(spec)) {
       problems.push(`${name(file)} imports "${spec}": client/ imports only ${[...CLIENT_LIBRARIES].join(" and ")} at run time`);
     }
@@ -56,6 +64,9 @@ for (const file of files) {
       continue;
     }
     const target = resolve(dirname(file), spec) + ".ts";
+    if (inCli && atRunTime.has(spec) && !target.startsWith(join(src, "cli") + sep) && !target.startsWith(join(src, "client") + sep)) {
+      problems.push(`${name(file)} imports ${name(target)}: cli/ imports only client/ and its own modules at run time`);
+    }
     if (inDomain && !target.startsWith(join(src, "domain"))) problems.push(`${name(file)} imports ${name(target)}: domain/ depends on nothing outside it`);
     if (inClient && atRunTime.has(spec) && !target.startsWith(join(src, "client"))) {
       problems.push(`${name(file)} imports ${name(target)}: client/ imports only its own modules at run time`);

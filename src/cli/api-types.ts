@@ -1,0 +1,20 @@
+// The answers the CLI renders, typed by the client's operations (which take them from the API's own schemas).
+import type { ShepherdClient } from "../client/index";
+
+type Answer<F extends (...args: never[]) => Promise<unknown>> = Awaited<ReturnType<F>>;
+
+export type WorkflowView = Answer<ShepherdClient["get"]>;
+export type StepView = WorkflowView["steps"][number];
+export type WorkflowStatus = WorkflowView["status"];
+export type WorkflowList = Answer<ShepherdClient["list"]>;
+export type HistoryPage = Answer<ShepherdClient["history"]>;
+export type HistoryEvent = HistoryPage["events"][number];
+export type Diagnosis = Answer<ShepherdClient["diagnosis"]>;
+export type DefinitionList = Answer<ShepherdClient["definitions"]["list"]>;
+export type PublishedDefinition = Answer<ShepherdClient["definitions"]["get"]>;
+export type DefinitionVersion = Answer<ShepherdClient["definitions"]["publish"]>;
+export type ScheduleView = Answer<ShepherdClient["schedules"]["get"]>;
+export type ScheduleList = Answer<ShepherdClient["schedules"]["list"]>;
+
+/** Statuses a workflow does not leave on its own (a redrive may reopen failed, cancelled and terminated). */
+export const ENDED_STATUSES: ReadonlySet<string> = new Set(["completed", "failed", "compensated", "cancelled", "terminated"]);

@@ -1,0 +1,17 @@
+import type { Command } from "../command";
+import { OPERATOR_COMMANDS } from "./operator";
+import { REGISTRY_COMMANDS } from "./registry";
+import { watch } from "./watch";
+import { WORKFLOW_COMMANDS } from "./workflows";
+
+/** Every command, grouped as `shepherd --help` lists them. */
+export const COMMAND_GROUPS: { title: string; commands: Command[] }[] = [
+  { title: "Workflows", commands: [...WORKFLOW_COMMANDS, watch] },
+  { title: "Operator actions", commands: OPERATOR_COMMANDS },
+  { title: "Definitions and schedules", commands: REGISTRY_COMMANDS },
+];
+
+/** `help` is a name the parser knows; it runs nothing itself. */
+const help: Command = { name: "help", summary: "show help, for every command or the one named", args: ["<command>?"], run: async () => {} };
+
+export const COMMANDS: Command[] = [...COMMAND_GROUPS.flatMap((group) => group.commands), help];

@@ -1,0 +1,112 @@
+import type { HistoryQuery, ListQuery, StartRequest } from "../../client/index";
+import { stringFlag, usageLine, type Command, type FlagValues } from "../command";
+import { asObject, readDocument, readJsonFlag } from "../documents";
+import { UsageError } from "../failures";
+import { definedOnly, positiveInteger } from "../flag-values";
+import { diagnosisLines, historyLines } from "../views/history";
+import { workflowLines, workflowListLines } from "../views/workflow";
+import { watchWorkflow } from "./watch";
+
+const start: Command = {
+  name: "start",
+  summary: "start a workflow from a JSON or YAML file, or a published definition by name",
+  args: ["<file>?"],
+  flags: {
+    definition: { type: "string", value: "<name>", description: "start the latest published version of this definition (no file)" },
+    version: { type: "string", value: "<n>", description: "with --definition: this version instead of the latest" },
+    id: { type: "string", value: "<id>", description: "the workflow's id (default: the file's, else the service makes one)" },
+    input: { type: "string", value: "<json>", description: "the workflow's input, as JSON" },
+    "input-file": { type: "string", value: "<file>", description: "the workflow's input, from a JSON or YAML file" },
+    watch: { type: "boolean", description: "then watch it until it ends (exit status as for watch)" },
+  },
+  notes: [
+    "The file (\"-\" for stdin) holds a definition ({name, steps, ...}) or a whole start request ({id?, definition | definitionRef, input?}).",
+    "Starting the same id with the same body again answers the workflow already there.",
+  ],
+  async run(context) {
+    const request = startRequest(context.args[0], context.flags, usageLine(start));
+    // The service validates the request and answers 400 with the paths of what is wrong.
+    const workflow = await context.client.start(request as StartRequest);
+    if (context.flags.watch === true) return watchWorkflow(context, workflow.id);
+    context.out.result(workflow, () => [`started ${workflow.id} (${workflow.name}): ${workflow.status}`]);
+  },
+};
+
+function startRequest(file: string | undefined, flags: FlagValues, usage: string): Record<string, unknown> {
+  const name = stringFlag(flags, "definition");
+  const version = stringFlag(flags, "version");
+  if (file !== undefined && name !== undefined) throw new UsageError("give a file or --definition, not both", usage);
+  if (file === undefined && name === undefined) throw new UsageError("missing <file> (or --definition <name>)", usage);
+  if (version !== undefined && name === undefined) throw new UsageError("--version goes with --definition", usage);
+  const request = file === undefined ? { definitionRef: { name, ...(version === undefined ? {} : { version: positiveInteger("version", version, usage) }) } } : fromFile(file, usage);
+  const id = stringFlag(flags, "id");
+  const input = inputOf(flags, usage);
+  return { ...request, ...(id === undefined ? {} : { id }), ...(input === undefined ? {} : { input: input.value }) };
+}
+
+/** A file with `steps` is a definition; anything else is taken as a start request. */
+function fromFile(file: string, usage: string): Record<string, unknown> {
+  const document = asObject(readDocument(file, usage), file, usage);
+  return "steps" in document ? { definition: document } : document;
+}
+
+function inputOf(flags: FlagValues, usage: string): { value: unknown } | undefined {
+  const inline = stringFlag(flags, "input");
+  const file = stringFlag(flags, "input-file");
+  if (inline !== undefined && file !== undefined) throw new UsageError("give --input or --input-file, not both", usage);
+  if (inline !== undefined) return { value: readJsonFlag("input", inline, usage) };
+  if (file !== undefined) return { value: readDocument(file, usage) };
+  return undefined;
+}
+
+const get: Command = {
+  name: "get",
+  summary: "show a workflow: its status, input, output and steps",
+  args: ["<id>"],
+  async run({ client, out, args: [id = ""] }) {
+    const workflow = await client.get(id);
+    out.result(workflow, (view) => workflowLines(view, Date.now()));
+  },
+};
+
+const list: Command = {
+  name: "list",
+  summary: "list workflows, newest first",
+  args: [],
+  flags: {
+    status: { type: "string", value: "<status>", description: "only workflows with this status (running, completed, failed, ...)" },
+    name: { type: "string", value: "<name>", description: "only workflows of this definition" },
+    limit: { type: "string", value: "<n>", description: "workflows per page (default 50, at most 100)" },
+    cursor: { type: "string", value: "<cursor>", description: "the next page, as the previous one said" },
+  },
+  async run({ client, out, flags }) {
+    const query = definedOnly({ status: stringFlag(flags, "status"), name: stringFlag(flags, "name"), limit: stringFlag(flags, "limit"), cursor: stringFlag(flags, "cursor") });
+    // Query values go out as text whatever their type; the service checks them (400 naming the field).
+    out.result(await client.list(query as ListQuery), workflowListLines);
+  },
+};
+
+const history: Command = {
+  name: "history",
+  summary: "show a workflow's history: every event, in order",
+  args: ["<id>"],
+  flags: {
+    after: { type: "string", value: "<seq>", description: "only events after this one (the previous page's last)" },
+    limit: { type: "string", value: "<n>", description: "events per page (default and most 1000)" },
+  },
+  async run({ client, out, args: [id = ""], flags }) {
+    const query = definedOnly({ after: stringFlag(flags, "after"), limit: stringFlag(flags, "limit") });
+    out.result(await client.history(id, query as HistoryQuery), historyLines);
+  },
+};
+
+const diagnose: Command = {
+  name: "diagnose",
+  summary: "why a workflow is where it is: what it waits for, its next deadline, the supervisor's decisions",
+  args: ["<id>"],
+  async run({ client, out, args: [id = ""] }) {
+    out.result(await client.diagnosis(id), (diagnosis) => diagnosisLines(diagnosis, Date.now()));
+  },
+};
+
+export const WORKFLOW_COMMANDS: Command[] = [start, get, list, history, diagnose];

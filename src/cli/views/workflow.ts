@@ -1,0 +1,56 @@
+import type { StepView, WorkflowList, WorkflowView } from "../api-types";
+import { compactJson, duration, fields, relative, table, time } from "../format";
+
+/** `shepherd get`: the workflow's fields, then one row per step. */
+export function workflowLines(workflow: WorkflowView, now: number): string[] {
+  const version = workflow.definition?.version === undefined ? "" : ` v${workflow.definition.version}`;
+  const took = workflow.endedAt === undefined ? undefined : `${time(workflow.endedAt)} (after ${duration(workflow.endedAt - workflow.createdAt)})`;
+  return [
+    ...fields([
+      ["workflow", workflow.id],
+      ["definition", `${workflow.name}${version}`],
+      ["status", workflow.status],
+      ["created", time(workflow.createdAt)],
+      ["ended", took],
+      ["paused since", workflow.pausedAt === undefined ? undefined : time(workflow.pausedAt)],
+      ["operator by", workflow.attentionDeadline === undefined ? undefined : `${time(workflow.attentionDeadline)}, then the default action`],
+      ["redriven", workflow.redriveCount > 0 ? `${workflow.redriveCount} time(s)` : undefined],
+      ["input", workflow.input === undefined ? undefined : compactJson(workflow.input, 100)],
+      ["output", workflow.output === undefined ? undefined : compactJson(workflow.output, 100)],
+      ["error", workflow.error?.message],
+      ["inbox", workflow.pendingEvents.length > 0 ? workflow.pendingEvents.map((event) => event.event).join(", ") : undefined],
+    ]),
+    "",
+    ...stepTable(workflow.steps, now),
+  ];
+}
+
+export function stepTable(steps: StepView[], now: number): string[] {
+  return table(
+    ["STEP", "STATUS", "ATTEMPT", "DETAIL"],
+    steps.map((step) => [step.id, step.status, step.attempt === 0 ? "-" : String(step.attempt), stepDetail(step, now)]),
+  );
+}
+
+/** The one thing worth knowing about a step now: what it waits for, why it failed, or what it returned. */
+export function stepDetail(step: StepView, now: number): string {
+  if (step.waitingFor) return `for event "${step.waitingFor.event}" (gives up ${relative(step.waitingFor.timeoutAt, now)})`;
+  if (step.sleepingUntil !== undefined) return `until ${time(step.sleepingUntil)} (${relative(step.sleepingUntil, now)})`;
+  if (step.nextRetryAt !== undefined && step.status === "retrying") return `next attempt ${relative(step.nextRetryAt, now)}${step.error ? `: ${step.error.message}` : ""}`;
+  if (step.error && ["failed", "retrying"].includes(step.status)) return step.error.message;
+  if (step.progress !== undefined && ["running", "waiting"].includes(step.status)) return `progress ${compactJson(step.progress, 60)}`;
+  if (step.output !== undefined) return compactJson(step.output, 60);
+  return "";
+}
+
+/** `shepherd list`: one row per workflow, newest first, and how to get the next page. */
+export function workflowListLines(page: WorkflowList): string[] {
+  if (page.workflows.length === 0) return ["no workflows"];
+  const rows = page.workflows.map((workflow) => [workflow.id, workflow.name, workflow.status, time(workflow.createdAt), time(workflow.updatedAt)]);
+  return [...table(["ID", "NAME", "STATUS", "CREATED", "UPDATED"], rows), ...(page.nextCursor ? [`more: --cursor ${page.nextCursor}`] : [])];
+}
+
+/** What an operator action answers: the workflow after it. */
+export function actedLines(action: string, workflow: WorkflowView): string[] {
+  return [`${action} ${workflow.id}: ${workflow.status}`];
+}

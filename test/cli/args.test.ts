@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { parseCommandLine } from "../../src/cli/args";
+import { COMMANDS } from "../../src/cli/commands/index";
+
+const parse = (...argv: string[]) => parseCommandLine(argv, COMMANDS);
+
+describe("reading the command line", () => {
+  it("takes global flags before or after the command, and its own flags anywhere after its name", () => {
+    const invocation = parse("--url", "http://shepherd.test", "list", "--status", "failed", "--json");
+    expect(invocation).toMatchObject({ kind: "run", command: { name: "list" }, args: [], flags: { url: "http://shepherd.test", status: "failed", json: true } });
+  });
+
+  it("finds a group's action by its two words, and the group alone as its list", () => {
+    expect(parse("schedules", "trigger", "nightly")).toMatchObject({ command: { name: "schedules trigger" }, args: ["nightly"] });
+    expect(parse("definitions", "--json")).toMatchObject({ command: { name: "definitions" }, args: [] });
+  });
+
+  it("answers help for --help, -h and help <command>", () => {
+    expect(parse("--help")).toEqual({ kind: "help" });
+    expect(parse("get", "-h")).toMatchObject({ kind: "help", command: { name: "get" } });
+    expect(parse("help", "definitions", "put")).toMatchObject({ kind: "help", command: { name: "definitions put" } });
+  });
+
+  it.each([
+    [["get"], "missing <id>", "shepherd get <id>"],
+    [["get", "a", "b"], 'unexpected argument "b"', "shepherd get <id>"],
+    [["get", "a", "--url"], "--url needs a value", "shepherd get <id>"],
+    [["list", "--json=yes"], "--json takes no value", "shepherd list [--status <status>]"],
+    [["--status", "x", "list"], "unknown flag --status (a command's own flags go after its name)", "shepherd <command>"],
+    [["launch"], 'unknown command "launch"', "shepherd <command>"],
+    [[], "no command given", "shepherd <command>"],
+  ])("refuses %j: %s", (argv, message, usage) => {
+    expect(() => parse(...argv)).toThrow(message);
+    try {
+      parse(...argv);
+    } catch (error) {
+      expect((error as { usage?: string }).usage).toContain(usage);
+    }
+  });
+});

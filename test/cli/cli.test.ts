@@ -1,0 +1,202 @@
+// `shepherd …` run as a child process against the real service under wrangler dev and the example remote,
+// started once for the file; independent cases run at the same time.
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { buildCli } from "../../scripts/build-cli.mjs";
+import { fixtureFiles } from "./support/fixtures";
+import { runCli, scratchFiles, type CliRun } from "./support/run-cli";
+import { startService, TENANT_TOKEN, UNREACHABLE_URL, type Service } from "./support/service";
+
+let service: Service | undefined;
+let files: ReturnType<typeof scratchFiles> | undefined;
+
+beforeAll(async () => {
+  // Built once here, so the runs below, started at the same time, find the bundle fresh instead of each building it.
+  const [started] = await Promise.all([startService(), buildCli()]);
+  service = started;
+  files = scratchFiles(fixtureFiles(started.remoteUrl));
+});
+
+afterAll(async () => {
+  await service?.stop();
+  files?.remove();
+});
+
+/** The CLI pointed at the tests' service through SHEPHERD_URL and SHEPHERD_TOKEN. */
+const shepherd = (...args: string[]) => runCli(args, { SHEPHERD_URL: service?.url, SHEPHERD_TOKEN: TENANT_TOKEN });
+const file = (name: string) => files?.path(name) ?? name;
+let sequence = 0;
+const uniqueId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(sequence += 1)}`;
+
+function expectOk(run: CliRun): CliRun {
+  expect(run, `stderr: ${run.stderr}`).toMatchObject({ status: 0, stderr: "" });
+  return run;
+}
+
+describe.concurrent("the command line itself", () => {
+  it("prints every command, the global flags and the exit statuses with --help (exit 0)", async () => {
+    const help = expectOk(await runCli(["--help"], {}));
+    for (const command of ["start [<file>]", "watch <id>", "terminate <id>", "redrive <id>", "event <id> <event>", "diagnose <id>", "definitions put <file>", "schedules trigger <id>"]) {
+      expect(help.stdout).toContain(command);
+    }
+    expect(help.stdout).toMatch(/--url <url>[\s\S]*--token <token>[\s\S]*--json/);
+    expect(help.stdout).toMatch(/Exit status:[\s\S]*1 {2}the API refused[\s\S]*2 {2}usage error[\s\S]*3 {2}the service could not be reached[\s\S]*4 {2}watch/);
+    expect(expectOk(await runCli(["start", "--help"], {})).stdout).toContain("usage: shepherd start [<file>] [--definition <name>]");
+  });
+
+  it("exits 2 for an unknown command, naming it", async () => {
+    const run = await runCli(["launch", "x"], { SHEPHERD_TOKEN: "t" });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('error: unknown command "launch"');
+    expect(run.stderr).toContain("usage: shepherd <command>");
+  });
+
+  it("exits 2 for an unknown flag, a missing argument or a missing token, with the command's usage line", async () => {
+    const [flag, argument, token, file] = await Promise.all([
+      runCli(["get", "x", "--colour"], { SHEPHERD_TOKEN: "t" }),
+      runCli(["event", "x"], { SHEPHERD_TOKEN: "t" }),
+      runCli(["list"], {}),
+      runCli(["start", "no-such-file.yaml"], { SHEPHERD_TOKEN: "t" }),
+    ]);
+    expect(flag).toMatchObject({ status: 2, stderr: "error: unknown flag --colour\nusage: shepherd get <id>\n" });
+    expect(argument).toMatchObject({ status: 2, stderr: expect.stringContaining("error: missing <event>\nusage: shepherd event <id> <event>") });
+    expect(token).toMatchObject({ status: 2, stderr: expect.stringContaining("no API token: pass --token <token> or set SHEPHERD_TOKEN") });
+    expect(file).toMatchObject({ status: 2, stderr: expect.stringContaining("cannot read no-such-file.yaml: ENOENT") });
+  });
+
+  it("exits 3 when the service cannot be reached, as text or as JSON", async () => {
+    const [text, json] = await Promise.all([
+      runCli(["get", "x", "--url", UNREACHABLE_URL, "--token", "t"], {}),
+      runCli(["list", "--json"], { SHEPHERD_URL: UNREACHABLE_URL, SHEPHERD_TOKEN: "t" }),
+    ]);
+    expect(text).toMatchObject({ status: 3, stdout: "" });
+    expect(text.stderr).toContain(`error: could not reach ${UNREACHABLE_URL}: connect ECONNREFUSED`);
+    expect(json.status).toBe(3);
+    expect(JSON.parse(json.stderr)).toMatchObject({ error: { code: "unreachable" } });
+  });
+});
+
+describe.concurrent("workflows through the CLI", () => {
+  it("starts from a JSON file, watches it to completed (exit 0), and reads it with get, history, list and diagnose", async () => {
+    const id = uniqueId("json");
+    expect(expectOk(await shepherd("start", file("order.json"), "--id", id, "--input", '{"amount":42}')).stdout).toBe(`started ${id} (cli-order): running\n`);
+
+    const watched = expectOk(await shepherd("watch", id));
+    expect(watched.stdout).toMatch(new RegExp(`^workflow ${id} \\(cli-order\\): `));
+    expect(watched.stdout).toMatch(/step charge: succeeded, attempt 1: \{"chargeId":"ch_\d+","amount":42\}/);
+    expect(watched.stdout).toContain("completed, 3/3 steps settled");
+
+    const [get, getJson, history, historyJson, diagnose] = await Promise.all(
+      [["get", id], ["get", id, "--json"], ["history", id], ["history", id, "--json"], ["diagnose", id]].map((args) => shepherd(...args)),
+    );
+    expect(expectOk(get!).stdout).toMatch(/status: +completed/);
+    expect(get!.stdout).toMatch(/ship +succeeded +1 +\{"trackingId":"trk_\d+"\}/);
+    expect(expectOk(getJson!).json()).toMatchObject({ id, status: "completed", output: { charge: { amount: 42 } } });
+    expect(expectOk(history!).stdout).toMatch(/^SEQ +AT +TYPE +STEP +DATA\n1 +\S+ +workflow_started/);
+    const types = expectOk(historyJson!).json().events.map((event: { type: string }) => event.type);
+    expect([types[0], types.at(-1)]).toEqual(["workflow_started", "workflow_completed"]);
+    expect(expectOk(diagnose!).stdout).toMatch(/status: +completed\nhealthy: +yes/);
+
+    // The list reads an index that follows each workflow closely, not at once.
+    await vi.waitFor(async () => {
+      const [list, listJson] = await Promise.all([shepherd("list", "--name", "cli-order"), shepherd("list", "--status", "completed", "--json")]);
+      expect(expectOk(list).stdout).toMatch(new RegExp(`\\n${id} +cli-order +completed `));
+      expect(expectOk(listJson).json().workflows.map((listed: { id: string }) => listed.id)).toContain(id);
+    }, { timeout: 10_000, interval: 250 });
+  });
+
+  it("starts from a YAML file; watch exits 4 and says the workflow ended compensated", async () => {
+    const id = uniqueId("yaml");
+    expectOk(await shepherd("start", file("declined.yaml"), "--id", id));
+    const watched = await shepherd("watch", id);
+    expect(watched.status).toBe(4);
+    expect(watched.stdout).toMatch(/step reserve: compensated, attempt 2/);
+    expect(watched.stderr).toBe(`workflow ${id} ended compensated: step "charge" failed: remote answered 422: {"error":"declined"}\n`);
+    const json = await shepherd("watch", id, "--json");
+    expect(json.status).toBe(4);
+    expect(json.json()).toMatchObject({ id, status: "compensated" });
+  });
+
+  it("starts a published definition by name and sends the event its waiting step takes", async () => {
+    const put = expectOk(await shepherd("definitions", "put", file("approval.yaml")));
+    expect(put.stdout).toMatch(/^cli-approval v1 \(hash [0-9a-f]{12}, published /);
+    const [list, shown] = await Promise.all([shepherd("definitions"), shepherd("definitions", "get", "cli-approval", "--version", "1")]);
+    expect(expectOk(list).stdout).toMatch(/\ncli-approval +1 +[0-9a-f]{12} /);
+    expect(expectOk(shown).stdout).toMatch(/version: +1[\s\S]*waitForEvent:\n +event: approved/);
+
+    const id = uniqueId("by-name");
+    const started = expectOk(await shepherd("start", "--definition", "cli-approval", "--id", id, "--json")).json();
+    expect(started).toMatchObject({ id, definition: { name: "cli-approval", version: 1 }, status: "running" });
+    const sent = expectOk(await shepherd("event", id, "approved", "--payload", '{"by":"ops"}'));
+    expect(sent.stdout).toBe(`approved sent to ${id}: a waiting step took it\n`);
+    const watched = expectOk(await shepherd("watch", id));
+    expect(watched.stdout).toContain('step approve: succeeded: {"by":"ops"}');
+  });
+
+  it("pauses and resumes a workflow", async () => {
+    const id = uniqueId("pause");
+    expectOk(await shepherd("start", file("approval.yaml"), "--id", id));
+    expect(expectOk(await shepherd("pause", id)).stdout).toBe(`pause ${id}: paused\n`);
+    expect(expectOk(await shepherd("get", id, "--json")).json()).toMatchObject({ status: "paused" });
+    expect(expectOk(await shepherd("resume", id)).stdout).toBe(`resume ${id}: running\n`);
+  });
+
+  it("cancels a workflow", async () => {
+    const id = uniqueId("cancel");
+    expectOk(await shepherd("start", file("approval.yaml"), "--id", id));
+    const cancelled = expectOk(await shepherd("cancel", id, "--json")).json();
+    expect(cancelled).toMatchObject({ id, status: "cancelled" });
+    expect((await shepherd("watch", id)).status).toBe(4);
+  });
+
+  it("terminates a workflow with a reason; watch exits 4 and says it ended terminated", async () => {
+    const id = uniqueId("terminate");
+    expectOk(await shepherd("start", file("approval.yaml"), "--id", id));
+    expect(expectOk(await shepherd("terminate", id, "--reason", "not needed")).stdout).toBe(`terminate ${id}: terminated\n`);
+    const watched = await shepherd("watch", id);
+    expect(watched).toMatchObject({ status: 4, stderr: `workflow ${id} ended terminated: not needed\n` });
+  });
+
+  it("redrives a failed workflow, which then completes", async () => {
+    const id = uniqueId("redrive");
+    const failed = await shepherd("start", file("flaky.yaml"), "--id", id, "--watch");
+    expect(failed.status).toBe(4);
+    expect(failed.stderr).toMatch(new RegExp(`^workflow ${id} ended failed: step "sync" failed: remote answered 503`));
+    expect(expectOk(await shepherd("redrive", id)).stdout).toBe(`redrive ${id}: running\n`);
+    const watched = expectOk(await shepherd("watch", id));
+    expect(watched.stdout).toMatch(/step sync: succeeded, attempt 3/);
+  });
+
+  it("manages a schedule: create, list, trigger, pause, resume, delete", async () => {
+    expect(expectOk(await shepherd("schedules", "create", file("nightly.yaml"))).stdout).toMatch(/^schedule: +cli-nightly\ncron: +0 3 \* \* \* \(Europe\/Paris\)/);
+    expect(expectOk(await shepherd("schedules")).stdout).toMatch(/\ncli-nightly +0 3 \* \* \* +Europe\/Paris +skip +active /);
+    expect(expectOk(await shepherd("schedules", "trigger", "cli-nightly")).stdout).toMatch(/^trigger cli-nightly: started cli-nightly:\d+\n$/);
+    expect(expectOk(await shepherd("schedules", "pause", "cli-nightly")).stdout).toBe("pause cli-nightly: paused\n");
+    expect(expectOk(await shepherd("schedules", "get", "cli-nightly")).stdout).toMatch(/state: +paused[\s\S]*\n\S+ +started +cli-nightly:\d+/);
+    expect(expectOk(await shepherd("schedules", "resume", "cli-nightly", "--json")).json()).toMatchObject({ id: "cli-nightly", paused: false });
+    expect(expectOk(await shepherd("schedules", "delete", "cli-nightly")).stdout).toBe("deleted schedule cli-nightly\n");
+    expect(await shepherd("schedules", "get", "cli-nightly")).toMatchObject({ status: 1, stderr: 'error: not_found: schedule "cli-nightly" not found\n' });
+  });
+});
+
+describe.concurrent("the API's refusals", () => {
+  it("exits 1 with the error's code for a bad token, as text or as the API's JSON body", async () => {
+    const env = { SHEPHERD_URL: undefined, SHEPHERD_TOKEN: undefined };
+    const [text, json] = await Promise.all([
+      runCli(["list", "--url", service?.url ?? "", "--token", "wrong"], env),
+      runCli(["list", "--url", service?.url ?? "", "--token", "wrong", "--json"], env),
+    ]);
+    expect(text).toMatchObject({ status: 1, stdout: "" });
+    expect(text.stderr).toMatch(/^error: unauthorized: /);
+    expect(json).toMatchObject({ status: 1, stdout: "" });
+    expect(JSON.parse(json.stderr)).toMatchObject({ error: { code: "unauthorized" } });
+  });
+
+  it("exits 1 for a workflow that does not exist and for a definition the service refuses, with its details", async () => {
+    const [missing, refused] = await Promise.all([shepherd("get", "no-such-workflow"), shepherd("start", file("not-a-definition.json"), "--json")]);
+    expect(missing).toMatchObject({ status: 1, stderr: 'error: not_found: No workflow "no-such-workflow".\n' });
+    expect(refused.status).toBe(1);
+    const body = JSON.parse(refused.stderr);
+    expect(body.error.code).toBe("validation_failed");
+    expect(body.error.details).toContainEqual(expect.objectContaining({ path: ["definition", "steps"] }));
+  });
+});

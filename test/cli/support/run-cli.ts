@@ -1,0 +1,51 @@
+// `shepherd …` as a person or a script runs it: bin/shepherd.mjs in its own Node process, stdout not a terminal.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { REPO } from "./service";
+
+export interface CliRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as JSON (for --json runs); throws with the output when it is not. */
+  json(): any;
+}
+
+/** A run of the CLI; SHEPHERD_URL and SHEPHERD_TOKEN come from `env` (the tests' service unless overridden). */
+export function runCli(args: string[], env: Record<string, string | undefined>): Promise<CliRun> {
+  const child = spawn(process.execPath, [join(REPO, "bin", "shepherd.mjs"), ...args], {
+    cwd: REPO,
+    env: { ...process.env, SHEPHERD_URL: undefined, SHEPHERD_TOKEN: undefined, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (status) =>
+      resolve({
+        status,
+        stdout,
+        stderr,
+        json() {
+          try {
+            return JSON.parse(stdout);
+          } catch {
+            throw new Error(`shepherd ${args.join(" ")} printed no JSON (exit ${status}):\n${stdout}\n${stderr}`);
+          }
+        },
+      }),
+    );
+  });
+}
+
+/** A scratch folder holding the definition and schedule files the tests start from: `path(name)`, then `remove()`. */
+export function scratchFiles(files: Record<string, string>): { path: (name: string) => string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), "shepherd-cli-files-"));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return { path: (name) => join(dir, name), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
