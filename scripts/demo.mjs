@@ -111,7 +111,9 @@ async function main() {
   const waiting = started.find((entry) => entry.id.startsWith("approval-"))?.id;
   const escalated = started.find((entry) => entry.id.startsWith("needs-a-person-"))?.id;
   console.log(`
-Look around (the API token is ${TOKEN}):
+Open the dashboard at ${SHEPHERD}/ in a browser and sign in with ${TOKEN}.
+Or look around with curl (the API token is ${TOKEN}):
+  npx shepherd list --url ${SHEPHERD} --token ${TOKEN}
   curl -s -H 'Authorization: Bearer ${TOKEN}' ${SHEPHERD}/v1/workflows
   curl -s -H 'Authorization: Bearer ${TOKEN}' ${SHEPHERD}/v1/workflows/${escalated}/diagnosis
   curl -s -H 'Authorization: Bearer ${TOKEN}' ${SHEPHERD}/v1/metrics
