@@ -11,14 +11,18 @@ const PAGE_FLAGS: Record<string, FlagSpec> = {
   cursor: { type: "string", value: "<cursor>", description: "the next page, as the previous one said" },
 };
 
+/** The page the list commands ask for: only the flags given. */
+function pageQuery(flags: Parameters<typeof stringFlag>[0]) {
+  return definedOnly({ limit: stringFlag(flags, "limit"), cursor: stringFlag(flags, "cursor") });
+}
+
 const definitions: Command = {
   name: "definitions",
   summary: "list the published definitions, each with its latest version (get, put: below)",
   args: [],
   flags: PAGE_FLAGS,
   async run({ client, out, flags }) {
-    const query = definedOnly({ limit: stringFlag(flags, "limit"), cursor: stringFlag(flags, "cursor") });
-    out.result(await client.definitions.list(query as DefinitionListQuery), definitionListLines);
+    out.result(await client.definitions.list(pageQuery(flags) as DefinitionListQuery), definitionListLines);
   },
 };
 
@@ -52,8 +56,7 @@ const schedules: Command = {
   args: [],
   flags: PAGE_FLAGS,
   async run({ client, out, flags }) {
-    const query = definedOnly({ limit: stringFlag(flags, "limit"), cursor: stringFlag(flags, "cursor") });
-    out.result(await client.schedules.list(query as ScheduleListQuery), (page) => scheduleListLines(page, Date.now()));
+    out.result(await client.schedules.list(pageQuery(flags) as ScheduleListQuery), (page) => scheduleListLines(page, Date.now()));
   },
 };
 
