@@ -54,7 +54,7 @@ const DEFAULTS = {
   claimMs: 20,
   /** Remote calls one AgentHost object keeps in flight at once (assumed; see docs/capacity.md). */
   callsPerAgentHost: 100,
-  /** AgentHost objects the code spreads attempts over (src/agents/agent-host.ts AGENT_HOST_SHARDS). */
+  /** AgentHost objects the code spreads attempts over: the AGENT_HOST_SHARDS setting's default (src/config.ts). */
   agentHosts: 64,
   /** Index writes per workflow: start and end (written on status changes only, src/domain/index-entry.ts). */
   indexWritesPerWorkflow: 2,

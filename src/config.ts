@@ -36,3 +36,16 @@ export function sweepGraceMs(env: Env): number {
 export function backPressureLagMs(env: Env): number {
   return millisecondsSetting(env.BACKPRESSURE_LAG_MS, DEFAULT_BACKPRESSURE_LAG_MS);
 }
+
+/** How many AgentHost objects share the remote calls; enough that no one object's limits bound the agents. */
+export const DEFAULT_AGENT_HOST_SHARDS = 64;
+const MAX_AGENT_HOST_SHARDS = 10_000;
+
+/**
+ * AGENT_HOST_SHARDS, a whole number from 1 to 10 000 (default 64). Hosts hold no state, so changing it between
+ * deployments is safe: an attempt under way finishes where it runs, the next one goes where the new count says.
+ */
+export function agentHostShards(env: Env): number {
+  const value = Number(env.AGENT_HOST_SHARDS);
+  return Number.isInteger(value) && value >= 1 && value <= MAX_AGENT_HOST_SHARDS ? value : DEFAULT_AGENT_HOST_SHARDS;
+}

@@ -14,6 +14,8 @@ interface ShepherdSettings {
   SWEEP_GRACE_MS?: string;
   /** Milliseconds of task-queue lag past which new starts get 503 with Retry-After (default 10000). */
   BACKPRESSURE_LAG_MS?: string;
+  /** AgentHost objects the remote calls are spread over, 1 to 10000 (default 64). */
+  AGENT_HOST_SHARDS?: string;
   /** "true" enables the dev-only routes and fault injection (npm start, tests); never set in wrangler.toml. */
   DEV_HOOKS?: string;
   /** Dev only: JSON object of fault name to probability (see src/dev/faults.ts); ignored without DEV_HOOKS. */

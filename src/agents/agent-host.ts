@@ -6,9 +6,7 @@ import { schedulerFor } from "../scheduler/scheduler-client";
 import { performTask } from "./perform-task";
 import { learnBreaker } from "./breaker-guard";
 import type { BreakerNotice } from "../breaker/breaker-rpc";
-
-/** Enough hosts that no one object's request rate or connection limit bounds the agents. */
-const AGENT_HOST_SHARDS = 64;
+import { agentHostShards } from "../config";
 
 /** What became of a task message handed to a host. */
 export type HandOffResult = { started: true } | { started: false; reason: string };
@@ -44,23 +42,32 @@ export class AgentHost extends DurableObject<Env> {
   }
 }
 
-/** FNV-1a, to spread attempts evenly and stably over the hosts. */
-function shardOf(key: string): number {
+/** FNV-1a, to spread steps evenly and stably over the hosts. */
+function hashOf(key: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) {
     hash ^= key.charCodeAt(i);
     hash = Math.imul(hash, 0x01000193);
   }
-  return (hash >>> 0) % AGENT_HOST_SHARDS;
+  return hash >>> 0;
+}
+
+/**
+ * The host an attempt runs on: the step's own place among the hosts, moved on by one for each attempt, so a
+ * retry never runs on the host that just ran the attempt before it (a host in trouble does not get the step
+ * back), while a message delivered twice for one attempt still reaches the same host.
+ */
+export function agentHostShardOf(message: Pick<TaskMessage, "tenant" | "workflowId" | "stepId" | "attempt">, shards: number): number {
+  return (hashOf(`${message.tenant}:${message.workflowId}:${message.stepId}`) + message.attempt) % shards;
 }
 
 export function agentHostFor(env: Env, message: TaskMessage): { take(message: TaskMessage): Promise<HandOffResult> } {
-  return env.AGENT_HOST.getByName(`agents-${shardOf(`${message.tenant}:${message.workflowId}:${message.stepId}`)}`) as unknown as {
+  return env.AGENT_HOST.getByName(`agents-${agentHostShardOf(message, agentHostShards(env))}`) as unknown as {
     take(message: TaskMessage): Promise<HandOffResult>;
   };
 }
 
-/** Tells every agent host, and so every isolate that runs agents, that a breaker opened or closed. Rare: 64 calls. */
+/** Tells every agent host, and so every isolate that runs agents, that a breaker opened or closed. Rare: one call per host. */
 export async function tellEveryAgentHost(env: Env, notice: BreakerNotice): Promise<void> {
-  await Promise.allSettled(Array.from({ length: AGENT_HOST_SHARDS }, (_, shard) => env.AGENT_HOST.getByName(`agents-${shard}`).learnBreaker(notice)));
+  await Promise.allSettled(Array.from({ length: agentHostShards(env) }, (_, shard) => env.AGENT_HOST.getByName(`agents-${shard}`).learnBreaker(notice)));
 }
