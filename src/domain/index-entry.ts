@@ -25,6 +25,13 @@ export interface IndexEntry {
  */
 export const INDEX_WATCHDOG_MS = 60 * 60 * 1000;
 
+/**
+ * A workflow the sweep woke is indexed at least this far ahead. Its alarm was just set again, so the safety net
+ * need not look at it sooner; without this lease a healthy workflow whose next deadline is always near (a
+ * heartbeat, the next step's) would be woken by every sweep. A second lost alarm is found this much later.
+ */
+export const WOKEN_INDEX_LEASE_MS = 10 * 60 * 1000;
+
 export function indexEntryOf(state: WorkflowState, nextDeadlineAt: number | undefined): IndexEntry {
   const open = !isTerminal(state.status);
   return {

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { faultFires, InjectedFault } from "../dev/faults";
-import { indexEntryOf, indexNeedsEntry } from "../domain/index-entry";
+import { indexEntryOf, indexNeedsEntry, WOKEN_INDEX_LEASE_MS } from "../domain/index-entry";
 import { claimEagerly, nextDeadlineAt, queueChecksDue, reportEvent, startWorkflow, transition, unclaimedSince } from "../domain/machine";
 import type { EventReply, SentEvent, TransitionResult, WorkflowEvent } from "../domain/machine";
 import { currentQueueLag } from "../queue-lag/monitor";
@@ -175,7 +175,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
    */
   async wake(): Promise<{ ok: true; status: WorkflowState["status"] } | typeof NOT_FOUND> {
     this.alarmClock.forget();
-    const status = await this.supervise({ reindex: true });
+    const status = await this.supervise({ reindex: true, indexedNoEarlierThan: Date.now() + WOKEN_INDEX_LEASE_MS });
     return status ? { ok: true, status } : NOT_FOUND;
   }
 
@@ -238,7 +238,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
 
   private async commit(previous: WorkflowState | undefined, result: TransitionResult, now: number, options: CommitOptions = {}): Promise<void> {
     const deadline = nextDeadlineAt(result.state);
-    const indexEntry = options.reindex || indexNeedsEntry(previous, result.state, deadline) ? indexEntryOf(result.state, deadline) : undefined;
+    const indexEntry = options.reindex || indexNeedsEntry(previous, result.state, deadline) ? indexEntryOf(result.state, indexedDeadline(deadline, options)) : undefined;
     if (result.changed) {
       const queued = result.effects.map(({ stepId, attempt, kind }) => ({ stepId, attempt, kind }));
       const tasks = queued.length > 0 ? { queued, sendBy: now + SEND_LEASE_MS } : undefined;
@@ -281,4 +281,10 @@ export class WorkflowScheduler extends DurableObject<Env> {
     if (delivery === undefined) return deadline;
     return deadline === undefined ? delivery : Math.min(deadline, delivery);
   }
+}
+
+/** The deadline the index is given: the state's, held back to the sweep's lease after a wake. */
+function indexedDeadline(deadline: number | undefined, options: CommitOptions): number | undefined {
+  const floor = options.indexedNoEarlierThan;
+  return floor === undefined || deadline === undefined ? deadline : Math.max(deadline, floor);
 }

@@ -7,6 +7,7 @@ import { holdBackSends } from "../helpers/queue";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { alarmOf, schedulerStub } from "../helpers/scheduler";
 import { backdate, elapse, runCron } from "../helpers/time";
+import { WOKEN_INDEX_LEASE_MS } from "../../src/domain/index-entry";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -72,12 +73,32 @@ describe("the cron sweep (the supervisor's safety net)", () => {
     await runInDurableObject(schedulerStub(id), (_instance, state) => state.storage.deleteAlarm());
 
     // The indexed deadline (schedule-to-start, from the start) looks overdue a while later: the sweep wakes it.
+    const wokenAt = Date.now();
     await runCron(indexedAtStart + GRACE_MS + 1);
 
     const alarm = await alarmOf(id);
     const workflow = await getWorkflow(id);
     expect(alarm).toBe(workflow.steps[0].lastHeartbeatAt + heartbeatMs);
-    await vi.waitFor(async () => expect((await indexRow(id))?.next_deadline_at).toBe(alarm));
+    // Indexed a lease ahead rather than at the (near) heartbeat deadline: the alarm was just set again.
+    await vi.waitFor(async () => expect((await indexRow(id))?.next_deadline_at).toBeGreaterThanOrEqual(wokenAt + WOKEN_INDEX_LEASE_MS));
+    expect((await indexRow(id))!.next_deadline_at!).toBeGreaterThan(alarm!);
     expect(workflow.status).toBe("running");
+  });
+
+  it("wakes a healthy workflow whose next deadline is always near once per lease, not at every sweep", async () => {
+    mockRemote(() => json({}, 202));
+    const id = uniqueId();
+    await start({ name: "heartbeating", defaults: { ...FAST, timeouts: { ...FAST.timeouts, heartbeatMs: 60_000, startToCloseMs: 3_600_000 } }, steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }] }, { id });
+    await vi.waitFor(async () => expect((await getWorkflow(id)).steps[0].status).toBe("waiting"));
+    const indexedAtStart = (await indexRow(id))!.next_deadline_at!;
+    const wakes = vi.spyOn(console, "log");
+    const woken = () => wakes.mock.calls.filter(([line]) => String(line).includes("sweep woke overdue workflows")).length;
+
+    await runCron(indexedAtStart + GRACE_MS + 1);
+    expect(woken()).toBe(1);
+    // Its heartbeat deadline is a minute away, but the sweeps of the next minutes find nothing overdue.
+    for (const minutes of [2, 3, 5, 9]) await runCron(Date.now() + minutes * 60_000);
+    expect(woken()).toBe(1);
+    expect((await getWorkflow(id)).status).toBe("running");
   });
 });
