@@ -8,7 +8,8 @@
 //
 // What is the bench's own is in bench/lib/: args.mjs (flags), cases.mjs and burst.mjs (the measurements),
 // engines/ (Shepherd and the Workflows baseline behind one adapter), remote.mjs (the remote's paths),
-// load.mjs and proc-readings.mjs (other processes' load; workerd CPU and memory), report.mjs (the tables).
+// load.mjs and proc-readings.mjs (other processes' load; workerd CPU and memory), report.mjs (the tables),
+// profiling.mjs and what it uses (--profile: a CPU profile of Shepherd's isolate and its summary).
 // What it shares with chaos is in scripts/lib/: process groups and clean-up, the project snapshot and
 // `wrangler dev`, flags, ports, the fake remote's server, waiting, statistics, JSON requests and files.
 /* global process, console, URL */
@@ -26,6 +27,7 @@ import { parseOptions, PORT_RANGE, USAGE } from "./lib/args.mjs";
 import { burst } from "./lib/burst.mjs";
 import * as cases from "./lib/cases.mjs";
 import { shepherdEngine } from "./lib/engines/shepherd.mjs";
+import { loadProfiler, profilePath, saveProfile } from "./lib/profiling.mjs";
 import { workflowsEngine } from "./lib/engines/workflows.mjs";
 import { waitForQuiet, watchOtherLoad } from "./lib/load.mjs";
 import { startRemote } from "./lib/remote.mjs";
@@ -45,9 +47,11 @@ function plannedCases(options) {
   const plan = [];
   const timeoutFor = (workflows, slow) => 60_000 + workflows * cases.STEPS_PER_WORKFLOW * (slow ? 200 : 60);
   if (options.cases.includes("throughput")) {
+    const several = options.throughputSizes.length * options.repeat > 1;
     for (const workflows of options.throughputSizes) {
-      plan.push([`throughput-${workflows}`, (ctx, engine, rep) =>
-        cases.throughput(ctx, engine, { tag: `t${workflows}-${rep}`, workflows, concurrency: options.concurrency, timeoutMs: timeoutFor(workflows) })]);
+      const name = `throughput-${workflows}`;
+      plan.push([name, (ctx, engine, rep) => withProfile(options, engine, { caseName: name, rep, several }, (probe) =>
+        cases.throughput(ctx, engine, { tag: `t${workflows}-${rep}`, workflows, concurrency: options.concurrency, timeoutMs: timeoutFor(workflows), probe }))]);
     }
   }
   if (options.cases.includes("latency")) {
@@ -84,6 +88,29 @@ function plannedCases(options) {
     }
   }
   return plan;
+}
+
+/**
+ * One repeat of `measure(probe)`, CPU-profiled when --profile asks and the engine can be (Shepherd): the
+ * profile and its summary per executed step are saved, the summary printed, its figures kept in the outcome.
+ */
+async function withProfile(options, engine, where, measure) {
+  if (!options.profile || !engine.supports.profile) return measure(undefined);
+  const probe = loadProfiler(engine, { isolates: options.profileIsolates });
+  await probe.connect();
+  let outcome;
+  try {
+    outcome = await measure(probe);
+  } finally {
+    if (!probe.profile) probe.abandon();
+  }
+  const file = profilePath(resolve(repo, options.profile), where);
+  const steps = outcome.completed * cases.STEPS_PER_WORKFLOW;
+  const title = `${engine.label} ${where.caseName}, repeat ${where.rep}`;
+  const { figures, markdown } = saveProfile(probe, { file, appDir: engine.appDir, steps, repo, title });
+  outcome.profile = figures;
+  log(figures.error ? `${engine.label}: no profile: ${figures.error}` : `${engine.label}: profile ${figures.file}\n\n${markdown}\n`);
+  return outcome;
 }
 
 function versions(nodeBin) {
@@ -179,9 +206,9 @@ async function runAll(engines, sharedCtx, options, results) {
   }
 }
 
-/** One repeat's figures on one line: rounded, raw samples left out. */
+/** One repeat's figures on one line: rounded, raw samples and the profile's figures (printed on their own) left out. */
 function summarize(outcome) {
-  return JSON.stringify(outcome, (key, v) => (key === "samples" ? undefined : typeof v === "number" ? Math.round(v * 100) / 100 : v));
+  return JSON.stringify(outcome, (key, v) => (key === "samples" || key === "profile" ? undefined : typeof v === "number" ? Math.round(v * 100) / 100 : v));
 }
 
 /** Whether the engine still answers a read within a minute (three tries). */

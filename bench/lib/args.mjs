@@ -29,7 +29,13 @@ export const USAGE = `npm run bench -- [options]
                           falls on both alike; sequential: all of one engine, stopped, then the other
   --source worktree|head  Shepherd from the working tree (default) or from the last commit
   --docs / --no-docs      write docs/performance.md (default: yes, except with --quick)
-  --out FILE              results JSON (default bench/results/latest.json)
+  --out FILE              results JSON (default bench/results/latest.json; with --profile bench/results/profile.json)
+  --profile FILE          a V8 CPU profile of Shepherd's isolate over the load of each throughput measurement,
+                          as FILE (a .cpuprofile for DevTools, frames mapped to src/) and its summary per step
+                          beside it (.md); FILE gets -<case>-<repeat> when several measurements are profiled.
+                          The profiler's cost is in the figures: docs/performance.md is left alone unless --docs
+  --profile-isolates      with --profile: every other isolate of the runtime too (the local queues, D1, the
+                          entry router, …), for how its CPU splits; their samplers cost about a fifth of a core
   --keep-tmp              keep the temp dir (snapshots, state, wrangler logs)
   --verbose               wrangler's per-request logs into the temp dir's logs
   --port-base P           first of the 5 ports used (default 8800: remote, Shepherd, its inspector, Workflows, its inspector)
@@ -43,9 +49,9 @@ export const PORT_COUNT = 5;
 const FLAGS = flagSpec({
   values: [
     "repeat", "cases", "engines", "sizes", "concurrency", "latency-runs", "retry-samples", "detection-samples", "mixed-size",
-    "burst-sizes", "burst-clients", "idle-seconds", "quiet-wait", "order", "source", "out", "port-base",
+    "burst-sizes", "burst-clients", "idle-seconds", "quiet-wait", "order", "source", "out", "port-base", "profile",
   ],
-  switches: ["quick", "docs", "no-docs", "keep-tmp", "verbose"],
+  switches: ["quick", "docs", "no-docs", "keep-tmp", "verbose", "profile-isolates"],
 });
 
 export function parseOptions(argv) {
@@ -72,12 +78,16 @@ export function parseOptions(argv) {
     quietWaitS: pick("quiet-wait", 60, 5),
     order: oneOf(values.order ?? "interleaved", "--order", ["interleaved", "sequential"]),
     source: oneOf(values.source ?? "worktree", "--source", ["worktree", "head"]),
-    writeDocs: values["no-docs"] ? false : (values.docs ?? !quick),
-    out: values.out ?? (quick ? "bench/results/quick.json" : "bench/results/latest.json"),
+    // A profiled run's figures carry the profiler's cost: they replace neither the page's table nor latest.json.
+    profile: values.profile,
+    profileIsolates: Boolean(values["profile-isolates"]),
+    writeDocs: values["no-docs"] ? false : (values.docs ?? (!quick && !values.profile)),
+    out: values.out ?? (quick ? "bench/results/quick.json" : values.profile ? "bench/results/profile.json" : "bench/results/latest.json"),
     keepTmp: Boolean(values["keep-tmp"]),
     verbose: Boolean(values.verbose),
     portBase: pick("port-base", PORT_RANGE[0], PORT_RANGE[0]),
   };
   checkPortBase(options.portBase, PORT_COUNT, PORT_RANGE);
+  if (options.profileIsolates && !options.profile) throw new Error("--profile-isolates needs --profile FILE");
   return options;
 }

@@ -40,7 +40,7 @@ async function pollUntilTerminal(engine, id, timeoutMs) {
  * for the few not yet ended). The end time is the engines' own completion stamp, so the read-back adds
  * nothing to the wall time; its CPU is measured by a second identical pass and subtracted.
  */
-export async function throughput(ctx, engine, { tag, workflows, concurrency, slowFraction = 0, timeoutMs }) {
+export async function throughput(ctx, engine, { tag, workflows, concurrency, slowFraction = 0, timeoutMs, probe }) {
   const { remote } = ctx;
   const ids = Array.from({ length: workflows }, (_, index) => idFor(ctx, tag, index));
   const slowEvery = slowFraction > 0 ? Math.round(1 / slowFraction) : 0;
@@ -59,6 +59,9 @@ export async function throughput(ctx, engine, { tag, workflows, concurrency, slo
   remote.events.on("request", onRequest);
 
   const pids = engine.workerdPids();
+  // A probe (--profile) brackets the load alone: started before the first start request, stopped once the
+  // remote has seen every last step, so neither the read-back nor the probe's own stop is in it.
+  await probe?.start();
   const cpuBefore = cpuMs(pids);
   const rssBeforeKb = memoryKb(pids).rssKb;
   const stopRss = sampleRss(() => pids);
@@ -80,6 +83,10 @@ export async function throughput(ctx, engine, { tag, workflows, concurrency, slo
     while (finished.size < workflows - startFailures && Date.now() < deadline && Date.now() - lastProgressAt < 30_000) {
       await sleep(50);
     }
+    // The probe's stop (a profile serialised inside workerd) is not the engine's work: its CPU is taken out.
+    const cpuBeforeProbeStop = cpuMs(pids);
+    await probe?.stop();
+    const probeStopCpuMs = probe ? cpuMs(pids) - cpuBeforeProbeStop : 0;
 
     // Read every workflow until it has ended (most already have); count the reads to discount their CPU.
     const outcomes = new Map();
@@ -96,7 +103,7 @@ export async function throughput(ctx, engine, { tag, workflows, concurrency, slo
       if (pending.length > 0) await sleep(100);
     }
     const peakRssKb = stopRss();
-    const cpuRun = cpuMs(pids) - cpuBefore;
+    const cpuRun = cpuMs(pids) - cpuBefore - probeStopCpuMs;
 
     // The same reads again, now that nothing else runs: their CPU per read, to take out of the run's figure.
     const cpuReadsBefore = cpuMs(pids);

@@ -1,6 +1,7 @@
 // Shepherd under test: a snapshot of the project (so edits to src/ during a run change nothing), its D1
 // migrations applied to fresh persisted state, then `wrangler dev` with the bench's vars
 // (scripts/lib/wrangler-dev.mjs).
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { requestJson, retryAfterSeconds } from "../../../scripts/lib/http-json.mjs";
 import { applyD1Migrations, describeSource, snapshotProject, wranglerDev } from "../../../scripts/lib/wrangler-dev.mjs";
@@ -54,8 +55,12 @@ export function shepherdEngine({ repo, tmp, port, inspectorPort, source, verbose
   return {
     name: "shepherd",
     label: "Shepherd",
-    supports: { detection: true, supervisor: true, burstAtScale: true },
+    supports: { detection: true, supervisor: true, burstAtScale: true, profile: true },
     source: sourceLabel(describeSource(repo, source)),
+    /** For --profile: the inspector wrangler dev opens, the Worker's name, the snapshot whose bundle the profile names. */
+    inspectorPort,
+    workerName: /^name\s*=\s*"([^"]+)"/m.exec(readFileSync(join(repo, "wrangler.toml"), "utf8"))?.[1] ?? "shepherd",
+    appDir: dir,
     ...devLifecycle(dev, prepare),
 
     /**
