@@ -56,6 +56,9 @@ const DEFAULTS = {
   callsPerAgentHost: 100,
   /** AgentHost objects the code spreads attempts over: the AGENT_HOST_SHARDS setting's default (src/config.ts). */
   agentHosts: 64,
+  /** Task queues the configuration uses and binds (TASK_QUEUE_SHARDS, TASKS ...): see taskQueuesConfigured. */
+  taskQueues: 1,
+  taskQueuesBound: 1,
   /** Index writes per workflow: start and end (written on status changes only, src/domain/index-entry.ts). */
   indexWritesPerWorkflow: 2,
   /** D1 time per index upsert, ms: "several milliseconds" for writes per the D1 docs (assumed value). */
@@ -90,6 +93,19 @@ function measured(resultsPath) {
     // A negative idle figure means the object was evicted (its in-memory counters reset) during the watch.
     idleRowsWrittenPerMin: Math.max(0, medianOf("supervisor", "idleRowsWrittenPerMin") ?? 0),
   };
+}
+
+/**
+ * How many task queues wrangler.toml's configuration uses, as src/config.ts `taskQueueShards` counts them:
+ * TASK_QUEUE_SHARDS from [vars] (default 1), never more than the TASKS, TASKS_1 ... producers bound there.
+ */
+export function taskQueuesConfigured(tomlText) {
+  const vars = /^\[vars\]\s*$([\s\S]*?)(?=^\[)/m.exec(tomlText)?.[1] ?? "";
+  const wanted = Number(/^\s*TASK_QUEUE_SHARDS\s*=\s*"?([^"\s#]*)"?/m.exec(vars)?.[1]);
+  const bindings = new Set([...tomlText.matchAll(/^\s*binding\s*=\s*"(TASKS(?:_\d+)?)"/gm)].map((match) => match[1]));
+  let bound = 1;
+  while (bindings.has(`TASKS_${bound}`)) bound += 1;
+  return { taskQueues: Number.isInteger(wanted) && wanted >= 1 ? Math.min(wanted, bound) : 1, taskQueuesBound: bound };
 }
 
 /** A queue message as src/scheduler/workflow-scheduler.ts builds it, at the longest ids the API accepts. */
@@ -164,6 +180,8 @@ export function simulate(input, costs) {
       invocationsBusy,
       queuesForConcurrency,
       queuesNeeded: Math.max(queuesForRate, queuesForConcurrency),
+      configured: p.taskQueues,
+      bound: p.taskQueuesBound,
     },
     agentHosts: { callsInFlight, agentHostsNeeded, configured: p.agentHosts, requestsPerSecPerHost: agentHostRequestsPerSec },
     d1: { indexWritesPerSec, writesPerDb, shardsForWrites, indexRows, indexBytes, shardsForSize, shardsNeeded: Math.max(shardsForWrites, shardsForSize) },
@@ -192,7 +210,7 @@ Queues
   messages: ${fmt(q.messagesPerSec)}/s → ${q.queuesForRate} queue(s) at ${p.headroom * 100} % of ${fmt(LIMITS.queueMessagesPerSec)} msg/s
   consumers: a batch of ${p.batchSize} is held ~${fmt(q.batchHoldMs)} ms (claims only; the calls run in agent hosts) → ${fmt(q.invocationsBusy, 1)} busy invocations
     → ${q.queuesForConcurrency} queue(s) at ${p.headroom * 100} % of ${LIMITS.queueConsumerConcurrency} concurrent invocations
-  needed: ${q.queuesNeeded} agent queue(s) (hash-sharded by workflow id beyond one)
+  needed: ${q.queuesNeeded} task queue(s), spread by hash of the workflow id; the configuration uses ${q.configured} of the ${q.bound} bound (TASK_QUEUE_SHARDS${q.configured < q.queuesNeeded ? `: raise it${q.bound < q.queuesNeeded ? ", binding queues up to TASKS_" + (q.queuesNeeded - 1) : ""}` : ""})
   largest message: ${fmt(q.largestMessageBytes)} bytes (limit ${fmt(LIMITS.queueMessageBytes)}); sendBatch ≤ ${LIMITS.queueSendBatchMessages} messages
 Agent hosts (AgentHost objects)
   remote calls in flight: ${fmt(a.callsInFlight)} → ${fmt(a.agentHostsNeeded)} hosts at ${p.headroom * 100} % of ${p.callsPerAgentHost} calls each (the code has ${a.configured}: raise AGENT_HOST_SHARDS)
@@ -237,6 +255,7 @@ function main() {
       callsPerAgentHost: numeric("calls-per-host"),
     }).filter(([, value]) => value !== undefined),
   );
+  Object.assign(input, taskQueuesConfigured(readFileSync(`${repo}wrangler.toml`, "utf8")));
   const costs = measured(values.results);
   const result = simulate(input, costs);
   if (values.json) {

@@ -49,3 +49,21 @@ export function agentHostShards(env: Env): number {
   const value = Number(env.AGENT_HOST_SHARDS);
   return Number.isInteger(value) && value >= 1 && value <= MAX_AGENT_HOST_SHARDS ? value : DEFAULT_AGENT_HOST_SHARDS;
 }
+
+/** The binding of task queue `shard` (0, 1, ...), as wrangler.toml names them: TASKS, then TASKS_1, TASKS_2 ... */
+export function taskQueueBinding(env: Env, shard: number): Queue | undefined {
+  const bindings = env as unknown as Record<string, Queue | undefined>;
+  return bindings[shard === 0 ? "TASKS" : `TASKS_${shard}`];
+}
+
+/**
+ * TASK_QUEUE_SHARDS, a whole number from 1 (the default) up to the task queues bound in wrangler.toml; a larger
+ * count uses those there are, since a message cannot go to a queue the Worker has no binding for.
+ */
+export function taskQueueShards(env: Env): number {
+  const value = Number(env.TASK_QUEUE_SHARDS);
+  const wanted = Number.isInteger(value) && value >= 1 ? value : 1;
+  let bound = 1;
+  while (bound < wanted && taskQueueBinding(env, bound) !== undefined) bound += 1;
+  return bound;
+}

@@ -16,6 +16,8 @@ interface ShepherdSettings {
   BACKPRESSURE_LAG_MS?: string;
   /** AgentHost objects the remote calls are spread over, 1 to 10000 (default 64). */
   AGENT_HOST_SHARDS?: string;
+  /** Task queues a workflow's messages are spread over by its id, 1 to the TASKS bindings present (default 1). */
+  TASK_QUEUE_SHARDS?: string;
   /** "true" enables the dev-only routes and fault injection (npm start, tests); never set in wrangler.toml. */
   DEV_HOOKS?: string;
   /** Dev only: JSON object of fault name to probability (see src/dev/faults.ts); ignored without DEV_HOOKS. */

@@ -17,6 +17,7 @@ export default {
   async queue(batch, env, _ctx) {
     if (batch.queue === "shepherd-webhooks") await consumeWebhookBatch(batch, env);
     else if (batch.queue.endsWith("-dlq")) await recordDeadLetters(batch, env);
+    // Every task queue (shepherd-tasks, shepherd-tasks-1 ...: see TASK_QUEUE_SHARDS) has the same consumer.
     else await consumeTaskBatch(batch, env);
   },
   async scheduled(controller, env, _ctx) {

@@ -7,6 +7,7 @@ import { performTask } from "./perform-task";
 import { learnBreaker } from "./breaker-guard";
 import type { BreakerNotice } from "../breaker/breaker-rpc";
 import { agentHostShards } from "../config";
+import { fnv1a } from "../domain/fnv1a";
 
 /** What became of a task message handed to a host. */
 export type HandOffResult = { started: true } | { started: false; reason: string };
@@ -42,23 +43,13 @@ export class AgentHost extends DurableObject<Env> {
   }
 }
 
-/** FNV-1a, to spread steps evenly and stably over the hosts. */
-function hashOf(key: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) {
-    hash ^= key.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
-}
-
 /**
  * The host an attempt runs on: the step's own place among the hosts, moved on by one for each attempt, so a
  * retry never runs on the host that just ran the attempt before it (a host in trouble does not get the step
  * back), while a message delivered twice for one attempt still reaches the same host.
  */
 export function agentHostShardOf(message: Pick<TaskMessage, "tenant" | "workflowId" | "stepId" | "attempt">, shards: number): number {
-  return (hashOf(`${message.tenant}:${message.workflowId}:${message.stepId}`) + message.attempt) % shards;
+  return (fnv1a(`${message.tenant}:${message.workflowId}:${message.stepId}`) + message.attempt) % shards;
 }
 
 export function agentHostFor(env: Env, message: TaskMessage): { take(message: TaskMessage): Promise<HandOffResult> } {

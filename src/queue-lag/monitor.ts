@@ -1,25 +1,47 @@
 import { DurableObject } from "cloudflare:workers";
-import type { QueueLagSample } from "../domain/back-pressure";
+import { QUEUE_LAG_FRESH_MS, type QueueLagSample } from "../domain/back-pressure";
 
-/** Consumers report at most this often per isolate; the front door re-reads at most this often per isolate. */
+/** Consumers report at most this often per isolate and queue; the front door re-reads at most this often per isolate. */
 const REPORT_EVERY_MS = 1_000;
 const READ_EVERY_MS = 1_000;
 
+/** One task queue's sample, as its consumer reports it. */
+export interface QueueLagReport extends QueueLagSample {
+  /** The queue's name (`shepherd-tasks`, `shepherd-tasks-1`, ...). */
+  queue: string;
+}
+
 /**
- * The lag of the task queue as its consumers see it, for back-pressure at the front door and for operators.
- * One object for the deployment, holding only the latest sample in memory: it is a gauge that goes stale in
- * seconds, not state, so an eviction that forgets it loses nothing the next report does not restore.
+ * The lag of the task queues as their consumers see it, for back-pressure at the front door and for operators.
+ * One object for the deployment, holding only each queue's latest sample in memory: it is a gauge that goes stale
+ * in seconds, not state, so an eviction that forgets it loses nothing the next reports do not restore.
  */
 export class QueueLagMonitor extends DurableObject<Env> {
-  private latest: QueueLagSample | undefined;
+  private readonly latest = new Map<string, QueueLagSample>();
 
-  record(sample: QueueLagSample): void {
-    if (!this.latest || sample.at >= this.latest.at) this.latest = sample;
+  record(report: QueueLagReport): void {
+    const { queue, lagMs, at } = report;
+    const previous = this.latest.get(queue);
+    if (!previous || at >= previous.at) this.latest.set(queue, { lagMs, at });
   }
 
+  /** The worst lag among the queues' fresh samples (see `worstFreshSample`). */
   read(): QueueLagSample | null {
-    return this.latest ?? null;
+    return worstFreshSample([...this.latest.values()]) ?? null;
   }
+}
+
+/**
+ * The largest lag among the samples taken at most QUEUE_LAG_FRESH_MS before the newest. Starts go to every queue,
+ * so the most behind one is what back-pressure must answer to; and a workflow's message is only late once even the
+ * slowest queue delivers younger ones, so the lost-message check never sends again what a slow queue still holds.
+ * A queue whose sample is that much older than the others' has stopped delivering, which says it is empty.
+ */
+export function worstFreshSample(samples: QueueLagSample[]): QueueLagSample | undefined {
+  if (samples.length === 0) return undefined;
+  const newest = Math.max(...samples.map((sample) => sample.at));
+  const fresh = samples.filter((sample) => newest - sample.at <= QUEUE_LAG_FRESH_MS);
+  return fresh.reduce((worst, sample) => (sample.lagMs > worst.lagMs || (sample.lagMs === worst.lagMs && sample.at > worst.at) ? sample : worst));
 }
 
 function monitor(env: Env) {
@@ -27,12 +49,13 @@ function monitor(env: Env) {
 }
 
 /**
- * wrangler.toml's `max_batch_size` for `shepherd-tasks`. With `max_batch_timeout = 0` a batch holds what was
+ * wrangler.toml's `max_batch_size` for the task queues. With `max_batch_timeout = 0` a batch holds what was
  * waiting, so a batch with room left means the queue had caught up when it was cut.
  */
 const TASK_BATCH_MAX = 10;
 
-let lastReport: { at: number; caughtUp: boolean } | undefined;
+/** Per queue: one queue's report must not hold back another's. */
+const lastReports = new Map<string, { at: number; caughtUp: boolean }>();
 
 /**
  * The lag of a delivered batch: the wait of its oldest first delivery (a redelivery's age includes our own
@@ -45,11 +68,12 @@ export async function reportQueueLag(env: Env, batch: MessageBatch<unknown>, now
   const firsts = batch.messages.filter((message) => message.attempts <= 1);
   if (firsts.length === 0) return;
   const caughtUp = batch.messages.length < TASK_BATCH_MAX;
+  const lastReport = lastReports.get(batch.queue);
   if (lastReport && lastReport.caughtUp === caughtUp && now - lastReport.at < REPORT_EVERY_MS) return;
-  lastReport = { at: now, caughtUp };
+  lastReports.set(batch.queue, { at: now, caughtUp });
   const oldest = Math.min(...firsts.map((message) => message.timestamp.getTime()));
   try {
-    await monitor(env).record({ lagMs: caughtUp ? 0 : Math.max(0, now - oldest), at: now });
+    await monitor(env).record({ queue: batch.queue, lagMs: caughtUp ? 0 : Math.max(0, now - oldest), at: now });
   } catch (error) {
     console.error(JSON.stringify({ message: "could not report the queue's lag", error: String(error) }));
   }
@@ -57,7 +81,7 @@ export async function reportQueueLag(env: Env, batch: MessageBatch<unknown>, now
 
 let cached: { sample: QueueLagSample | undefined; readAt: number } | undefined;
 
-/** The latest sample, read at most once a second per isolate; undefined when there is none or it can't be read. */
+/** The worst fresh sample of the task queues, read at most once a second per isolate; undefined when there is none or it can't be read. */
 export async function currentQueueLag(env: Env, now: number): Promise<QueueLagSample | undefined> {
   if (cached && now - cached.readAt < READ_EVERY_MS) return cached.sample;
   let sample: QueueLagSample | undefined;
@@ -74,5 +98,5 @@ export async function currentQueueLag(env: Env, now: number): Promise<QueueLagSa
 /** Tests move the gauge and must see the move at once, not after this isolate's read interval. */
 export function forgetQueueLagReads(): void {
   cached = undefined;
-  lastReport = undefined;
+  lastReports.clear();
 }

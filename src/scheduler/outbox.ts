@@ -6,6 +6,7 @@ import { upsertIndexEntry } from "../workflow-index/d1-index";
 import type { QueuedTask, WorkflowStore } from "./store";
 import type { WebhookOutbox } from "./webhook-outbox";
 import { SEND_RETRY } from "./delivery-policy";
+import { taskQueueFor } from "./task-queues";
 
 /** Queues' `sendBatch` limit: 100 messages (and 256 KB; a task message is under 1.2 KB). */
 const SEND_BATCH_MAX = 100;
@@ -68,7 +69,7 @@ export class OutboxDelivery {
       const messages = await Promise.all(unsent.map(async (row) => ({ body: await this.taskMessage(tenant, workflowId, row.task) })));
       if (faultFires(this.env, "enqueueFails")) throw new InjectedFault("enqueueFails");
       for (; accepted < messages.length; accepted += SEND_BATCH_MAX) {
-        await this.env.TASKS.sendBatch(messages.slice(accepted, accepted + SEND_BATCH_MAX));
+        await taskQueueFor(this.env, workflowId).sendBatch(messages.slice(accepted, accepted + SEND_BATCH_MAX));
         this.store.markTasksSent(unsent.slice(accepted, accepted + SEND_BATCH_MAX).map((row) => row.seq));
       }
       return true;

@@ -4,7 +4,7 @@ import { WorkflowStore } from "../../src/scheduler/store";
 import type { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
 import { api, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
 import { FAST, PATIENT } from "../helpers/policies";
-import { holdBackSends } from "../helpers/queue";
+import { holdBackSends, taskQueueOf } from "../helpers/queue";
 import { hang, json, mockRemote, REMOTE } from "../helpers/remote";
 import { schedulerStub } from "../helpers/scheduler";
 import { elapse } from "../helpers/time";
@@ -91,7 +91,7 @@ describe("faults inside the scheduler", () => {
     const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId();
     await runInDurableObject(schedulerStub(id), (instance) => {
-      vi.spyOn(internals(instance).env.TASKS, "sendBatch").mockRejectedValueOnce(new Error("Too Many Requests"));
+      vi.spyOn(taskQueueOf(id, internals(instance).env), "sendBatch").mockRejectedValueOnce(new Error("Too Many Requests"));
     });
     const started = await api("POST", "/v1/workflows", { id, definition: oneStep({ ...PATIENT, timeouts: { ...PATIENT.timeouts, scheduleToStartMs: SCHEDULE_TO_START_MS } }) });
     expect(started.status).toBe(201);

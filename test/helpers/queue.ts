@@ -1,9 +1,12 @@
-// The task queue as the tests see it: what the objects send to it (and what the test keeps back from it), and
-// what it delivers to the consumer and what the consumer answers.
+// The task queues as the tests see them: what the objects send to them (and what the test keeps back from them), and
+// what they deliver to the consumer and what the consumer answers.
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
 import worker from "../../src/index";
 import type { TaskMessage } from "../../src/domain/task-message";
+import { taskQueueBinding, taskQueueShards } from "../../src/config";
+import { taskQueueFor, taskQueueShardOf } from "../../src/scheduler/task-queues";
+import { uniqueId } from "./api";
 
 export interface SentTask {
   /** When the object sent it. */
@@ -20,29 +23,65 @@ const encoder = new TextEncoder();
 export const byteLength = (value: unknown): number => encoder.encode(JSON.stringify(value) ?? "").byteLength;
 
 /**
- * Records every task message sent to TASKS, whether through `send` or `sendBatch`: every object shares the
- * test's binding, so one spy sees them all. The messages `hold` picks are kept back from the real queue, as if
- * the agent that received them died before doing anything (or the queue lost them); `release` hands them to the
- * real queue later. The rest go on to the real queue. One watch per test: `vi.restoreAllMocks()` ends it.
+ * The task queue a workflow's messages go to under the tests' configuration (TASK_QUEUE_SHARDS in vitest.config.ts),
+ * from the test's bindings or an object's (`instance.env`) for a spy set inside the object.
+ */
+export function taskQueueOf(workflowId: string, bindings: Env = env): Queue {
+  return taskQueueFor(bindings, workflowId);
+}
+
+/** The name the consumer sees on a batch from that queue (`shepherd-tasks`, `shepherd-tasks-1`, ...). */
+export function taskQueueNameOf(workflowId: string): string {
+  const shard = taskQueueShardOf(workflowId, taskQueueShards(env));
+  return shard === 0 ? "shepherd-tasks" : `shepherd-tasks-${shard}`;
+}
+
+/**
+ * `count` unique workflow ids whose messages all take one task queue, for a test that needs them to arrive as one
+ * batch: the last queue in use, so with more than one the test runs on a sharded queue.
+ */
+export function uniqueIdsOnOneQueue(count: number, prefix?: string): string[] {
+  const shards = taskQueueShards(env);
+  const ids: string[] = [];
+  while (ids.length < count) {
+    const id = uniqueId(prefix);
+    if (taskQueueShardOf(id, shards) === shards - 1) ids.push(id);
+  }
+  return ids;
+}
+
+/** Every task queue binding there is, whatever TASK_QUEUE_SHARDS says. */
+export function boundTaskQueues(): Queue[] {
+  const queues: Queue[] = [];
+  for (let shard = 0; taskQueueBinding(env, shard) !== undefined; shard++) queues.push(taskQueueBinding(env, shard)!);
+  return queues;
+}
+
+/**
+ * Records every task message sent to any task queue, whether through `send` or `sendBatch`: every object shares
+ * the test's bindings, so one spy per queue sees them all. The messages `hold` picks are kept back from the real
+ * queue, as if the agent that received them died before doing anything (or the queue lost them); `release` hands
+ * them to the real queue later. The rest go on to the real queue. One watch per test: `vi.restoreAllMocks()` ends it.
  */
 export function watchSends(hold: (message: TaskMessage) => boolean = () => false) {
-  const queue = env.TASKS;
-  if (vi.isMockFunction(queue.sendBatch) || vi.isMockFunction(queue.send)) throw new Error("TASKS is already watched in this test: use one watchSends");
   const sent: SentTask[] = [];
-  const sendBatch = queue.sendBatch.bind(queue);
-  const send = queue.send.bind(queue);
   const record = (body: unknown): SentTask => {
     const message = body as TaskMessage;
     const entry = { at: Date.now(), message, bytes: byteLength(body), held: hold(message), released: false };
     sent.push(entry);
     return entry;
   };
-  vi.spyOn(queue, "sendBatch").mockImplementation(async (messages, options) => {
-    const onward = [...messages].filter((message) => !record(message.body).held);
-    if (onward.length > 0) return sendBatch(onward, options);
-    return {} as QueueSendBatchResponse;
-  });
-  vi.spyOn(queue, "send").mockImplementation(async (body, options) => (record(body).held ? ({} as QueueSendResponse) : send(body, options)));
+  const realSends = new Map(boundTaskQueues().map((queue) => [queue, spyOnSends(queue, record)]));
+  /** Sends around the spies, to the queue the workflow's messages take (the first queue for a body without one). */
+  const sendAround = async (bodies: unknown[]) => {
+    const byQueue = new Map<Queue, unknown[]>();
+    for (const body of bodies) {
+      const workflowId = (body as Partial<TaskMessage> | null)?.workflowId;
+      const queue = typeof workflowId === "string" ? taskQueueOf(workflowId) : env.TASKS;
+      byQueue.set(queue, [...(byQueue.get(queue) ?? []), body]);
+    }
+    for (const [queue, group] of byQueue) await realSends.get(queue)!(group.map((body) => ({ body })));
+  };
   return {
     sent,
     /** The messages sent for one workflow, in order. */
@@ -51,12 +90,26 @@ export function watchSends(hold: (message: TaskMessage) => boolean = () => false
     async release(which: (message: TaskMessage) => boolean = () => true) {
       const due = sent.filter((entry) => entry.held && !entry.released && which(entry.message));
       for (const entry of due) entry.released = true;
-      if (due.length > 0) await sendBatch(due.map((entry) => ({ body: entry.message })));
+      if (due.length > 0) await sendAround(due.map((entry) => entry.message));
       return due.length;
     },
-    /** Sends messages to the real queue as one batch, around the spy. */
-    sendBatchToQueue: (bodies: unknown[]) => sendBatch(bodies.map((body) => ({ body }))),
+    /** Sends messages to the real queue as one batch per queue, around the spy. */
+    sendBatchToQueue: sendAround,
   };
+}
+
+/** Puts the spy on one queue's sends; answers its real `sendBatch`, for sending around the spy. */
+function spyOnSends(queue: Queue, record: (body: unknown) => SentTask): Queue["sendBatch"] {
+  if (vi.isMockFunction(queue.sendBatch) || vi.isMockFunction(queue.send)) throw new Error("the task queues are already watched in this test: use one watchSends");
+  const sendBatch = queue.sendBatch.bind(queue);
+  const send = queue.send.bind(queue);
+  vi.spyOn(queue, "sendBatch").mockImplementation(async (messages, options) => {
+    const onward = [...messages].filter((message) => !record(message.body).held);
+    if (onward.length > 0) return sendBatch(onward, options);
+    return {} as QueueSendBatchResponse;
+  });
+  vi.spyOn(queue, "send").mockImplementation(async (body, options) => (record(body).held ? ({} as QueueSendResponse) : send(body, options)));
+  return sendBatch;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { TaskMessage } from "../../src/domain/task-message";
 import { getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { FAST } from "../helpers/policies";
-import { watchDeliveries, watchSends } from "../helpers/queue";
+import { taskQueueNameOf, watchDeliveries, watchSends } from "../helpers/queue";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -69,7 +69,7 @@ describe("case 5: duplicate delivery", () => {
     await waitForStatus(id, "completed");
 
     const [firstDelivery, secondDelivery] = queue.of(id);
-    expect(secondDelivery).toMatchObject({ queue: "shepherd-tasks", id: firstDelivery!.id, attempts: 2 });
+    expect(secondDelivery).toMatchObject({ queue: taskQueueNameOf(id), id: firstDelivery!.id, attempts: 2 });
     // The second claim was refused before anything reached the remote.
     const replies = await Promise.all(claims.mock.results.map((result) => result.value));
     expect(replies.map((reply) => reply.ok === true || reply.code)).toEqual([true, "already_claimed"]);

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
-import { historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
+import { historyOf, start, waitForStatus } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { FAST } from "../helpers/policies";
-import { watchDeliveries, watchSends } from "../helpers/queue";
+import { uniqueIdsOnOneQueue, watchDeliveries, watchSends } from "../helpers/queue";
 
 afterEach(() => {
   clearInjectedFaults();
@@ -13,7 +13,8 @@ afterEach(() => {
 describe("case 6: consumer throws mid-batch", () => {
   it("acks messages 1–7 and 9–10 before passing the crash on message 8, performs the redelivered 8th, and runs every step once", async () => {
     const remote = mockRemote(() => json({ ok: true }));
-    const ids = Array.from({ length: 10 }, () => uniqueId("batch"));
+    // All on one task queue, so that their messages can arrive as one batch.
+    const ids = uniqueIdsOnOneQueue(10, "batch");
     const batchIds = new Set(ids);
     // The starts' messages are kept back, to go to the real queue together, as one batch of ten.
     const sends = watchSends((message) => batchIds.has(message.workflowId));

@@ -5,7 +5,7 @@ import { indexRow } from "../helpers/index-db";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { FAST } from "../helpers/policies";
 import { MAX_REDISPATCHES } from "../../src/domain/machine/reports";
-import { watchDeliveries, type Delivery } from "../helpers/queue";
+import { taskQueueNameOf, watchDeliveries, type Delivery } from "../helpers/queue";
 import { objectRecord } from "../helpers/scheduler";
 
 afterEach(() => {
@@ -21,11 +21,11 @@ const poisonStep = { id: "only", action: { type: "http", url: `${REMOTE}/only` }
 /** A message dead-letters this many times before its attempt fails: the first ones are sent again. */
 const DEAD_LETTERS = MAX_REDISPATCHES + 1;
 
-/** The task queue delivered the message 4 times (attempts 1–4, never answered), then the DLQ once, acked. */
+/** The workflow's task queue delivered the message 4 times (attempts 1–4, never answered), then the DLQ once, acked. */
 function expectDeadLettered(deliveries: Delivery[]) {
   const [first] = deliveries;
   expect(deliveries.map((delivery) => [delivery.queue, delivery.id, delivery.attempts, delivery.answer ?? "none"])).toEqual([
-    ...Array.from({ length: DELIVERIES }, (_, i) => ["shepherd-tasks", first!.id, i + 1, "none"]),
+    ...Array.from({ length: DELIVERIES }, (_, i) => [taskQueueNameOf(first!.body.workflowId), first!.id, i + 1, "none"]),
     ["shepherd-tasks-dlq", expect.any(String), 1, "ack"],
   ]);
   expect(deliveries.at(-1)!.body).toEqual(first!.body);
@@ -49,7 +49,7 @@ describe("case 7: poison message", () => {
       const deliveries = queue.of(id);
       expectDeadLettered(deliveries.slice(0, DELIVERIES + 1));
       // Then attempt 1's message once more, sent again by the object, delivered once.
-      expect(deliveries.slice(DELIVERIES + 1).map((delivery) => [delivery.queue, delivery.body.attempt, delivery.answer])).toEqual([["shepherd-tasks", 1, "ack"]]);
+      expect(deliveries.slice(DELIVERIES + 1).map((delivery) => [delivery.queue, delivery.body.attempt, delivery.answer])).toEqual([[taskQueueNameOf(id), 1, "ack"]]);
     });
     await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "completed", version: (await objectRecord(id)).workflow!.version }));
   }, 40_000);
@@ -77,7 +77,7 @@ describe("case 7: poison message", () => {
     expect(workflow.steps[0]).toMatchObject({ status: "failed", error: { message: expect.stringMatching(/dead-lettered/) } });
     // The DLQ consumer acks once the object has recorded the dead letter, so the ack may trail the status.
     await vi.waitFor(() => expect(queue.of(id).filter((delivery) => delivery.queue === "shepherd-tasks-dlq" && delivery.answer === "ack")).toHaveLength(DEAD_LETTERS));
-    expect(queue.of(id).filter((delivery) => delivery.queue === "shepherd-tasks")).toHaveLength(DELIVERIES * DEAD_LETTERS);
+    expect(queue.of(id).filter((delivery) => delivery.queue === taskQueueNameOf(id))).toHaveLength(DELIVERIES * DEAD_LETTERS);
     expect((await historyOf(id)).find((event) => event.type === "workflow_escalated")).toMatchObject({ stepId: "only", data: { phase: "action" } });
     await vi.waitFor(async () => expect(await indexRow(id)).toMatchObject({ status: "needs_attention", version: (await objectRecord(id)).workflow!.version }));
   }, 70_000);

@@ -8,7 +8,7 @@ import type { StartRequest } from "../../src/scheduler/rpc";
 import { api, historyOf, uniqueId, waitForStatus } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { watchSends } from "../helpers/queue";
+import { taskQueueOf, watchSends } from "../helpers/queue";
 import { objectRecord, schedulerStub } from "../helpers/scheduler";
 import { FAST } from "../helpers/policies";
 import { callTask } from "../helpers/tasks";
@@ -164,7 +164,7 @@ describe("case 13: crash mid-transition", () => {
     // transition was synced to disk, so the transition is durable and only the send is lost.
     let crashed = false;
     const sendBatch = await runInDurableObject(stub, (instance, state) => {
-      const queue = (instance as unknown as { env: Env }).env.TASKS;
+      const queue = taskQueueOf(id, (instance as unknown as { env: Env }).env);
       const real = queue.sendBatch.bind(queue);
       return vi.spyOn(queue, "sendBatch").mockImplementation(async (messages, options) => {
         const list = [...messages];

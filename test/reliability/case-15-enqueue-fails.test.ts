@@ -4,7 +4,7 @@ import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faul
 import { api, historyOf, uniqueId, waitForStatus } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { watchSends } from "../helpers/queue";
+import { taskQueueOf, watchSends } from "../helpers/queue";
 import { objectRecord, schedulerStub } from "../helpers/scheduler";
 import { FAST } from "../helpers/policies";
 
@@ -79,7 +79,7 @@ describe("case 15: enqueue fails", () => {
     const delivered: number[] = [];
     const errors = ["Too Many Requests", "Queue send failed: internal error"];
     await runInDurableObject(schedulerStub(id), (instance) => {
-      const tasks = (instance as unknown as { env: Env }).env.TASKS;
+      const tasks = taskQueueOf(id, (instance as unknown as { env: Env }).env);
       const real = tasks.sendBatch.bind(tasks);
       vi.spyOn(tasks, "sendBatch").mockImplementation(async (messages, options) => {
         const list = [...messages];

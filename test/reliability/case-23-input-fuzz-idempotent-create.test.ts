@@ -7,6 +7,7 @@ import { api, bearer, uniqueId, waitForStatus } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { describeResponse, expectErrorShape, toRawResponse, type RawResponse } from "../helpers/routes";
 import { FAST } from "../helpers/policies";
+import { boundTaskQueues, taskQueueOf } from "../helpers/queue";
 
 // The bulk of the cases go to the Worker's own Hono app with the per-tenant write limit taken out: the
 // limiter's counters are shared by every test file of a run (row 24 tests it), and this row is about what a
@@ -27,8 +28,10 @@ async function post(body: unknown, raw?: string): Promise<RawResponse> {
 
 const cases = { valid: 0, mutated: 0, randomJson: 0, notJson: 0 };
 beforeAll(() => {
-  vi.spyOn(env.TASKS, "sendBatch").mockResolvedValue({} as QueueSendBatchResponse);
-  vi.spyOn(env.TASKS, "send").mockResolvedValue({} as QueueSendResponse);
+  for (const queue of boundTaskQueues()) {
+    vi.spyOn(queue, "sendBatch").mockResolvedValue({} as QueueSendBatchResponse);
+    vi.spyOn(queue, "send").mockResolvedValue({} as QueueSendResponse);
+  }
 });
 afterAll(() => {
   vi.restoreAllMocks();
@@ -265,9 +268,9 @@ describe("case 23: input fuzz + idempotent create", () => {
   });
 
   it("runs a workflow started three times with the same id and body once, through the Worker's front door", async () => {
-    vi.mocked(env.TASKS.sendBatch).mockRestore();
-    const remote = mockRemote(() => json({ ok: true }));
     const id = uniqueId("once");
+    vi.mocked(taskQueueOf(id).sendBatch).mockRestore();
+    const remote = mockRemote(() => json({ ok: true }));
     const body = { id, definition: { name: "once", defaults: FAST, steps: [{ id: "a", action: { type: "http", url: `${REMOTE}/a` } }] }, input: { n: 1 } };
     const first = await api("POST", "/v1/workflows", body);
     expect(first.status).toBe(201);

@@ -42,7 +42,7 @@ async function backdateQueuedAttempt(id: string, ms: number): Promise<number> {
 const supervise = async (id: string) => expect(await fireAlarm(id)).toBe(true);
 
 async function recordQueueLag(lagMs: number, at = Date.now()) {
-  await env.QUEUE_LAG.getByName("task-queue").record({ lagMs, at });
+  await env.QUEUE_LAG.getByName("task-queue").record({ queue: "shepherd-tasks", lagMs, at });
   forgetQueueLagReads();
 }
 
