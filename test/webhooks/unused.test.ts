@@ -28,6 +28,9 @@ async function watchStorage(id: string, tenant: TestTenant) {
   const sql: string[] = [];
   await runInDurableObject(schedulerStub(id, tenant), (instance, state) => {
     const db = (instance as unknown as { env: Env }).env.DB;
+    // The binding is the isolate's, shared by every object: a watcher set up before hands over to this one
+    // (spying on the spy would have it call itself).
+    if (vi.isMockFunction(db.prepare)) vi.mocked(db.prepare).mockRestore();
     const prepare = db.prepare.bind(db);
     vi.spyOn(db, "prepare").mockImplementation((query: string) => {
       d1.push(query);
