@@ -1,6 +1,6 @@
 // Workflows by outcome over time. GET /v1/metrics gives totals only, so the series is counted from the
 // workflow list: an ended workflow's updatedAt is its last status change, i.e. when it ended.
-import { isTerminal, OUTCOMES } from "../list/statuses.js";
+import { isTerminal, OUTCOMES } from "../statuses.js";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

@@ -3,7 +3,7 @@
 import { api, query } from "../api.js";
 import { href } from "../router.js";
 import { readTrail, trailParam } from "./paging.js";
-import { ID_PATTERN, WORKFLOW_STATUSES } from "./statuses.js";
+import { ID_PATTERN, WORKFLOW_STATUSES } from "../statuses.js";
 
 export const PAGE_SIZES = [10, 25, 50, 100];
 const DEFAULT_PAGE_SIZE = 25;

@@ -3,7 +3,7 @@ import { clock } from "../format.js";
 import { html } from "../html.js";
 import { href } from "../router.js";
 import { runTime } from "./relative-time.js";
-import { isTerminal, statusLabel } from "./statuses.js";
+import { isTerminal, statusLabel } from "../statuses.js";
 
 /** `nameHref(name)` links a definition name to the list filtered by it; `busy`: another page is on its way. */
 export function WorkflowTable({ rows, busy, nameHref, now }) {

@@ -8,7 +8,7 @@ import { HBars } from "../charts/hbars.js";
 import { loadMetrics } from "../charts/metrics-data.js";
 import { bucketLabel, DEFAULT_WINDOW, OUTCOME_SERIES, WINDOWS } from "../charts/outcome-series.js";
 import { StackedBars } from "../charts/stacked-bars.js";
-import { OUTCOMES } from "../list/statuses.js";
+import { OUTCOMES } from "../statuses.js";
 
 const REFRESH_MS = 5_000;
 /** The contract's promise: a missed deadline is acted on within 1 s. */

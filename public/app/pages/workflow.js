@@ -5,7 +5,8 @@ import { html } from "../html.js";
 import { clock } from "../format.js";
 import { REFRESH_MS, useLive } from "../live.js";
 import { href } from "../router.js";
-import { anyActionAllowed, isEnded, WorkflowActions } from "../workflow/actions.js";
+import { anyActionAllowed, WorkflowActions } from "../workflow/actions.js";
+import { isTerminal } from "../statuses.js";
 import { AttemptsTable } from "../workflow/attempts-table.js";
 import { Diagnosis } from "../workflow/diagnosis.js";
 import { StepGraph } from "../workflow/graph.js";
@@ -16,7 +17,7 @@ import { workflowStructure } from "../workflow/structure.js";
 import { Timeline } from "../workflow/timeline.js";
 
 /** Keep refreshing while the workflow is open, and through a failed refresh (a blip must not stop the page). */
-const stillOpen = (data) => data === undefined || !isEnded(data.view.status);
+const stillOpen = (data) => data === undefined || !isTerminal(data.view.status);
 
 export function WorkflowPage({ id }) {
   const load = useMemo(() => createWorkflowLoader(id), [id]);
@@ -78,7 +79,7 @@ function useSelectedStep(id) {
 }
 
 function LiveNote({ view, loadedAt }) {
-  const text = isEnded(view.status) ? `ended; as of ${clock(loadedAt)}` : `live: refreshing every ${REFRESH_MS / 1_000} s, as of ${clock(loadedAt)}`;
+  const text = isTerminal(view.status) ? `ended; as of ${clock(loadedAt)}` : `live: refreshing every ${REFRESH_MS / 1_000} s, as of ${clock(loadedAt)}`;
   return html`<span class="muted live-note" data-testid="live-note">${text}</span>`;
 }
 

@@ -6,7 +6,7 @@ import { REFRESH_MS, useLive } from "../live.js";
 import { navigate } from "../router.js";
 import { Pager } from "../list/paging.js";
 import { SearchBox } from "../list/search-box.js";
-import { isTerminal, statusLabel } from "../list/statuses.js";
+import { isTerminal, statusLabel } from "../statuses.js";
 import { StatusFilter } from "../list/status-filter.js";
 import { WorkflowTable } from "../list/workflow-table.js";
 import { listHref, loadWorkflowPage, PAGE_SIZES, readListQuery } from "../list/workflow-query.js";

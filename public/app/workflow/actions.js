@@ -5,14 +5,10 @@ import { useState } from "preact/hooks";
 import { api } from "../api.js";
 import { ConfirmButton } from "../confirm.js";
 import { html } from "../html.js";
+import { isTerminal } from "../statuses.js";
 
-const ENDED = new Set(["completed", "failed", "compensated", "cancelled", "terminated"]);
 const REDRIVABLE = new Set(["failed", "cancelled", "terminated"]);
 const CANCELLABLE = new Set(["running", "paused", "needs_attention"]);
-
-export function isEnded(status) {
-  return ENDED.has(status);
-}
 
 /** Which actions a workflow in this state takes: the pure rule the buttons follow. */
 export function allowedActions(view) {
@@ -21,10 +17,10 @@ export function allowedActions(view) {
   return {
     pause: status === "running",
     resume: status === "paused",
-    sendEvent: !isEnded(status),
+    sendEvent: !isTerminal(status),
     cancel: CANCELLABLE.has(status),
     compensate: attention,
-    terminate: !isEnded(status),
+    terminate: !isTerminal(status),
     redrive: REDRIVABLE.has(status),
     failedSteps: attention ? view.steps.filter((step) => step.status === "failed").map((step) => step.id) : [],
   };

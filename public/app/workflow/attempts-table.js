@@ -4,6 +4,7 @@ import { html } from "../html.js";
 import { duration } from "../format.js";
 import { attemptDetail, timelineOf } from "./timeline-model.js";
 import { preciseClock } from "./time.js";
+import { statusLabel } from "../statuses.js";
 
 export function AttemptsTable({ view, events, now, selected }) {
   const rows = timelineOf(view, events, now).rows.flatMap((row) =>
@@ -34,7 +35,7 @@ function SpanRow({ stepId, span, selected }) {
       <td class="mono">${attempt ? preciseClock(span.lastHeartbeatAt) : "—"}</td>
       <td class="mono">${preciseClock(span.endedAt)}</td>
       <td class="mono">${took(span)}</td>
-      <td><span class=${`status ${status}`}>${status.replaceAll("_", " ")}</span> ${whyEnded(span)}</td>
+      <td><span class=${`status ${status}`}>${statusLabel(status)}</span> ${whyEnded(span)}</td>
     </tr>
   `;
 }

@@ -4,6 +4,7 @@ import { html } from "../html.js";
 import { clock, duration } from "../format.js";
 import { eventSummary, eventTypeWords } from "./event-words.js";
 import { errorWords } from "./timeline-model.js";
+import { statusLabel } from "../statuses.js";
 
 const RECENT_DECISIONS = 5;
 
@@ -138,6 +139,6 @@ function outcomeWords(view) {
     case "terminated":
       return `Terminated at ${at}: ${view.error?.message ?? "by an operator"}.`;
     default:
-      return `The workflow is ${view.status.replaceAll("_", " ")}.`;
+      return `The workflow is ${statusLabel(view.status)}.`;
   }
 }

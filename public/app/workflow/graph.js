@@ -2,6 +2,7 @@
 // Clicking a step selects it, and the page scrolls its timeline into view.
 import { html } from "../html.js";
 import { layoutGraph, NODE } from "./layout.js";
+import { statusLabel } from "../statuses.js";
 
 const KIND_LABEL = { sleep: "sleep", waitForEvent: "wait for event", action: undefined };
 const MAX_LABEL = 20;
@@ -45,7 +46,7 @@ function GraphNode({ node, selected, onSelect }) {
       <title>${step.id} — ${step.status}${kind ? ` (${kind})` : ""}</title>
       <rect width=${NODE.width} height=${NODE.height} rx="7" />
       <text class="node-id" x="12" y="19">${shorten(step.id)}</text>
-      <text class="node-status" x="12" y="35">${step.status.replaceAll("_", " ")}${kind ? ` · ${kind}` : ""}</text>
+      <text class="node-status" x="12" y="35">${statusLabel(step.status)}${kind ? ` · ${kind}` : ""}</text>
     </g>
   `;
 }

@@ -4,6 +4,7 @@ import { html } from "../html.js";
 import { clock, duration } from "../format.js";
 import { href } from "../router.js";
 import { errorWords } from "./timeline-model.js";
+import { statusLabel } from "../statuses.js";
 
 /** How much of an input or output its folded line shows. */
 const PREVIEW_CHARS = 90;
@@ -13,7 +14,7 @@ export function WorkflowHeader({ view, now }) {
   return html`
     <header class="wf-head">
       <p class="crumbs"><a href=${href("workflows")}>Workflows</a> / <a href=${href("workflows", { q: view.name })}>${view.name}</a></p>
-      <h1><code>${view.id}</code> <span class=${`status ${view.status}`} data-testid="workflow-status">${view.status.replaceAll("_", " ")}</span></h1>
+      <h1><code>${view.id}</code> <span class=${`status ${view.status}`} data-testid="workflow-status">${statusLabel(view.status)}</span></h1>
       <dl class="facts">
         <div><dt>Definition</dt><dd>${definition?.name ?? view.name}${definition?.version ? ` v${definition.version}` : " (inline)"}
           ${definition?.hash && html` <span class="muted mono" title=${definition.hash}>${definition.hash.slice(0, 10)}</span>`}</dd></div>

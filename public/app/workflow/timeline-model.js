@@ -1,6 +1,7 @@
 // What happened to each step over time, as spans on one axis: its attempts (action and compensation, each from
 // scheduled through started to ended), the backoffs between them, and its sleeps and waits, which have no
 // attempts and come from the history.
+import { statusLabel } from "../statuses.js";
 
 /** `{ start, end, rows: [{ stepId, status, spans }] }`; `now` closes spans that are still open. */
 export function timelineOf(view, events, now) {
@@ -79,7 +80,7 @@ function timerSpan(event) {
 /** Why an attempt ended, in words: "succeeded", "failed: HTTP 503 — …", "timed out: heartbeat timeout". */
 export function attemptOutcome(attempt) {
   const detail = attemptDetail(attempt);
-  return `${attempt.status.replaceAll("_", " ")}${detail ? `: ${detail}` : ""}`;
+  return `${statusLabel(attempt.status)}${detail ? `: ${detail}` : ""}`;
 }
 
 /** What the status alone does not say: the error, the deadline that passed, what a live attempt waits for. */
