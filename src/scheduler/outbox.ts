@@ -68,8 +68,9 @@ export class OutboxDelivery {
     try {
       const messages = await Promise.all(unsent.map(async (row) => ({ body: await this.taskMessage(tenant, workflowId, row.task) })));
       if (faultFires(this.env, "enqueueFails")) throw new InjectedFault("enqueueFails");
+      const queue = taskQueueFor(this.env, workflowId);
       for (; accepted < messages.length; accepted += SEND_BATCH_MAX) {
-        await taskQueueFor(this.env, workflowId).sendBatch(messages.slice(accepted, accepted + SEND_BATCH_MAX));
+        await queue.sendBatch(messages.slice(accepted, accepted + SEND_BATCH_MAX));
         this.store.markTasksSent(unsent.slice(accepted, accepted + SEND_BATCH_MAX).map((row) => row.seq));
       }
       return true;
