@@ -55,7 +55,7 @@ export const AttemptSchema = z.object({
   resends: z.number().optional(),
   /** How often the queue dead-lettered its message: the poison rule counts these. */
   deadLetters: z.number().optional(),
-  /** When the supervisor next asks whether its message was lost; absent: `sentAt` + QUEUE_CHECK_MS. */
+  /** When the supervisor next asks whether its message was lost; absent (state from before it was stored): `sentAt` + QUEUE_CHECK_MS. */
   queueCheckAt: z.number().optional(),
   /** When a heartbeat last brought progress different from the one before; absent until one brings any. */
   progressAt: z.number().optional(),

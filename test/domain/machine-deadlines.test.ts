@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { WorkflowPlan } from "../../src/domain/plan";
-import { nextDeadlineAt } from "../../src/domain/machine";
-import { QUEUE_CHECK_MS } from "../../src/domain/machine/queued-attempts";
+import { nextDeadlineAt, startWorkflow } from "../../src/domain/machine";
+import { QUEUE_CHECK_JITTER, QUEUE_CHECK_MS } from "../../src/domain/machine/queued-attempts";
 import {
   accepted,
   claimed,
@@ -181,7 +181,7 @@ const rows: TransitionCase[] = [
         const a = stepOf(result.state, "a");
         expect(a.attempt).toBe(2);
         expect(a.nextRetryAt).toBeUndefined();
-        expect(a.attempts[1]).toEqual({ n: 2, kind: "action", status: "scheduled", scheduledAt: T0 + 100 });
+        expect(a.attempts[1]).toEqual({ n: 2, kind: "action", status: "scheduled", scheduledAt: T0 + 100, queueCheckAt: T0 + 100 + QUEUE_CHECK_MS });
       },
     },
   },
@@ -321,5 +321,20 @@ describe("nextDeadlineAt", () => {
     expect(run.send(tick).changed).toBe(false);
     run.wait(1);
     expect(run.send(tick).history.map((entry) => entry.type)).toContain("step_heartbeat_missed");
+  });
+});
+
+describe("the first lost-message check of a queued attempt", () => {
+  const start = (draw: number) =>
+    startWorkflow({ tenant: "t", id: "wf", plan: NO_QUEUE_TIMEOUT, input: null, now: T0 }, () => draw).state.steps[0]?.attempts[0];
+
+  // Attempts sent together and lost together (a local queue across a restart) must not all be sent again in
+  // the same second: that herd of work would make every other workflow's alarm late.
+  it.each([
+    { draw: 0, expected: T0 + QUEUE_CHECK_MS * (1 - QUEUE_CHECK_JITTER) },
+    { draw: 0.5, expected: T0 + QUEUE_CHECK_MS },
+    { draw: 1, expected: T0 + QUEUE_CHECK_MS * (1 + QUEUE_CHECK_JITTER) },
+  ])("is spread from half to one and a half QUEUE_CHECK_MS after the send (draw $draw)", ({ draw, expected }) => {
+    expect(start(draw)).toMatchObject({ status: "scheduled", queueCheckAt: expected });
   });
 });

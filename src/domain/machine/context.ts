@@ -1,4 +1,5 @@
 import { backoffMs } from "../backoff";
+import { queueCheckDelayMs } from "./queued-attempts";
 import type { HistoryEntry } from "../history";
 import { findStepPlan, type StepPlan } from "../plan";
 import type { Attempt, AttemptKind, StepState, WorkflowState } from "../state";
@@ -60,7 +61,7 @@ export class TransitionContext {
     step.attempt += 1;
     step.budgetUsed += 1;
     delete step.nextRetryAt;
-    step.attempts.push({ n: step.attempt, kind, status: "scheduled", scheduledAt: this.now });
+    step.attempts.push({ n: step.attempt, kind, status: "scheduled", scheduledAt: this.now, queueCheckAt: this.now + queueCheckDelayMs(this.random) });
     step.status = kind === "action" ? "scheduled" : "compensating";
     this.record({ type: "step_scheduled", stepId: step.id, attempt: step.attempt, data: { kind } });
     this.effects.push({ type: "EnqueueAttempt", stepId: step.id, attempt: step.attempt, kind });

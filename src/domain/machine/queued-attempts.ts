@@ -9,6 +9,18 @@ import type { TransitionContext } from "./context";
 export const QUEUE_CHECK_MS = 60_000;
 
 /**
+ * Each check lands anywhere from half to one and a half QUEUE_CHECK_MS after the send. Attempts sent together
+ * (a burst's, say) lost together (a local queue across a restart) would otherwise all be found and sent again
+ * in the same second, and that herd of work would make every other workflow's alarm run late.
+ */
+export const QUEUE_CHECK_JITTER = 0.5;
+
+/** How long from now the supervisor waits before it asks about a queued attempt's message. */
+export function queueCheckDelayMs(random: () => number): number {
+  return Math.round(QUEUE_CHECK_MS * (1 + QUEUE_CHECK_JITTER * (2 * random() - 1)));
+}
+
+/**
  * The queue delivers roughly in order. A message this much older than the ones being delivered now should
  * have arrived already: it was lost (a queue that forgot it, e.g. a local queue across a restart).
  */
@@ -45,7 +57,7 @@ export function checkQueuedAttempt(ctx: TransitionContext, step: StepState, atte
   const waitedMs = ctx.now - (attempt.sentAt ?? attempt.scheduledAt);
   const delivering = queueLag !== undefined && ctx.now - queueLag.at <= QUEUE_LAG_FRESH_MS;
   if (delivering && waitedMs <= queueLag.lagMs + QUEUE_ORDER_SLACK_MS) {
-    attempt.queueCheckAt = ctx.now + QUEUE_CHECK_MS;
+    attempt.queueCheckAt = ctx.now + queueCheckDelayMs(ctx.random);
     ctx.changed = true;
     return;
   }
