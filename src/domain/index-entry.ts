@@ -10,7 +10,7 @@ export interface IndexEntry {
   createdAt: number;
   updatedAt: number;
   endedAt?: number;
-  /** The object's earliest deadline when the entry was written; the sweep's safety net reads it. */
+  /** Until when the object promises to have run again (its lease, see INDEX_LEASE_MS); the sweep reads it. */
   nextDeadlineAt?: number;
   /** The state's version: the index never moves back to an older one. */
   version: number;
@@ -26,11 +26,14 @@ export interface IndexEntry {
 export const INDEX_WATCHDOG_MS = 60 * 60 * 1000;
 
 /**
- * A workflow the sweep woke is indexed at least this far ahead. Its alarm was just set again, so the safety net
- * need not look at it sooner; without this lease a healthy workflow whose next deadline is always near (a
- * heartbeat, the next step's) would be woken by every sweep. A second lost alarm is found this much later.
+ * The index holds a lease, not the object's every deadline: an open workflow is indexed at least this far
+ * ahead, and the object renews the lease when it runs low (see indexNeedsEntry). Writing every step's deadline
+ * would put D1 on every step's path; writing only the first one makes every healthy workflow older than it look
+ * overdue to the sweep. So a workflow that ends within the lease costs two index writes (start and end), one that
+ * runs longer one more per half lease, and the sweep wakes only a workflow whose object stopped running: a lost
+ * alarm is found within the lease (plus the sweep's grace), not sooner.
  */
-export const WOKEN_INDEX_LEASE_MS = 10 * 60 * 1000;
+export const INDEX_LEASE_MS = 10 * 60 * 1000;
 
 export function indexEntryOf(state: WorkflowState, nextDeadlineAt: number | undefined): IndexEntry {
   const open = !isTerminal(state.status);
@@ -48,22 +51,33 @@ export function indexEntryOf(state: WorkflowState, nextDeadlineAt: number | unde
   };
 }
 
+/** When the object will next run by itself: its next deadline, or the watchdog date of a workflow with none. */
+function nextRunAt(state: WorkflowState, deadline: number | undefined): number {
+  return deadline ?? state.updatedAt + INDEX_WATCHDOG_MS;
+}
+
+/** The date an entry written now carries: the object's next run, but never less than a lease ahead. */
+export function indexedDeadlineOf(state: WorkflowState, deadline: number | undefined, now: number): number {
+  return Math.max(nextRunAt(state, deadline), now + INDEX_LEASE_MS);
+}
+
 /**
- * How far the object's deadline may drift from the indexed one before the entry is written again. Steps move it
- * by seconds or minutes, which the index can ignore; a sleep or a wait moves it by hours or days: past this,
- * the sweep would wake a sleeping workflow for nothing, or miss a lost alarm for as long as the sleep was.
+ * How much later than needed the indexed date may be before the entry is written again. A sleep or a wait that
+ * ends early (an event came) leaves the index promising a run days away: past this, a lost alarm would go
+ * unnoticed that long.
  */
 export const INDEX_DEADLINE_DRIFT_MS = INDEX_WATCHDOG_MS;
 
 /**
- * The index is written when a workflow starts and when its status changes, not on every step: a listing
- * only shows status, and per-step writes would put D1 on every step's path. It is also written when the
- * deadline moved far from the indexed one (see INDEX_DEADLINE_DRIFT_MS).
+ * The index is written when a workflow starts and when its status changes (a listing shows status), and when
+ * its lease needs renewing: it would lapse before the object's next run, or within half a lease (so a workflow
+ * whose deadlines are always near renews once per half lease, not per step). It is also written when the
+ * indexed date promises far too late a run (see INDEX_DEADLINE_DRIFT_MS).
  */
-export function indexNeedsEntry(previous: WorkflowState | undefined, next: WorkflowState, nextDeadlineAt: number | undefined): boolean {
+export function indexNeedsEntry(previous: WorkflowState | undefined, next: WorkflowState, deadline: number | undefined, now: number): boolean {
   if (previous === undefined || previous.status !== next.status) return true;
   const indexed = next.indexedDeadlineAt;
   if (isTerminal(next.status) || indexed === undefined) return false;
-  const deadline = nextDeadlineAt ?? next.updatedAt + INDEX_WATCHDOG_MS;
-  return Math.abs(deadline - indexed) > INDEX_DEADLINE_DRIFT_MS;
+  if (indexed < Math.max(nextRunAt(next, deadline), now + INDEX_LEASE_MS / 2)) return true;
+  return indexed - indexedDeadlineOf(next, deadline, now) > INDEX_DEADLINE_DRIFT_MS;
 }

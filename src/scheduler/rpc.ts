@@ -28,8 +28,6 @@ export interface CommitOptions {
   requestHash?: string;
   /** Write the index entry even though the status did not change (the sweep woke us). */
   reindex?: boolean;
-  /** With `reindex`: the indexed deadline is no earlier than this (WOKEN_INDEX_LEASE_MS). */
-  indexedNoEarlierThan?: number;
   /** The first answer to an event sent with an id, stored with the delivery. */
   eventReceipt?: EventReceipt;
 }

@@ -229,12 +229,6 @@ export class WorkflowStore {
     }
   }
 
-  /** Puts an index entry in the outbox on its own, e.g. to refresh the indexed deadline. */
-  queueIndexEntry(entry: IndexEntry, now: number): void {
-    if (!this.hasSchema) return;
-    this.pendingIndexEntry = this.storage.transactionSync(() => this.insertIndexEntry(entry, now));
-  }
-
   /** Replaces any older entry: the index only needs the newest. Due at once. */
   private insertIndexEntry(entry: IndexEntry, now: number): PendingIndexEntry {
     this.query("DELETE FROM outbox WHERE kind = 'index'");

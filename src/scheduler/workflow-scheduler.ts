@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { faultFires, InjectedFault } from "../dev/faults";
-import { indexEntryOf, indexNeedsEntry, WOKEN_INDEX_LEASE_MS } from "../domain/index-entry";
+import { indexedDeadlineOf, indexEntryOf, indexNeedsEntry } from "../domain/index-entry";
 import { claimEagerly, nextDeadlineAt, queueChecksDue, reportEvent, startWorkflow, transition, unclaimedSince } from "../domain/machine";
 import type { EventReply, SentEvent, TransitionResult, WorkflowEvent } from "../domain/machine";
 import { currentQueueLag } from "../queue-lag/monitor";
@@ -175,7 +175,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
    */
   async wake(): Promise<{ ok: true; status: WorkflowState["status"] } | typeof NOT_FOUND> {
     this.alarmClock.forget();
-    const status = await this.supervise({ reindex: true, indexedNoEarlierThan: Date.now() + WOKEN_INDEX_LEASE_MS });
+    const status = await this.supervise({ reindex: true });
     return status ? { ok: true, status } : NOT_FOUND;
   }
 
@@ -238,16 +238,16 @@ export class WorkflowScheduler extends DurableObject<Env> {
 
   private async commit(previous: WorkflowState | undefined, result: TransitionResult, now: number, options: CommitOptions = {}): Promise<void> {
     const deadline = nextDeadlineAt(result.state);
-    const indexEntry = options.reindex || indexNeedsEntry(previous, result.state, deadline) ? indexEntryOf(result.state, indexedDeadline(deadline, options)) : undefined;
-    if (result.changed) {
+    const indexEntry = options.reindex || indexNeedsEntry(previous, result.state, deadline, now) ? indexEntryOf(result.state, indexedDeadlineOf(result.state, deadline, now)) : undefined;
+    // The state remembers what the index was given, so the lease is renewed once, not by every commit after.
+    if (indexEntry) result.state.indexedDeadlineAt = indexEntry.nextDeadlineAt;
+    if (result.changed || indexEntry) {
       const queued = result.effects.map(({ stepId, attempt, kind }) => ({ stepId, attempt, kind }));
       const tasks = queued.length > 0 ? { queued, sendBy: now + SEND_LEASE_MS } : undefined;
-      if (indexEntry) result.state.indexedDeadlineAt = indexEntry.nextDeadlineAt;
       const { requestHash, eventReceipt } = options;
       this.store.persist(result.state, result.history, { nextDeadlineAt: deadline, now, requestHash, indexEntry, tasks, eventReceipt });
     } else {
       this.store.appendHistory(result.history, now);
-      if (indexEntry) this.store.queueIndexEntry(indexEntry, now);
     }
     // Before any await, so the promise to announce this history to webhooks commits with it.
     this.outbox.webhooks.noteAppended(result.state, result.history.length, now);
@@ -283,8 +283,3 @@ export class WorkflowScheduler extends DurableObject<Env> {
   }
 }
 
-/** The deadline the index is given: the state's, held back to the sweep's lease after a wake. */
-function indexedDeadline(deadline: number | undefined, options: CommitOptions): number | undefined {
-  const floor = options.indexedNoEarlierThan;
-  return floor === undefined || deadline === undefined ? deadline : Math.max(deadline, floor);
-}

@@ -4,7 +4,7 @@ import { nextDeadlineAt } from "../../src/domain/machine";
 import { claimed, failedPermanently, plan, Run, step, succeeded } from "./builders";
 
 describe("the index entry of a workflow", () => {
-  it("carries the object's next deadline while the workflow runs", () => {
+  it("carries the date it is given (the object's lease) while the workflow runs", () => {
     const run = new Run(plan([step("a")]));
     expect(indexEntryOf(run.state, 12_345)).toMatchObject({ status: "running", nextDeadlineAt: 12_345, version: run.state.version });
   });
@@ -29,13 +29,13 @@ describe("the index entry of a workflow", () => {
   it("is written at the start and on every status change, not on other transitions", () => {
     const run = new Run(plan([step("a"), step("b")]));
     const started = run.state;
-    expect(indexNeedsEntry(undefined, started, nextDeadlineAt(started))).toBe(true);
+    expect(indexNeedsEntry(undefined, started, nextDeadlineAt(started), run.now)).toBe(true);
     run.send(claimed("a"));
-    expect(indexNeedsEntry(started, run.state, nextDeadlineAt(run.state))).toBe(false);
+    expect(indexNeedsEntry(started, run.state, nextDeadlineAt(run.state), run.now)).toBe(false);
     const before = run.state;
     run.send(succeeded("a"));
     run.send(claimed("b"));
     run.send(succeeded("b"));
-    expect(indexNeedsEntry(before, run.state, nextDeadlineAt(run.state))).toBe(true);
+    expect(indexNeedsEntry(before, run.state, nextDeadlineAt(run.state), run.now)).toBe(true);
   });
 });

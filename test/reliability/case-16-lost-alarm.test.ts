@@ -8,6 +8,7 @@ import { watchSends } from "../helpers/queue";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { alarmOf, objectRecord, schedulerStub } from "../helpers/scheduler";
 import { backdate, elapse, fireAlarm, runCron } from "../helpers/time";
+import { INDEX_LEASE_MS } from "../../src/domain/index-entry";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -70,8 +71,8 @@ describe("case 16: lost/stale alarm", () => {
     const stranded = await strandedWorkflow("stranded");
     await runInDurableObject(schedulerStub(stranded), (_instance, state) => state.storage.deleteAlarm());
 
-    // Past its deadline nothing moves it: no alarm, no agent.
-    await backdate(stranded, { ms: SCHEDULE_TO_START_MS * 2 });
+    // Past its deadline nothing moves it: no alarm, no agent. Its index lease lapses a lease after the start.
+    await backdate(stranded, { ms: INDEX_LEASE_MS });
     const indexed = (await indexRow(stranded))!;
     expect(Date.now()).toBeGreaterThan(indexed.next_deadline_at!);
     expect((await getWorkflow(stranded)).steps[0].attempts).toHaveLength(1);
@@ -110,7 +111,7 @@ describe("case 16: lost/stale alarm", () => {
     // The alarm is there but will not fire in time (a stale alarm, as after workerd#3138).
     const stale = Date.now() + 24 * 60 * 60 * 1_000;
     await runInDurableObject(schedulerStub(id), (_instance, state) => state.storage.setAlarm(stale));
-    await backdate(id, { ms: SCHEDULE_TO_START_MS * 2 });
+    await backdate(id, { ms: INDEX_LEASE_MS });
     const indexedBefore = (await indexRow(id))!.next_deadline_at!;
     expect((await getWorkflow(id)).steps[0].attempts).toHaveLength(1);
 

@@ -7,7 +7,8 @@ import { holdBackSends } from "../helpers/queue";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { alarmOf, schedulerStub } from "../helpers/scheduler";
 import { backdate, elapse, runCron } from "../helpers/time";
-import { WOKEN_INDEX_LEASE_MS } from "../../src/domain/index-entry";
+import { INDEX_LEASE_MS } from "../../src/domain/index-entry";
+import { callTask } from "../helpers/tasks";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -38,8 +39,8 @@ async function strandedWorkflow() {
 describe("the cron sweep (the supervisor's safety net)", () => {
   it("case 16 (lost alarm): wakes a workflow whose alarm was deleted once its indexed deadline is past the grace period", async () => {
     const { id, remote } = await strandedWorkflow();
-    // Well past the schedule-to-start deadline, nothing happened: the alarm is gone.
-    await backdate(id, { ms: SCHEDULE_TO_START_MS * 2 });
+    // A lease later (well past the schedule-to-start deadline) nothing happened: the alarm is gone.
+    await backdate(id, { ms: INDEX_LEASE_MS });
     expect((await getWorkflow(id)).steps[0].attempts).toHaveLength(1);
     expect(await alarmOf(id)).toBeNull();
 
@@ -53,10 +54,9 @@ describe("the cron sweep (the supervisor's safety net)", () => {
     await vi.waitFor(async () => expect((await indexRow(id))?.status).toBe("completed"));
   });
 
-  it("leaves a workflow alone while its deadline is within the grace period", async () => {
+  it("leaves a workflow alone while its lease lapsed less than the grace period ago", async () => {
     const { id } = await strandedWorkflow();
-    // Its schedule-to-start deadline has passed, but less than the grace period ago.
-    await backdate(id, { ms: SCHEDULE_TO_START_MS * 2 });
+    await backdate(id, { ms: INDEX_LEASE_MS });
     await runCron(Date.now());
     expect((await getWorkflow(id)).steps[0].attempts).toHaveLength(1);
     expect((await getWorkflow(id)).steps[0].attempts[0].status).toBe("scheduled");
@@ -72,7 +72,8 @@ describe("the cron sweep (the supervisor's safety net)", () => {
     const indexedAtStart = (await indexRow(id))!.next_deadline_at!;
     await runInDurableObject(schedulerStub(id), (_instance, state) => state.storage.deleteAlarm());
 
-    // The indexed deadline (schedule-to-start, from the start) looks overdue a while later: the sweep wakes it.
+    // Its lease from the start lapses, and the grace period with it: the sweep wakes it.
+    expect(indexedAtStart).toBeGreaterThanOrEqual((await getWorkflow(id)).createdAt + INDEX_LEASE_MS);
     const wokenAt = Date.now();
     await runCron(indexedAtStart + GRACE_MS + 1);
 
@@ -80,15 +81,36 @@ describe("the cron sweep (the supervisor's safety net)", () => {
     const workflow = await getWorkflow(id);
     expect(alarm).toBe(workflow.steps[0].lastHeartbeatAt + heartbeatMs);
     // Indexed a lease ahead rather than at the (near) heartbeat deadline: the alarm was just set again.
-    await vi.waitFor(async () => expect((await indexRow(id))?.next_deadline_at).toBeGreaterThanOrEqual(wokenAt + WOKEN_INDEX_LEASE_MS));
+    await vi.waitFor(async () => expect((await indexRow(id))?.next_deadline_at).toBeGreaterThanOrEqual(wokenAt + INDEX_LEASE_MS));
     expect((await indexRow(id))!.next_deadline_at!).toBeGreaterThan(alarm!);
     expect(workflow.status).toBe("running");
   });
 
-  it("wakes a healthy workflow whose next deadline is always near once per lease, not at every sweep", async () => {
+  it("never wakes a healthy workflow: one whose heartbeats keep coming renews its lease before it lapses", async () => {
+    const remote = mockRemote(() => json({}, 202));
+    const id = uniqueId();
+    await start({ name: "heartbeating", defaults: { ...FAST, timeouts: { ...FAST.timeouts, heartbeatMs: 120_000, startToCloseMs: 3_600_000 } }, steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }] }, { id });
+    await vi.waitFor(async () => expect((await getWorkflow(id)).steps[0].status).toBe("waiting"));
+    const token = remote.calls[0]!.headers["shepherd-task-token"]!;
+    const wakes = vi.spyOn(console, "log");
+    const woken = () => wakes.mock.calls.filter(([line]) => String(line).includes("sweep woke overdue workflows")).length;
+
+    // Half an hour, a minute at a time: a heartbeat each minute, and a sweep after each.
+    for (let minute = 1; minute <= 30; minute++) {
+      await backdate(id, { ms: 60_000 });
+      expect((await callTask(token, "heartbeat", {})).status).toBe(200);
+      await runCron(Date.now());
+    }
+    expect(woken()).toBe(0);
+    // Renewed once per half lease or so, not by every heartbeat: the indexed lease stays ahead.
+    await vi.waitFor(async () => expect((await indexRow(id))?.next_deadline_at).toBeGreaterThan(Date.now() + INDEX_LEASE_MS / 2));
+    expect((await getWorkflow(id)).status).toBe("running");
+  });
+
+  it("wakes a workflow whose object stopped running once its lease lapsed, and only once per lease", async () => {
     mockRemote(() => json({}, 202));
     const id = uniqueId();
-    await start({ name: "heartbeating", defaults: { ...FAST, timeouts: { ...FAST.timeouts, heartbeatMs: 60_000, startToCloseMs: 3_600_000 } }, steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }] }, { id });
+    await start({ name: "silent", defaults: { ...FAST, timeouts: { ...FAST.timeouts, heartbeatMs: 60_000, startToCloseMs: 3_600_000 } }, steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }] }, { id });
     await vi.waitFor(async () => expect((await getWorkflow(id)).steps[0].status).toBe("waiting"));
     const indexedAtStart = (await indexRow(id))!.next_deadline_at!;
     const wakes = vi.spyOn(console, "log");
@@ -96,7 +118,7 @@ describe("the cron sweep (the supervisor's safety net)", () => {
 
     await runCron(indexedAtStart + GRACE_MS + 1);
     expect(woken()).toBe(1);
-    // Its heartbeat deadline is a minute away, but the sweeps of the next minutes find nothing overdue.
+    // The wake renewed its lease: the sweeps of the next minutes find nothing overdue.
     for (const minutes of [2, 3, 5, 9]) await runCron(Date.now() + minutes * 60_000);
     expect(woken()).toBe(1);
     expect((await getWorkflow(id)).status).toBe("running");
