@@ -80,11 +80,13 @@ function plannedCases(options) {
     // Last: it leaves thousands of objects behind, which would weigh on the other cases' figures. The bound
     // is throughput's (60 ms per step): at the ~66 steps/s of a 2-core machine, 60 ms per workflow would cut
     // a healthy W = 5 000 run short. An engine without burstAtScale runs only the smallest W.
+    // With --burst-cap such an engine runs them too, cut off after that many seconds: the curve side by side.
     const smallest = Math.min(...options.burstSizes);
+    const capped = (engine, workflows) => !engine.supports.burstAtScale && workflows !== smallest;
     for (const workflows of options.burstSizes) {
       plan.push([`burst-${workflows}`, (ctx, engine, rep) =>
-        burst(ctx, engine, { tag: `burst${workflows}-${rep}`, workflows, clients: options.burstClients, timeoutMs: timeoutFor(workflows) }),
-      (engine) => engine.supports.burstAtScale || workflows === smallest]);
+        burst(ctx, engine, { tag: `burst${workflows}-${rep}`, workflows, clients: options.burstClients, ...(capped(engine, workflows) ? { timeoutMs: options.burstCapS * 1000, cutOff: true } : { timeoutMs: timeoutFor(workflows) }) }),
+      (engine) => engine.supports.burstAtScale || workflows === smallest || options.burstCapS !== undefined]);
     }
   }
   return plan;

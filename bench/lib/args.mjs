@@ -20,6 +20,8 @@ export const USAGE = `npm run bench -- [options]
   --mixed-size W          workflows in the mixed-load case (default 50)
   --burst-sizes 1000,5000 burst workflow counts W (default 1000,5000,10000; --quick 300); Workflows runs only
                           the smallest (it cannot finish the large ones in reasonable time)
+  --burst-cap S           let an engine that cannot finish the large burst sizes (Workflows) run them too, each
+                          cut off S s after its first start: the W curve side by side (default: smallest only)
   --burst-clients N       concurrent clients starting the burst, each honouring 429/503 Retry-After (default 32)
   --idle-seconds S        how long the idle supervisor is watched (default 20)
   --quiet-wait S          before each measurement, wait up to S s for other processes to use < 25 % of a core
@@ -49,7 +51,7 @@ export const PORT_COUNT = 5;
 const FLAGS = flagSpec({
   values: [
     "repeat", "cases", "engines", "sizes", "concurrency", "latency-runs", "retry-samples", "detection-samples", "mixed-size",
-    "burst-sizes", "burst-clients", "idle-seconds", "quiet-wait", "order", "source", "out", "port-base", "profile",
+    "burst-sizes", "burst-cap", "burst-clients", "idle-seconds", "quiet-wait", "order", "source", "out", "port-base", "profile",
   ],
   switches: ["quick", "docs", "no-docs", "keep-tmp", "verbose", "profile-isolates"],
 });
@@ -73,6 +75,7 @@ export function parseOptions(argv) {
     mixedSize: pick("mixed-size", 50, 20),
     burstSizes: pick("burst-sizes", [1000, 5000, 10000], [300], sizes("burst-sizes")),
     burstClients: pick("burst-clients", 32, 32),
+    burstCapS: values["burst-cap"] === undefined ? undefined : integer(values["burst-cap"], "--burst-cap"),
     idleSeconds: pick("idle-seconds", 20, 5),
     supervisorWorkflows: quick ? 5 : 20,
     quietWaitS: pick("quiet-wait", 60, 5),

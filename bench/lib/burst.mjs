@@ -19,9 +19,9 @@ const MIN_WAIT_AFTER_STARTS_MS = 60_000;
 /**
  * Figures for one W (see the fields returned at the end). `timeoutMs` bounds the wait for workflows to end,
  * from the first start; the start phase has its own bound (START_RETRY_BUDGET_MS per start, and no start is
- * begun once max(that, timeoutMs) has passed since the first).
+ * begun once max(that, timeoutMs) has passed since the first). With `cutOff`, `timeoutMs` bounds the whole run.
  */
-export async function burst(ctx, engine, { tag, workflows, clients, timeoutMs }) {
+export async function burst(ctx, engine, { tag, workflows, clients, timeoutMs, cutOff = false }) {
   const { remote } = ctx;
   const ids = Array.from({ length: workflows }, (_, index) => idFor(ctx, tag, index));
   const progress = watchRemote(remote, `${ctx.runTag}-${tag}-`);
@@ -33,14 +33,17 @@ export async function burst(ctx, engine, { tag, workflows, clients, timeoutMs })
   const firstStartMs = Date.now();
   try {
     const tally = newStartTally();
-    const startsClosedAt = firstStartMs + Math.max(START_RETRY_BUDGET_MS, timeoutMs);
+    // Cut off (--burst-cap): no start begun and no wait after `timeoutMs`, whatever is left unstarted or running.
+    const startsClosedAt = firstStartMs + (cutOff ? timeoutMs : Math.max(START_RETRY_BUDGET_MS, timeoutMs));
     const spec = (id) => ({ id, steps: stepsFor(remote.url, STEPS_PER_WORKFLOW), retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS });
     const startedFlags = await mapPool(ids, clients, (id) => startWithBackPressure(engine, spec(id), tally, startsClosedAt));
     const startsDoneAt = now();
+    // Starts and steps apart: the start phase's CPU (with the steps that ran meanwhile), then the steps' alone.
+    const atStartsDone = { cpu: cpuMs(pids), steps: progress.stepsSeen.size };
     const started = ids.filter((_, index) => startedFlags[index]);
     if (started.length === 0) throw new Error(`${engine.label}: every start failed, e.g. ${tally.firstError}`);
 
-    const deadline = Math.max(firstStartMs + timeoutMs, Date.now() + MIN_WAIT_AFTER_STARTS_MS);
+    const deadline = cutOff ? firstStartMs + timeoutMs : Math.max(firstStartMs + timeoutMs, Date.now() + MIN_WAIT_AFTER_STARTS_MS);
     await waitForLastSteps(progress, started.length, deadline);
     const { outcomes, reads } = await readUntilEnded(engine, started, clients, deadline);
     const peakRssKb = stopRss();
@@ -60,6 +63,8 @@ export async function burst(ctx, engine, { tag, workflows, clients, timeoutMs })
     const endedAt = completed.length > 0 ? Math.max(...completed.map((status) => status.endedAt ?? 0)) : undefined;
     const wallMs = endedAt === undefined ? undefined : endedAt - startedAt;
     const executedSteps = progress.stepsSeen.size;
+    const cpuFigure = (value) => (workerdRestarted ? undefined : Math.max(0, value));
+    const stepsAfterStarts = executedSteps - atStartsDone.steps;
     return {
       workflows,
       clients,
@@ -73,7 +78,10 @@ export async function burst(ctx, engine, { tag, workflows, clients, timeoutMs })
       ...viewFigures(ended),
       maxReportedLagMs,
       // Per step that reached the remote at least once, so retries and failed workflows' work weigh in.
-      cpuMsPerStep: executedSteps > 0 && !workerdRestarted ? Math.max(0, cpuRun - cpuPerRead * reads) / executedSteps : undefined,
+      cpuMsPerStep: executedSteps > 0 ? cpuFigure((cpuRun - cpuPerRead * reads) / executedSteps) : undefined,
+      startPhaseCpuMsPerStart: cpuFigure((atStartsDone.cpu - cpuBefore) / started.length),
+      stepsDuringStartPhase: atStartsDone.steps,
+      cpuMsPerStepAfterStarts: stepsAfterStarts > 0 ? cpuFigure((cpuBefore + cpuRun - atStartsDone.cpu - cpuPerRead * reads) / stepsAfterStarts) : undefined,
       workerdRestarted: workerdRestarted ? 1 : 0,
       peakRssMb: peakRssKb / 1024,
       backPressureAnswers: tally.backPressureAnswers,

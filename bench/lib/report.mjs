@@ -98,6 +98,8 @@ const BURST_COLUMNS = [
   { key: "queueLagP99Ms", label: "queue lag p99 (ms)" },
   { key: "maxReportedLagMs", label: "max reported lag (ms)" },
   { key: "cpuMsPerStep", label: "CPU ms/step" },
+  { key: "startPhaseCpuMsPerStart", label: "start phase CPU ms/start" },
+  { key: "cpuMsPerStepAfterStarts", label: "CPU ms/step after the starts" },
   { key: "peakRssMb", label: "peak RSS (MB)" },
   { key: "backPressureAnswers", label: "429/503 answers", count: true },
   { key: "retryAfterWaitS", label: "Retry-After wait (s)" },
@@ -152,9 +154,13 @@ Retry-After is sent again after it. Wall time runs from the first start to the e
 last workflow. failed: ended in any other terminal status. Queue lag: the first step's first attempt, scheduled →
 claimed (an attempt that timed out unclaimed counts its wait until then). max reported lag: the dev-only
 \`GET /dev/dispatch\`, sampled every second (n/a where the engine has no such route or reported no lag). CPU
-ms/step: per step that reached the remote, status read-back discounted. attempts/step: over completed
-workflows; 1.00 means no retries. Workflows runs only the smallest W (it cannot finish the large ones in
-reasonable time); the figures that need a workflow view are n/a for it.`;
+ms/step: per step that reached the remote, status read-back discounted. Start phase CPU ms/start: all CPU
+from the first start to the last start's answer ÷ workflows started (the steps that ran meanwhile included);
+CPU ms/step after the starts: the CPU from then on ÷ the steps that reached the remote from then on, read-back
+discounted: the steps' cost with no starts beside them. attempts/step: over completed workflows; 1.00 means no
+retries. Workflows runs only the smallest W unless \`--burst-cap S\` is given; then the larger ones too, each cut
+off S s after its first start (what it finished by then is what it did); the figures that need a workflow view
+are n/a for it.`;
 
 /**
  * Everything printed and written: the comparison table (when the run has any of its cases) and the Burst
