@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { WorkflowPlan } from "../../src/domain/plan";
 import { nextDeadlineAt, startWorkflow } from "../../src/domain/machine";
-import { QUEUE_CHECK_JITTER, QUEUE_CHECK_MS } from "../../src/domain/machine/queued-attempts";
+import { QUEUE_CHECK_JITTER, QUEUE_CHECK_MS } from "../../src/domain/machine/queue-check";
 import {
   accepted,
   claimed,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { nextDeadlineAt } from "../../src/domain/machine";
-import { QUEUE_CHECK_MS } from "../../src/domain/machine/queued-attempts";
+import { QUEUE_CHECK_MS } from "../../src/domain/machine/queue-check";
 import {
   cancelRequested,
   claimed,

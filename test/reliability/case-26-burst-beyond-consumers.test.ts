@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
 import { QUEUE_LAG_FRESH_MS } from "../../src/domain/back-pressure";
-import { QUEUE_CHECK_JITTER, QUEUE_CHECK_MS } from "../../src/domain/machine/queued-attempts";
+import { QUEUE_CHECK_JITTER, QUEUE_CHECK_MS } from "../../src/domain/machine/queue-check";
 import { forgetQueueLagReads } from "../../src/queue-lag/monitor";
 import { api, getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
 import { FAST } from "../helpers/policies";

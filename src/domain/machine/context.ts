@@ -1,5 +1,5 @@
 import { backoffMs } from "../backoff";
-import { queueCheckDelayMs } from "./queued-attempts";
+import { queueCheckDelayMs } from "./queue-check";
 import type { HistoryEntry } from "../history";
 import { findStepPlan, type StepPlan } from "../plan";
 import type { Attempt, AttemptKind, StepState, WorkflowState } from "../state";

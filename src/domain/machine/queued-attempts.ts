@@ -1,24 +1,7 @@
 import { QUEUE_LAG_FRESH_MS, type QueueLagSample } from "../back-pressure";
 import { activeAttempt, type Attempt, type StepState, type WorkflowState } from "../state";
 import type { TransitionContext } from "./context";
-
-/**
- * How long an attempt may wait in our queue before the supervisor asks whether its message was lost. Asking
- * is cheap and changes nothing while the queue is merely slow; only a lost message is sent again.
- */
-export const QUEUE_CHECK_MS = 60_000;
-
-/**
- * Each check lands anywhere from half to one and a half QUEUE_CHECK_MS after the send. Attempts sent together
- * (a burst's, say) lost together (a local queue across a restart) would otherwise all be found and sent again
- * in the same second, and that herd of work would make every other workflow's alarm run late.
- */
-export const QUEUE_CHECK_JITTER = 0.5;
-
-/** How long from now the supervisor waits before it asks about a queued attempt's message. */
-export function queueCheckDelayMs(random: () => number): number {
-  return Math.round(QUEUE_CHECK_MS * (1 + QUEUE_CHECK_JITTER * (2 * random() - 1)));
-}
+import { QUEUE_CHECK_MS, queueCheckDelayMs } from "./queue-check";
 
 /**
  * The queue delivers roughly in order. A message this much older than the ones being delivered now should
