@@ -25,6 +25,8 @@ export default defineConfig(async () => {
                   DEV_HOOKS: "true",
                   // Two task queues (wrangler.toml binds TASKS and TASKS_1), so the sharded paths are what the tests run.
                   TASK_QUEUE_SHARDS: "2",
+                  // Two index databases (wrangler.toml binds DB and DB_1): every tenant's workflows spread over both.
+                  INDEX_SHARDS: "2",
                   // Tenants of the tests; test/helpers/api.ts holds the same tokens.
                   API_TOKENS: "default:test-token-default,alpha:test-token-alpha,beta:test-token-beta,gamma:test-token-gamma,lister:test-token-lister",
                   // Only tenant gamma is limited to an allowlist (test/api/allowed-targets.test.ts).

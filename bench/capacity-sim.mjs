@@ -59,6 +59,9 @@ const DEFAULTS = {
   /** Task queues the configuration uses and binds (TASK_QUEUE_SHARDS, TASKS ...): see taskQueuesConfigured. */
   taskQueues: 1,
   taskQueuesBound: 1,
+  /** D1 databases the index uses and binds (INDEX_SHARDS, DB ...): see indexShardsConfigured. */
+  indexShards: 1,
+  indexShardsBound: 1,
   /** Index writes per workflow: start and end (written on status changes only, src/domain/index-entry.ts). */
   indexWritesPerWorkflow: 2,
   /** D1 time per index upsert, ms: "several milliseconds" for writes per the D1 docs (assumed value). */
@@ -95,17 +98,40 @@ function measured(resultsPath) {
   };
 }
 
+/** A setting's raw value in wrangler.toml's [vars], or undefined. */
+function varOf(tomlText, name) {
+  const vars = /^\[vars\]\s*$([\s\S]*?)(?=^\[)/m.exec(tomlText)?.[1] ?? "";
+  return new RegExp(`^\\s*${name}\\s*=\\s*"?([^"\\s#]*)"?`, "m").exec(vars)?.[1];
+}
+
+/**
+ * A sharded binding's count as src/config.ts counts it: the setting `setting` from [vars] (default 1), never more
+ * than the bindings `base`, `base_1` ... bound without a gap.
+ */
+function shardsConfigured(tomlText, setting, base) {
+  const wanted = Number(varOf(tomlText, setting));
+  const bindings = new Set([...tomlText.matchAll(new RegExp(`^\\s*binding\\s*=\\s*"(${base}(?:_\\d+)?)"`, "gm"))].map((match) => match[1]));
+  let bound = 1;
+  while (bindings.has(`${base}_${bound}`)) bound += 1;
+  return { configured: Number.isInteger(wanted) && wanted >= 1 ? Math.min(wanted, bound) : 1, bound };
+}
+
 /**
  * How many task queues wrangler.toml's configuration uses, as src/config.ts `taskQueueShards` counts them:
  * TASK_QUEUE_SHARDS from [vars] (default 1), never more than the TASKS, TASKS_1 ... producers bound there.
  */
 export function taskQueuesConfigured(tomlText) {
-  const vars = /^\[vars\]\s*$([\s\S]*?)(?=^\[)/m.exec(tomlText)?.[1] ?? "";
-  const wanted = Number(/^\s*TASK_QUEUE_SHARDS\s*=\s*"?([^"\s#]*)"?/m.exec(vars)?.[1]);
-  const bindings = new Set([...tomlText.matchAll(/^\s*binding\s*=\s*"(TASKS(?:_\d+)?)"/gm)].map((match) => match[1]));
-  let bound = 1;
-  while (bindings.has(`TASKS_${bound}`)) bound += 1;
-  return { taskQueues: Number.isInteger(wanted) && wanted >= 1 ? Math.min(wanted, bound) : 1, taskQueuesBound: bound };
+  const { configured, bound } = shardsConfigured(tomlText, "TASK_QUEUE_SHARDS", "TASKS");
+  return { taskQueues: configured, taskQueuesBound: bound };
+}
+
+/**
+ * How many D1 databases the workflow index uses, as src/config.ts `indexShards` counts them: INDEX_SHARDS from
+ * [vars] (default 1), never more than the DB, DB_1 ... databases bound there.
+ */
+export function indexShardsConfigured(tomlText) {
+  const { configured, bound } = shardsConfigured(tomlText, "INDEX_SHARDS", "DB");
+  return { indexShards: configured, indexShardsBound: bound };
 }
 
 /** A queue message as src/scheduler/workflow-scheduler.ts builds it, at the longest ids the API accepts. */
@@ -184,7 +210,17 @@ export function simulate(input, costs) {
       bound: p.taskQueuesBound,
     },
     agentHosts: { callsInFlight, agentHostsNeeded, configured: p.agentHosts, requestsPerSecPerHost: agentHostRequestsPerSec },
-    d1: { indexWritesPerSec, writesPerDb, shardsForWrites, indexRows, indexBytes, shardsForSize, shardsNeeded: Math.max(shardsForWrites, shardsForSize) },
+    d1: {
+      indexWritesPerSec,
+      writesPerDb,
+      shardsForWrites,
+      indexRows,
+      indexBytes,
+      shardsForSize,
+      shardsNeeded: Math.max(shardsForWrites, shardsForSize),
+      configured: p.indexShards,
+      bound: p.indexShardsBound,
+    },
     workers: { cpuSecondsPerSec, cpuMsPerStep, subrequestsPerBatch },
   };
 }
@@ -218,7 +254,7 @@ Agent hosts (AgentHost objects)
 D1 index (single writer per database)
   writes: ${fmt(d1.indexWritesPerSec)}/s; one database takes ~${fmt(d1.writesPerDb)}/s at ${p.d1WriteMs} ms per write → ${d1.shardsForWrites} shard(s)
   size: ${fmt(d1.indexRows)} rows (${p.indexRetentionDays} days of ended workflows + in flight) ≈ ${fmt(d1.indexBytes / 1e9, 1)} GB → ${d1.shardsForSize} shard(s) of ≤ 10 GB
-  needed: ${d1.shardsNeeded} index shards (or batch writes through per-shard writers)
+  needed: ${d1.shardsNeeded} index shard(s), by tenant then hash of the workflow id; the configuration uses ${d1.configured} of the ${d1.bound} bound (INDEX_SHARDS${d1.configured < d1.shardsNeeded ? `: raise it${d1.bound < d1.shardsNeeded ? ", binding databases up to DB_" + (d1.shardsNeeded - 1) : ""}` : ""})
 Workers
   CPU: ≈ ${fmt(w.cpuSecondsPerSec)} CPU-seconds per second across the service (local workerd figure: an upper bound)
   per consumer invocation: ~${w.subrequestsPerBatch} subrequests (a claim and a hand-off per message; limit ${LIMITS.subrequestsPerInvocation}); CPU far below ${LIMITS.workerCpuMsPerInvocation / 1000} s
@@ -255,7 +291,8 @@ function main() {
       callsPerAgentHost: numeric("calls-per-host"),
     }).filter(([, value]) => value !== undefined),
   );
-  Object.assign(input, taskQueuesConfigured(readFileSync(`${repo}wrangler.toml`, "utf8")));
+  const toml = readFileSync(`${repo}wrangler.toml`, "utf8");
+  Object.assign(input, taskQueuesConfigured(toml), indexShardsConfigured(toml));
   const costs = measured(values.results);
   const result = simulate(input, costs);
   if (values.json) {

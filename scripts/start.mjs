@@ -1,9 +1,11 @@
-// Local development server: applies D1 migrations to the local database, then runs
+// Local development server: applies D1 migrations to the local databases (every one wrangler.toml binds), then runs
 // `wrangler dev` on http://localhost:8787 with persisted local state.
 // The dev API token is `dev-token` (tenant `dev`). Extra arguments are passed to `wrangler dev`, e.g.
 //   npm start -- --port 9000 --var API_TOKENS:acme:secret
 import { spawn } from "node:child_process";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { d1Bindings } from "./lib/d1-bindings.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const wranglerBin = fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
@@ -41,9 +43,12 @@ function flagValue(name) {
 const persistTo = flagValue("--persist-to") ?? ".wrangler/state";
 const persistArgs = hasFlag("--persist-to") ? [] : ["--persist-to", persistTo];
 
-const migrateCode = await run(["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo]);
-if (migrateCode !== 0) {
-  process.exit(migrateCode);
+// Every bound index database (DB, DB_1 ...), so raising INDEX_SHARDS never meets one without tables.
+for (const binding of d1Bindings(join(root, "wrangler.toml"))) {
+  const migrateCode = await run(["d1", "migrations", "apply", binding, "--local", "--persist-to", persistTo]);
+  if (migrateCode !== 0) {
+    process.exit(migrateCode);
+  }
 }
 
 const devArgs = [

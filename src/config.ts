@@ -67,3 +67,31 @@ export function taskQueueShards(env: Env): number {
   while (bound < wanted && taskQueueBinding(env, bound) !== undefined) bound += 1;
   return bound;
 }
+
+/** The D1 database of index shard `shard` (0, 1, ...), as wrangler.toml names them: DB, then DB_1, DB_2 ... */
+export function indexDatabaseBinding(env: Env, shard: number): D1Database | undefined {
+  const bindings = env as unknown as Record<string, D1Database | undefined>;
+  return bindings[shard === 0 ? "DB" : `DB_${shard}`];
+}
+
+/**
+ * INDEX_SHARDS, a whole number from 1 (the default) up to the index databases bound in wrangler.toml; a larger
+ * count uses those there are, since an entry cannot go to a database the Worker has no binding for.
+ */
+export function indexShards(env: Env): number {
+  const value = Number(env.INDEX_SHARDS);
+  const wanted = Number.isInteger(value) && value >= 1 ? value : 1;
+  let bound = 1;
+  while (bound < wanted && indexDatabaseBinding(env, bound) !== undefined) bound += 1;
+  return bound;
+}
+
+/**
+ * INDEX_SHARDS_PER_TENANT, how many of the index shards one tenant's workflows spread over: 1 up to
+ * `indexShards` (the default, and what a larger value means). A list or metrics read asks each of them.
+ */
+export function indexShardsPerTenant(env: Env): number {
+  const shards = indexShards(env);
+  const value = Number(env.INDEX_SHARDS_PER_TENANT);
+  return Number.isInteger(value) && value >= 1 ? Math.min(value, shards) : shards;
+}

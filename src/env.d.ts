@@ -18,6 +18,10 @@ interface ShepherdSettings {
   AGENT_HOST_SHARDS?: string;
   /** Task queues a workflow's messages are spread over by its id, 1 to the TASKS bindings present (default 1). */
   TASK_QUEUE_SHARDS?: string;
+  /** D1 databases the workflow index is spread over, 1 to the DB bindings present (default 1). */
+  INDEX_SHARDS?: string;
+  /** How many of the index shards one tenant's workflows spread over, 1 to INDEX_SHARDS (default all). */
+  INDEX_SHARDS_PER_TENANT?: string;
   /** "true" enables the dev-only routes and fault injection (npm start, tests); never set in wrangler.toml. */
   DEV_HOOKS?: string;
   /** Dev only: JSON object of fault name to probability (see src/dev/faults.ts); ignored without DEV_HOOKS. */

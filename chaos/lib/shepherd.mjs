@@ -50,7 +50,7 @@ function readTree(dir) {
   return text;
 }
 
-/** `wrangler d1 migrations apply DB --local` into the sandbox's persisted state. */
+/** `wrangler d1 migrations apply` for every bound D1 database (DB, DB_1 ...), into the sandbox's persisted state. */
 export function applyMigrations(sandbox) {
   return applyD1Migrations({ repo: sandbox.repoRoot, tmp: sandbox.dir, cwd: sandbox.dir, persistTo: sandbox.persistTo, logFile: sandbox.logFile });
 }

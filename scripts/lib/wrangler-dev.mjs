@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { sleep } from "./async.mjs";
+import { d1Bindings } from "./d1-bindings.mjs";
 import { requestJson } from "./http-json.mjs";
 import { crashGroup, runGroup, spawnGroup, stopGroup } from "./process-groups.mjs";
 
@@ -86,9 +87,11 @@ export async function runWrangler({ repo, tmp, cwd, args, logFile }) {
   if (code !== 0) throw new Error(`${title} exited with ${code}; see ${logFile}`);
 }
 
-/** `wrangler d1 migrations apply DB --local` into the state wrangler dev will persist to. */
-export function applyD1Migrations({ repo, tmp, cwd, persistTo, logFile }) {
-  return runWrangler({ repo, tmp, cwd, logFile, args: ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo] });
+/** `wrangler d1 migrations apply <binding> --local` for every D1 database `cwd`'s wrangler.toml binds (DB, DB_1 ...). */
+export async function applyD1Migrations({ repo, tmp, cwd, persistTo, logFile }) {
+  for (const binding of d1Bindings(join(cwd, "wrangler.toml"))) {
+    await runWrangler({ repo, tmp, cwd, logFile, args: ["d1", "migrations", "apply", binding, "--local", "--persist-to", persistTo] });
+  }
 }
 
 /**

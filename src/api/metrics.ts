@@ -2,6 +2,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { accepts } from "hono/accepts";
 import { LATENESS_BOUNDS_MS, latenessQuantile, TIMEOUT_KINDS } from "../domain/metrics";
 import { WORKFLOW_STATUSES } from "../domain/state";
+import { tenantIndexDbs } from "../workflow-index/index-shards";
 import { readTenantMetrics, type TenantMetrics } from "../workflow-index/metrics-rows";
 import type { AppEnv } from "./app-env";
 import { ApiError } from "./errors";
@@ -54,7 +55,7 @@ export const metricsRoutes = new OpenAPIHono<AppEnv>().openapi(metricsRoute, asy
   const tenant = c.get("tenant");
   let figures: TenantMetrics;
   try {
-    figures = await readTenantMetrics(c.env.DB, tenant);
+    figures = await readTenantMetrics(tenantIndexDbs(c.env, tenant), tenant);
   } catch (error) {
     console.error(JSON.stringify({ message: "metrics could not be read", tenant, error: String(error) }));
     throw new ApiError(503, "unavailable", "The metrics could not be read; retry after a second.", undefined, { "Retry-After": "1" });

@@ -5,7 +5,8 @@ import { WORKFLOW_STATUSES } from "../domain/state";
 import { schedulerFor } from "../scheduler/scheduler-client";
 import { startWorkflowRun } from "../starts/start-workflow";
 import { decodeCursor, encodeCursor } from "../workflow-index/cursor";
-import { listWorkflows } from "../workflow-index/d1-index";
+import { tenantIndexDbs } from "../workflow-index/index-shards";
+import { listTenantWorkflows } from "../workflow-index/tenant-listing";
 import type { AppEnv } from "./app-env";
 import { ApiError, rejectionToError, validationFailed } from "./errors";
 import { workflowOr404 } from "./workflow-or-404";
@@ -82,7 +83,8 @@ export const workflowRoutes = new OpenAPIHono<AppEnv>()
     if (cursor !== undefined && !after) {
       throw validationFailed([{ code: "custom", path: ["cursor"], message: "is not a cursor this API returned" }]);
     }
-    const page = await listWorkflows(c.env.DB, c.get("tenant"), { status, name, limit, after });
+    const tenant = c.get("tenant");
+    const page = await listTenantWorkflows(tenantIndexDbs(c.env, tenant), tenant, { status, name, limit, after });
     return c.json({ workflows: page.workflows, ...(page.next ? { nextCursor: encodeCursor(page.next) } : {}) }, 200);
   })
   .openapi(getRoute, async (c) => c.json(await workflowOr404(c.env, c.get("tenant"), c.req.valid("param").id), 200))

@@ -3,6 +3,7 @@ import { backoffMs } from "../domain/backoff";
 import type { TaskMessage } from "../domain/task-message";
 import { signTaskToken, TASK_TOKEN_GRACE_MS } from "../domain/task-token";
 import { upsertIndexEntry } from "../workflow-index/d1-index";
+import { indexDbFor } from "../workflow-index/index-shards";
 import type { QueuedTask, WorkflowStore } from "./store";
 import type { WebhookOutbox } from "./webhook-outbox";
 import { SEND_RETRY } from "./delivery-policy";
@@ -92,7 +93,7 @@ export class OutboxDelivery {
     this.indexWriteInFlight = pending.seq;
     try {
       if (faultFires(this.env, "indexWriteFails")) throw new InjectedFault("indexWriteFails");
-      await upsertIndexEntry(this.env.DB, pending.entry);
+      await upsertIndexEntry(indexDbFor(this.env, pending.entry.tenant, pending.entry.id), pending.entry);
       this.store.markIndexed(pending.seq);
       return true;
     } catch (error) {

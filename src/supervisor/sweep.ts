@@ -1,8 +1,9 @@
 import { sweepGraceMs } from "../config";
 import { schedulerFor } from "../scheduler/scheduler-client";
 import { findOverdueWorkflows } from "../workflow-index/d1-index";
+import { allIndexDbs } from "../workflow-index/index-shards";
 
-/** Bounded per run so one invocation stays far below the subrequest limit; the next run takes the rest. */
+/** Bounded per shard and run so one invocation stays far below the subrequest limit; the next run takes the rest. */
 const SWEEP_BATCH = 200;
 const WAKE_CONCURRENCY = 10;
 
@@ -10,7 +11,11 @@ export interface SweepResult {
   overdue: number;
   woken: number;
   failed: number;
+  /** Index shards whose overdue query failed this run; the next run reads them again. */
+  unreadShards: number;
 }
+
+type OverdueWorkflow = { tenant: string; id: string };
 
 /**
  * The supervisor's safety net, run by a cron trigger. Each object's alarm is the supervisor; an alarm that
@@ -20,7 +25,29 @@ export interface SweepResult {
  * stale entry).
  */
 export async function sweepOverdueWorkflows(env: Env, now: number): Promise<SweepResult> {
-  const overdue = await findOverdueWorkflows(env.DB, now - sweepGraceMs(env), SWEEP_BATCH);
+  const { overdue, unreadShards } = await overdueOnEveryShard(env, now - sweepGraceMs(env));
+  const { woken, failed } = await wakeAll(env, overdue);
+  if (overdue.length > 0) console.log(JSON.stringify({ message: "sweep woke overdue workflows", overdue: overdue.length, woken, failed }));
+  return { overdue: overdue.length, woken, failed, unreadShards };
+}
+
+/** One overdue query per index shard, side by side: a shard that fails is logged and does not stop the others. */
+async function overdueOnEveryShard(env: Env, before: number): Promise<{ overdue: OverdueWorkflow[]; unreadShards: number }> {
+  const shards = await Promise.allSettled(allIndexDbs(env).map((db) => findOverdueWorkflows(db, before, SWEEP_BATCH)));
+  const overdue: OverdueWorkflow[] = [];
+  let unreadShards = 0;
+  shards.forEach((result, shard) => {
+    if (result.status === "fulfilled") overdue.push(...result.value);
+    else {
+      unreadShards += 1;
+      console.error(JSON.stringify({ message: "sweep could not read an index shard", shard, error: String(result.reason) }));
+    }
+  });
+  return { overdue, unreadShards };
+}
+
+/** Wakes each workflow's object, a few at a time; a failed wake is logged and left to the next sweep. */
+async function wakeAll(env: Env, overdue: OverdueWorkflow[]): Promise<{ woken: number; failed: number }> {
   let woken = 0;
   let failed = 0;
   let next = 0;
@@ -37,6 +64,5 @@ export async function sweepOverdueWorkflows(env: Env, now: number): Promise<Swee
     }
   };
   await Promise.all(Array.from({ length: Math.min(WAKE_CONCURRENCY, overdue.length) }, worker));
-  if (overdue.length > 0) console.log(JSON.stringify({ message: "sweep woke overdue workflows", overdue: overdue.length, woken, failed }));
-  return { overdue: overdue.length, woken, failed };
+  return { woken, failed };
 }

@@ -3,7 +3,8 @@ import { fromBase64Url, toBase64Url } from "../domain/base64url";
 import type { ListPosition } from "./d1-index";
 
 /**
- * List cursors are opaque to clients (base64url JSON of the last row's position). They carry no tenant:
+ * List cursors are opaque to clients (base64url JSON of the last row's position). The position is on the sort key
+ * every index shard shares, so one cursor resumes all of a tenant's shards at once. They carry no tenant:
  * the query is always scoped to the caller's tenant, so a crafted cursor can only skip rows, never reveal any.
  */
 const PositionSchema = z.tuple([z.int().min(0), z.string().min(1).max(128)]);

@@ -1,6 +1,7 @@
 /**
  * The cross-workflow index in D1: the only module that speaks SQL to it. Each workflow's object is the
- * source of truth and writes here through its outbox; this table only serves listing and the sweep.
+ * source of truth and writes here through its outbox; this table only serves listing and the sweep. Each
+ * function reads or writes one shard's database: index-shards.ts says which.
  */
 import type { IndexEntry } from "../domain/index-entry";
 import type { WorkflowStatus } from "../domain/state";
@@ -56,8 +57,11 @@ export async function upsertIndexEntry(db: D1Database, entry: IndexEntry): Promi
     .run();
 }
 
-/** One page of a tenant's workflows, newest first; `next` is set when more follow. */
-export async function listWorkflows(db: D1Database, tenant: string, query: ListQuery): Promise<{ workflows: ListedWorkflow[]; next?: ListPosition }> {
+/**
+ * Up to `limit + 1` of a tenant's workflows in one database, newest first, past `after`: one more row than a page
+ * says whether another page follows (src/workflow-index/tenant-listing.ts merges the shards' rows).
+ */
+export async function listShardWorkflows(db: D1Database, tenant: string, query: ListQuery): Promise<ListedWorkflow[]> {
   const conditions = ["tenant = ?"];
   const params: (string | number)[] = [tenant];
   if (query.status !== undefined) {
@@ -72,7 +76,6 @@ export async function listWorkflows(db: D1Database, tenant: string, query: ListQ
     conditions.push("(created_at < ? OR (created_at = ? AND id < ?))");
     params.push(query.after.createdAt, query.after.createdAt, query.after.id);
   }
-  // One more row than asked says whether another page follows.
   const { results } = await db
     .prepare(
       `SELECT id, name, status, created_at, updated_at FROM workflows WHERE ${conditions.join(" AND ")}
@@ -80,15 +83,7 @@ export async function listWorkflows(db: D1Database, tenant: string, query: ListQ
     )
     .bind(...params, query.limit + 1)
     .all<ListedRow>();
-  const workflows = results.slice(0, query.limit).map((row) => ({
-    id: row.id,
-    name: row.name,
-    status: row.status,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  }));
-  const last = workflows.at(-1);
-  return results.length > query.limit && last ? { workflows, next: { createdAt: last.createdAt, id: last.id } } : { workflows };
+  return results.map((row) => ({ id: row.id, name: row.name, status: row.status, createdAt: row.created_at, updatedAt: row.updated_at }));
 }
 
 /** Workflows that have not ended and whose indexed deadline passed before `before`, most overdue first. */

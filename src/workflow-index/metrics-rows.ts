@@ -1,7 +1,7 @@
 /**
  * The workflows' counters in the D1 index (migration 0007): the columns the index upsert writes with each row,
- * and the per-tenant sums GET /v1/metrics reads. Each object counts in its own state and its index entry carries
- * the totals, so no step writes to D1 for metrics (see src/domain/metrics.ts).
+ * and the per-tenant sums GET /v1/metrics reads, over the tenant's index shards. Each object counts in its own
+ * state and its index entry carries the totals, so no step writes to D1 for metrics (see src/domain/metrics.ts).
  */
 import { emptyMetrics, LATENESS_BOUNDS_MS, type LatenessHistogram, type WorkflowMetrics } from "../domain/metrics";
 import { WORKFLOW_STATUSES, type WorkflowStatus } from "../domain/state";
@@ -68,15 +68,27 @@ const SUMS_SQL = `SELECT COUNT(*) AS started, COUNT(ended_at) AS ended,
 
 const BY_STATUS_SQL = "SELECT status, COUNT(*) AS n FROM workflows WHERE tenant = ? GROUP BY status";
 
-/** Reads a tenant's figures in one round trip: the sums of its rows and its rows per status. */
-export async function readTenantMetrics(db: D1Database, tenant: string): Promise<TenantMetrics> {
-  const [sums, statuses] = await db.batch([db.prepare(SUMS_SQL).bind(tenant), db.prepare(BY_STATUS_SQL).bind(tenant)]);
-  const row = (sums?.results[0] ?? {}) as SumsRow;
+/** A tenant's figures summed over the index shards that hold its rows, read side by side. */
+export async function readTenantMetrics(dbs: D1Database[], tenant: string): Promise<TenantMetrics> {
+  const shards = await Promise.all(dbs.map((db) => readShardSums(db, tenant)));
+  const row: SumsRow = {};
   const byStatus = Object.fromEntries(WORKFLOW_STATUSES.map((status) => [status, 0])) as Record<WorkflowStatus, number>;
-  for (const { status, n } of (statuses?.results ?? []) as { status: string; n: number }[]) {
-    if (status in byStatus) byStatus[status as WorkflowStatus] = n;
+  for (const shard of shards) {
+    // Every column adds up across shards except the largest lateness, which is the largest of theirs.
+    for (const [column, value] of Object.entries(shard.sums)) {
+      row[column] = column === "lateness_max_ms" ? Math.max(num(row[column]), num(value)) : num(row[column]) + num(value);
+    }
+    for (const { status, n } of shard.statuses) {
+      if (status in byStatus) byStatus[status as WorkflowStatus] += n;
+    }
   }
   return { byStatus, started: num(row.started), ended: num(row.ended), totals: totalsOf(row) };
+}
+
+/** One shard's sums of the tenant's rows and its rows per status, in one round trip. */
+async function readShardSums(db: D1Database, tenant: string): Promise<{ sums: SumsRow; statuses: { status: string; n: number }[] }> {
+  const [sums, statuses] = await db.batch([db.prepare(SUMS_SQL).bind(tenant), db.prepare(BY_STATUS_SQL).bind(tenant)]);
+  return { sums: (sums?.results[0] ?? {}) as SumsRow, statuses: (statuses?.results ?? []) as { status: string; n: number }[] };
 }
 
 function totalsOf(row: SumsRow): TenantMetrics["totals"] {

@@ -1,6 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
+import { indexDbFor, indexLayoutOf, indexShardOf } from "../../src/workflow-index/index-shards";
+import { uniqueId } from "./api";
 import { schedulerStub } from "./scheduler";
 
 export type IndexRow = { tenant: string; id: string; name: string; status: string; created_at: number; updated_at: number; ended_at: number | null; next_deadline_at: number | null; version: number };
@@ -12,9 +14,23 @@ export function pickIndexColumns(row: IndexRow): IndexRow {
   return Object.fromEntries(INDEX_COLUMNS.map((column) => [column, row[column]])) as IndexRow;
 }
 
-/** The workflow's row in the D1 index, read directly. */
+/** A fresh workflow id whose index entry lands on `shard` for `tenant`, under the tests' INDEX_SHARDS. */
+export function uniqueIdOnShard(shard: number, tenant = "default", prefix = "sharded"): string {
+  const layout = indexLayoutOf(env);
+  for (;;) {
+    const id = uniqueId(prefix);
+    if (indexShardOf(tenant, id, layout) === shard) return id;
+  }
+}
+
+/** The index database (shard) that holds the workflow's entry. */
+export function indexDbOf(id: string, tenant = "default"): D1Database {
+  return indexDbFor(env, tenant, id);
+}
+
+/** The workflow's row in the D1 index, read directly from the shard that holds it. */
 export async function indexRow(id: string, tenant = "default"): Promise<IndexRow | null> {
-  return env.DB.prepare("SELECT * FROM workflows WHERE tenant = ? AND id = ?").bind(tenant, id).first<IndexRow>();
+  return indexDbOf(id, tenant).prepare("SELECT * FROM workflows WHERE tenant = ? AND id = ?").bind(tenant, id).first<IndexRow>();
 }
 
 /**
@@ -24,7 +40,7 @@ export async function indexRow(id: string, tenant = "default"): Promise<IndexRow
 export async function refuseIndexWrites(id: string, tenant = "default") {
   const refused = { count: 0, restore: () => undefined as void };
   await runInDurableObject(schedulerStub(id, tenant), (instance) => {
-    const db = (instance as unknown as { env: Env }).env.DB;
+    const db = indexDbFor((instance as unknown as { env: Env }).env, tenant, id);
     const prepare = db.prepare.bind(db);
     const spy = vi.spyOn(db, "prepare").mockImplementation((query: string) => {
       if (/^\s*INSERT INTO workflows/i.test(query)) {

@@ -5,6 +5,7 @@
 import { createExecutionContext, createScheduledController, evictDurableObject, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import worker from "../../src/index";
+import { indexDbFor } from "../../src/workflow-index/index-shards";
 import { alarmOf, schedulerStub } from "./scheduler";
 
 /** Times not named `…At`: the contract's `attentionDeadline`. */
@@ -47,7 +48,7 @@ export async function backdate(id: string, { ms, tenant = "default" }: { ms: num
       }
     });
   });
-  await env.DB.prepare(
+  await indexDbFor(env, tenant, id).prepare(
     `UPDATE workflows SET created_at = created_at - ?1, updated_at = updated_at - ?1, ended_at = ended_at - ?1,
        next_deadline_at = next_deadline_at - ?1 WHERE tenant = ?2 AND id = ?3`,
   )

@@ -1,9 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
 import { api, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
-import { indexRow } from "../helpers/index-db";
+import { indexDbOf, indexRow } from "../helpers/index-db";
 import { json, mockRemote, REMOTE, type RemoteCall } from "../helpers/remote";
 import { objectRecord, schedulerStub } from "../helpers/scheduler";
 import { FAST } from "../helpers/policies";
@@ -167,8 +166,9 @@ describe("case 17: concurrent callbacks", () => {
       });
     });
     // The completion's index write awaits a fetch first: the object yields mid-commit, after persisting.
-    const prepare = env.DB.prepare.bind(env.DB);
-    vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
+    const db = indexDbOf(id);
+    const prepare = db.prepare.bind(db);
+    vi.spyOn(db, "prepare").mockImplementation((query: string) => {
       const statement = prepare(query);
       if (!/^\s*INSERT INTO workflows/i.test(query)) return statement;
       return {

@@ -1,8 +1,7 @@
-import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
 import { api, start, uniqueId, waitForStatus } from "../helpers/api";
-import { indexRow, pickIndexColumns, refuseIndexWrites, type IndexRow } from "../helpers/index-db";
+import { indexDbOf, indexRow, pickIndexColumns, refuseIndexWrites, type IndexRow } from "../helpers/index-db";
 import { gate } from "../helpers/gate";
 import { FAST } from "../helpers/policies";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
@@ -105,8 +104,9 @@ describe("case 18: D1 index failure / out-of-order", () => {
     // completion's write lands first. Then the old write arrives.
     const held = gate();
     const writes: { status: unknown; version: unknown; changes?: number }[] = [];
-    const prepare = env.DB.prepare.bind(env.DB);
-    vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
+    const db = indexDbOf(id);
+    const prepare = db.prepare.bind(db);
+    vi.spyOn(db, "prepare").mockImplementation((query: string) => {
       const statement = prepare(query);
       if (!/^\s*INSERT INTO workflows/i.test(query)) return statement;
       return {

@@ -3,24 +3,27 @@ import { describe, expect, it } from "vitest";
 import type { IndexEntry } from "../../src/domain/index-entry";
 import { findOverdueWorkflows, upsertIndexEntry } from "../../src/workflow-index/d1-index";
 import { uniqueId } from "../helpers/api";
-import { indexRow } from "../helpers/index-db";
+import { indexDbOf, indexRow } from "../helpers/index-db";
 
 function entry(id: string, fields: Partial<IndexEntry> = {}): IndexEntry {
   return { tenant: "d1-test", id, name: "n", status: "running", createdAt: 1_000, updatedAt: 1_000, nextDeadlineAt: 5_000, version: 1, ...fields };
 }
 
+/** Writes the entry to the shard that holds it, as the object's outbox does. */
+const upsert = (written: IndexEntry) => upsertIndexEntry(indexDbOf(written.id, written.tenant), written);
+
 describe("the D1 index", () => {
   it("case 18 (D1 index out of order): never moves a row back to an older version when a stale write arrives late", async () => {
     const id = uniqueId();
-    await upsertIndexEntry(env.DB, entry(id, { status: "completed", version: 7, updatedAt: 2_000, endedAt: 2_000 }));
-    await upsertIndexEntry(env.DB, entry(id, { status: "running", version: 3 }));
+    await upsert(entry(id, { status: "completed", version: 7, updatedAt: 2_000, endedAt: 2_000 }));
+    await upsert(entry(id, { status: "running", version: 3 }));
     expect(await indexRow(id, "d1-test")).toMatchObject({ status: "completed", version: 7, ended_at: 2_000 });
   });
 
   it("accepts a rewrite of the same version (a refreshed deadline)", async () => {
     const id = uniqueId();
-    await upsertIndexEntry(env.DB, entry(id, { version: 4, nextDeadlineAt: 5_000 }));
-    await upsertIndexEntry(env.DB, entry(id, { version: 4, nextDeadlineAt: 9_000 }));
+    await upsert(entry(id, { version: 4, nextDeadlineAt: 5_000 }));
+    await upsert(entry(id, { version: 4, nextDeadlineAt: 9_000 }));
     expect((await indexRow(id, "d1-test"))?.next_deadline_at).toBe(9_000);
   });
 
