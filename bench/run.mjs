@@ -132,6 +132,12 @@ function versions(nodeBin) {
 
 /** One repeat of one case on one engine: wait for a quiet machine, measure, record; restart a dead engine. */
 async function measureOnce(engine, ctx, name, run, rep, options, figures) {
+  if (options.fresh && engine.measuredOnce) {
+    // The objects earlier measurements left in memory would weigh on this one: a new runtime on the same state.
+    log(`${engine.label}: restarting wrangler dev for a fresh runtime (--fresh)`);
+    await engine.restart();
+  }
+  engine.measuredOnce = true;
   log(`${engine.label}: ${name} (repeat ${rep}/${options.repeat})`);
   const waitStarted = Date.now();
   const before = await waitForQuiet({ maxWaitMs: Math.min(options.quietWaitS * 1000, quietBudget.leftMs) });

@@ -24,6 +24,8 @@ export const USAGE = `npm run bench -- [options]
                           cut off S s after its first start: the W curve side by side (default: smallest only)
   --burst-clients N       concurrent clients starting the burst, each honouring 429/503 Retry-After (default 32)
   --idle-seconds S        how long the idle supervisor is watched (default 20)
+  --fresh                 restart each engine's wrangler dev (same state) before every measurement but its first,
+                          so no measurement carries the objects an earlier one left in the runtime's memory
   --quiet-wait S          before each measurement, wait up to S s for other processes to use < 25 % of a core
                           (default 60; at most 4 min of waiting in a whole run)
   --order interleaved|sequential
@@ -53,7 +55,7 @@ const FLAGS = flagSpec({
     "repeat", "cases", "engines", "sizes", "concurrency", "latency-runs", "retry-samples", "detection-samples", "mixed-size",
     "burst-sizes", "burst-cap", "burst-clients", "idle-seconds", "quiet-wait", "order", "source", "out", "port-base", "profile",
   ],
-  switches: ["quick", "docs", "no-docs", "keep-tmp", "verbose", "profile-isolates"],
+  switches: ["quick", "docs", "no-docs", "keep-tmp", "verbose", "profile-isolates", "fresh"],
 });
 
 export function parseOptions(argv) {
@@ -75,6 +77,7 @@ export function parseOptions(argv) {
     mixedSize: pick("mixed-size", 50, 20),
     burstSizes: pick("burst-sizes", [1000, 5000, 10000], [300], sizes("burst-sizes")),
     burstClients: pick("burst-clients", 32, 32),
+    fresh: Boolean(values.fresh),
     burstCapS: values["burst-cap"] === undefined ? undefined : integer(values["burst-cap"], "--burst-cap"),
     idleSeconds: pick("idle-seconds", 20, 5),
     supervisorWorkflows: quick ? 5 : 20,
