@@ -50,40 +50,42 @@ export function agentHostShards(env: Env): number {
   return Number.isInteger(value) && value >= 1 && value <= MAX_AGENT_HOST_SHARDS ? value : DEFAULT_AGENT_HOST_SHARDS;
 }
 
-/** The binding of task queue `shard` (0, 1, ...), as wrangler.toml names them: TASKS, then TASKS_1, TASKS_2 ... */
+/** Binding `shard` (0, 1, ...) of a sharded resource, as wrangler.toml names them: BASE, then BASE_1, BASE_2 ... */
+function shardBinding<T>(env: Env, base: string, shard: number): T | undefined {
+  const bindings = env as unknown as Record<string, T | undefined>;
+  return bindings[shard === 0 ? base : `${base}_${shard}`];
+}
+
+/**
+ * How many shards a setting asks for: a whole number from 1 (the default) up to the bindings there are, since
+ * nothing can go to a queue or a database the Worker has no binding for. The count stops at the first gap.
+ */
+function boundShards(setting: string | undefined, bound: (shard: number) => unknown): number {
+  const value = Number(setting);
+  const wanted = Number.isInteger(value) && value >= 1 ? value : 1;
+  let shards = 1;
+  while (shards < wanted && bound(shards) !== undefined) shards += 1;
+  return shards;
+}
+
+/** The binding of task queue `shard`: TASKS, then TASKS_1, TASKS_2 ... */
 export function taskQueueBinding(env: Env, shard: number): Queue | undefined {
-  const bindings = env as unknown as Record<string, Queue | undefined>;
-  return bindings[shard === 0 ? "TASKS" : `TASKS_${shard}`];
+  return shardBinding<Queue>(env, "TASKS", shard);
 }
 
-/**
- * TASK_QUEUE_SHARDS, a whole number from 1 (the default) up to the task queues bound in wrangler.toml; a larger
- * count uses those there are, since a message cannot go to a queue the Worker has no binding for.
- */
+/** TASK_QUEUE_SHARDS: 1 (the default) up to the task queues bound in wrangler.toml. */
 export function taskQueueShards(env: Env): number {
-  const value = Number(env.TASK_QUEUE_SHARDS);
-  const wanted = Number.isInteger(value) && value >= 1 ? value : 1;
-  let bound = 1;
-  while (bound < wanted && taskQueueBinding(env, bound) !== undefined) bound += 1;
-  return bound;
+  return boundShards(env.TASK_QUEUE_SHARDS, (shard) => taskQueueBinding(env, shard));
 }
 
-/** The D1 database of index shard `shard` (0, 1, ...), as wrangler.toml names them: DB, then DB_1, DB_2 ... */
+/** The D1 database of index shard `shard`: DB, then DB_1, DB_2 ... */
 export function indexDatabaseBinding(env: Env, shard: number): D1Database | undefined {
-  const bindings = env as unknown as Record<string, D1Database | undefined>;
-  return bindings[shard === 0 ? "DB" : `DB_${shard}`];
+  return shardBinding<D1Database>(env, "DB", shard);
 }
 
-/**
- * INDEX_SHARDS, a whole number from 1 (the default) up to the index databases bound in wrangler.toml; a larger
- * count uses those there are, since an entry cannot go to a database the Worker has no binding for.
- */
+/** INDEX_SHARDS: 1 (the default) up to the index databases bound in wrangler.toml. */
 export function indexShards(env: Env): number {
-  const value = Number(env.INDEX_SHARDS);
-  const wanted = Number.isInteger(value) && value >= 1 ? value : 1;
-  let bound = 1;
-  while (bound < wanted && indexDatabaseBinding(env, bound) !== undefined) bound += 1;
-  return bound;
+  return boundShards(env.INDEX_SHARDS, (shard) => indexDatabaseBinding(env, shard));
 }
 
 /**

@@ -7,6 +7,7 @@ import { start, uniqueId, waitForStatus } from "../helpers/api";
 import { FAST } from "../helpers/policies";
 import { taskQueueNameOf, taskQueueOf, watchDeliveries, watchSends } from "../helpers/queue";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
+import { SHARD_SETTING_CASES } from "../helpers/shard-settings";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -28,18 +29,7 @@ const twoSteps = { name: "sharded", defaults: FAST, steps: ["a", "b"].map((id) =
 
 describe("TASK_QUEUE_SHARDS", () => {
   // wrangler.toml binds TASKS and TASKS_1.
-  it.each([
-    [undefined, 1],
-    ["1", 1],
-    ["2", 2],
-    ["3", 2],
-    ["100", 2],
-    ["0", 1],
-    ["-2", 1],
-    ["1.5", 1],
-    ["many", 1],
-    ["", 1],
-  ])("%s → %i queues, with two bound", (raw, expected) => {
+  it.each(SHARD_SETTING_CASES)("%s → %i queues, with two bound", (raw, expected) => {
     expect(taskQueueShards({ ...env, TASK_QUEUE_SHARDS: raw })).toBe(expected);
   });
 

@@ -1,14 +1,13 @@
-import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sweepOverdueWorkflows } from "../../src/supervisor/sweep";
 import { getWorkflow, start } from "../helpers/api";
 import { indexRow, uniqueIdOnShard } from "../helpers/index-db";
-import { PATIENT } from "../helpers/policies";
 import { watchSends } from "../helpers/queue";
-import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { alarmOf, schedulerStub } from "../helpers/scheduler";
+import { json, mockRemote } from "../helpers/remote";
+import { alarmOf } from "../helpers/scheduler";
 import { backdate } from "../helpers/time";
+import { loseAlarm, strandedDefinition } from "../helpers/stranded";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -29,16 +28,9 @@ async function strandedOnBothShards(): Promise<[string, string]> {
     return true;
   });
   for (const id of ids) {
-    await start(
-      {
-        name: "stranded",
-        defaults: { ...PATIENT, timeouts: { ...PATIENT.timeouts, scheduleToStartMs: SCHEDULE_TO_START_MS } },
-        steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }],
-      },
-      { id },
-    );
+    await start(strandedDefinition(SCHEDULE_TO_START_MS), { id });
     await vi.waitFor(async () => expect((await indexRow(id))?.next_deadline_at).toEqual(expect.any(Number)));
-    await runInDurableObject(schedulerStub(id), (_instance, state) => state.storage.deleteAlarm());
+    await loseAlarm(id);
     await backdate(id, { ms: SCHEDULE_TO_START_MS * 2 });
   }
   return ids;

@@ -1,14 +1,14 @@
-import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { getWorkflow, start, uniqueId, waitForStatus } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
 import { FAST, PATIENT } from "../helpers/policies";
 import { holdBackSends } from "../helpers/queue";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { alarmOf, schedulerStub } from "../helpers/scheduler";
+import { alarmOf } from "../helpers/scheduler";
 import { backdate, elapse, runCron } from "../helpers/time";
 import { INDEX_LEASE_MS } from "../../src/domain/index-entry";
 import { callTask } from "../helpers/tasks";
+import { loseAlarm, strandedDefinition } from "../helpers/stranded";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -23,16 +23,9 @@ async function strandedWorkflow() {
   const remote = mockRemote(() => json({ ok: true }));
   const id = uniqueId();
   holdBackSends(id);
-  await start(
-    {
-      name: "stranded",
-      defaults: { ...PATIENT, timeouts: { ...PATIENT.timeouts, scheduleToStartMs: SCHEDULE_TO_START_MS } },
-      steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }],
-    },
-    { id },
-  );
+  await start(strandedDefinition(SCHEDULE_TO_START_MS), { id });
   await vi.waitFor(async () => expect((await indexRow(id))?.next_deadline_at).toEqual(expect.any(Number)));
-  await runInDurableObject(schedulerStub(id), (_instance, state) => state.storage.deleteAlarm());
+  await loseAlarm(id);
   return { id, remote };
 }
 
@@ -70,7 +63,7 @@ describe("the cron sweep (the supervisor's safety net)", () => {
     await start({ name: "waiting", defaults: { ...FAST, timeouts: { ...FAST.timeouts, heartbeatMs, startToCloseMs: 600_000 } }, steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }] }, { id });
     await vi.waitFor(async () => expect((await getWorkflow(id)).steps[0].status).toBe("waiting"));
     const indexedAtStart = (await indexRow(id))!.next_deadline_at!;
-    await runInDurableObject(schedulerStub(id), (_instance, state) => state.storage.deleteAlarm());
+    await loseAlarm(id);
 
     // Its lease from the start lapses, and the grace period with it: the sweep wakes it.
     expect(indexedAtStart).toBeGreaterThanOrEqual((await getWorkflow(id)).createdAt + INDEX_LEASE_MS);

@@ -8,6 +8,7 @@ import { api, bearer, start, uniqueId, waitForStatus } from "../helpers/api";
 import { uniqueIdOnShard } from "../helpers/index-db";
 import { FAST } from "../helpers/policies";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
+import { SHARD_SETTING_CASES } from "../helpers/shard-settings";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -18,18 +19,7 @@ const bindingName = (db: D1Database): string => (db === env.DB ? "DB" : db === e
 
 describe("INDEX_SHARDS", () => {
   // wrangler.toml binds DB and DB_1.
-  it.each([
-    [undefined, 1],
-    ["1", 1],
-    ["2", 2],
-    ["3", 2],
-    ["100", 2],
-    ["0", 1],
-    ["-2", 1],
-    ["1.5", 1],
-    ["many", 1],
-    ["", 1],
-  ])("%s → %i databases, with two bound", (raw, expected) => {
+  it.each(SHARD_SETTING_CASES)("%s → %i databases, with two bound", (raw, expected) => {
     expect(indexShards(withSettings({ INDEX_SHARDS: raw }))).toBe(expected);
   });
 
