@@ -35,7 +35,8 @@ export const INDEX_WATCHDOG_MS = 60 * 60 * 1000;
  */
 export const INDEX_LEASE_MS = 10 * 60 * 1000;
 
-export function indexEntryOf(state: WorkflowState, nextDeadlineAt: number | undefined): IndexEntry {
+/** The entry to write; `indexedAt` (see indexedDeadlineOf) is kept only while the workflow is open. */
+export function indexEntryOf(state: WorkflowState, indexedAt: number): IndexEntry {
   const open = !isTerminal(state.status);
   return {
     tenant: state.tenant,
@@ -45,7 +46,7 @@ export function indexEntryOf(state: WorkflowState, nextDeadlineAt: number | unde
     createdAt: state.createdAt,
     updatedAt: state.updatedAt,
     ...(state.endedAt === undefined ? {} : { endedAt: state.endedAt }),
-    ...(open ? { nextDeadlineAt: nextDeadlineAt ?? state.updatedAt + INDEX_WATCHDOG_MS } : {}),
+    ...(open ? { nextDeadlineAt: indexedAt } : {}),
     version: state.version,
     ...(state.metrics === undefined ? {} : { metrics: state.metrics }),
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { INDEX_WATCHDOG_MS, indexEntryOf, indexNeedsEntry } from "../../src/domain/index-entry";
+import { INDEX_WATCHDOG_MS, indexedDeadlineOf, indexEntryOf, indexNeedsEntry } from "../../src/domain/index-entry";
 import { nextDeadlineAt } from "../../src/domain/machine";
 import { claimed, failedPermanently, plan, Run, step, succeeded } from "./builders";
 
@@ -14,7 +14,7 @@ describe("the index entry of a workflow", () => {
     run.send(claimed("a"));
     run.send(failedPermanently("a"));
     expect(run.state.status).toBe("needs_attention");
-    expect(indexEntryOf(run.state, undefined).nextDeadlineAt).toBe(run.state.updatedAt + INDEX_WATCHDOG_MS);
+    expect(indexEntryOf(run.state, indexedDeadlineOf(run.state, undefined, run.state.updatedAt)).nextDeadlineAt).toBe(run.state.updatedAt + INDEX_WATCHDOG_MS);
   });
 
   it("has no deadline once the workflow has ended", () => {
@@ -22,8 +22,8 @@ describe("the index entry of a workflow", () => {
     run.send(claimed("a"));
     run.send(succeeded("a"));
     expect(run.state.status).toBe("completed");
-    expect(indexEntryOf(run.state, undefined)).not.toHaveProperty("nextDeadlineAt");
-    expect(indexEntryOf(run.state, undefined).endedAt).toBe(run.state.endedAt);
+    expect(indexEntryOf(run.state, run.now)).not.toHaveProperty("nextDeadlineAt");
+    expect(indexEntryOf(run.state, run.now).endedAt).toBe(run.state.endedAt);
   });
 
   it("is written at the start and on every status change, not on other transitions", () => {

@@ -1,9 +1,9 @@
 import { backoffMs } from "../backoff";
-import { queueCheckDelayMs } from "./queue-check";
 import type { HistoryEntry } from "../history";
 import { findStepPlan, type StepPlan } from "../plan";
 import type { Attempt, AttemptKind, StepState, WorkflowState } from "../state";
 import type { TemplateContext } from "../templates";
+import { queueCheckDelayMs } from "./queue-check";
 
 /** Lost-message checks after a resend: 2 min, 4 min … at most an hour apart. */
 const QUEUE_CHECK_BACKOFF = { initialMs: 60_000, maxMs: 3_600_000, jitter: 0.2 };
