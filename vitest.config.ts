@@ -27,6 +27,9 @@ export default defineConfig(async () => {
                   TASK_QUEUE_SHARDS: "2",
                   // Two index databases (wrangler.toml binds DB and DB_1): every tenant's workflows spread over both.
                   INDEX_SHARDS: "2",
+                  // The tests watch first attempts go through the task queue (they spy on it and hold its messages);
+                  // test/agents/start-hand-off.test.ts covers the hand-off that skips it, the default elsewhere.
+                  START_HAND_OFF: "false",
                   // Tenants of the tests; test/helpers/api.ts holds the same tokens.
                   API_TOKENS: "default:test-token-default,alpha:test-token-alpha,beta:test-token-beta,gamma:test-token-gamma,lister:test-token-lister",
                   // Only tenant gamma is limited to an allowlist (test/api/allowed-targets.test.ts).

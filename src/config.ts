@@ -37,6 +37,14 @@ export function backPressureLagMs(env: Env): number {
   return millisecondsSetting(env.BACKPRESSURE_LAG_MS, DEFAULT_BACKPRESSURE_LAG_MS);
 }
 
+/**
+ * START_HAND_OFF: whether a start's object hands the first attempts straight to an agent host that has room
+ * (default) instead of sending them through the task queue. "false" sends every attempt through the queue.
+ */
+export function startHandOff(env: Env): boolean {
+  return env.START_HAND_OFF !== "false";
+}
+
 /** How many AgentHost objects share the remote calls; enough that no one object's limits bound the agents. */
 export const DEFAULT_AGENT_HOST_SHARDS = 64;
 const MAX_AGENT_HOST_SHARDS = 10_000;

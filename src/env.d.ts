@@ -14,6 +14,7 @@ interface ShepherdSettings {
   SWEEP_GRACE_MS?: string;
   /** Milliseconds of task-queue lag past which new starts get 503 with Retry-After (default 10000). */
   BACKPRESSURE_LAG_MS?: string;
+  START_HAND_OFF?: string;
   /** AgentHost objects the remote calls are spread over, 1 to 10000 (default 64). */
   AGENT_HOST_SHARDS?: string;
   /** Task queues a workflow's messages are spread over by its id, 1 to the TASKS bindings present (default 1). */

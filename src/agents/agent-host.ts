@@ -7,10 +7,14 @@ import { performTask } from "./perform-task";
 import { learnBreaker } from "./breaker-guard";
 import type { BreakerNotice } from "../breaker/breaker-rpc";
 import { agentHostShards } from "../config";
-import { fnv1a } from "../domain/fnv1a";
+import type { HandOffResult, TakeOptions } from "./host-shard";
 
-/** What became of a task message handed to a host. */
-export type HandOffResult = { started: true } | { started: false; reason: string };
+/**
+ * Attempts a host runs at once before it turns down a start's hand-off: past that, the workflow's object sends the
+ * attempt through the queue, whose lag is what the front door's back-pressure watches. Across the 64 default
+ * hosts, about a thousand attempts run without a queue hop.
+ */
+const HAND_OFF_ROOM = 16;
 
 /**
  * Where attempts run. `take` claims the message's attempt and returns as soon as it has started; the work (the
@@ -22,7 +26,8 @@ export type HandOffResult = { started: true } | { started: false; reason: string
 export class AgentHost extends DurableObject<Env> {
   private readonly running = new Set<Promise<void>>();
 
-  async take(message: TaskMessage): Promise<HandOffResult> {
+  async take(message: TaskMessage, options: TakeOptions = {}): Promise<HandOffResult> {
+    if (options.handOff && this.running.size >= HAND_OFF_ROOM) return { started: false, reason: "busy" };
     // A redelivered or stale message is refused here, before anything reaches the remote.
     const claim = await schedulerFor(this.env, message.tenant, message.workflowId).claim(message.stepId, message.attempt);
     if (!claim.ok) return { started: false, reason: claim.code };
@@ -41,21 +46,6 @@ export class AgentHost extends DurableObject<Env> {
     const work: Promise<void> = performTask(message, task, this.env).finally(() => this.running.delete(work));
     this.running.add(work);
   }
-}
-
-/**
- * The host an attempt runs on: the step's own place among the hosts, moved on by one for each attempt, so a
- * retry never runs on the host that just ran the attempt before it (a host in trouble does not get the step
- * back), while a message delivered twice for one attempt still reaches the same host.
- */
-export function agentHostShardOf(message: Pick<TaskMessage, "tenant" | "workflowId" | "stepId" | "attempt">, shards: number): number {
-  return (fnv1a(`${message.tenant}:${message.workflowId}:${message.stepId}`) + message.attempt) % shards;
-}
-
-export function agentHostFor(env: Env, message: TaskMessage): { take(message: TaskMessage): Promise<HandOffResult> } {
-  return env.AGENT_HOST.getByName(`agents-${agentHostShardOf(message, agentHostShards(env))}`) as unknown as {
-    take(message: TaskMessage): Promise<HandOffResult>;
-  };
 }
 
 /** Tells every agent host, and so every isolate that runs agents, that a breaker opened or closed. Rare: one call per host. */

@@ -1,6 +1,6 @@
 import { faultFires, InjectedFault } from "../dev/faults";
 import { TaskMessageSchema } from "../domain/task-message";
-import { agentHostFor } from "./agent-host";
+import { agentHostFor } from "./host-shard";
 import { reportQueueLag } from "../queue-lag/monitor";
 import { redeliveryDelaySeconds } from "./redelivery";
 

@@ -1,3 +1,4 @@
+import { agentHostFor } from "../agents/host-shard";
 import { faultFires, InjectedFault } from "../dev/faults";
 import { backoffMs } from "../domain/backoff";
 import type { TaskMessage } from "../domain/task-message";
@@ -13,6 +14,9 @@ import { taskQueueFor } from "./task-queues";
 const SEND_BATCH_MAX = 100;
 
 const INDEX_RETRY = { initialMs: 1_000, maxMs: 60_000 };
+
+/** How many of a start's first attempts its object hands to agent hosts itself; the rest go through the queue. */
+const HAND_OFF_MAX = 4;
 
 /**
  * Delivers what commits left in the object's outbox: task messages to the queue and the index entry to D1.
@@ -42,8 +46,12 @@ export class OutboxDelivery {
     return later.length === 0 ? undefined : Math.min(...later);
   }
 
-  /** Delivers what is pending; "deferred" when something failed and now waits for the alarm (or moved its time). */
-  async deliver(tenant: string, workflowId: string): Promise<"delivered" | "deferred"> {
+  /**
+   * Delivers what is pending; "deferred" when something failed and now waits for the alarm (or moved its time).
+   * `handOff` (a start's commit): the first attempts go straight to an agent host when one has room.
+   */
+  async deliver(tenant: string, workflowId: string, options: { handOff?: boolean } = {}): Promise<"delivered" | "deferred"> {
+    if (options.handOff) await this.handOffTasks(tenant, workflowId);
     const sent = await this.sendTasks(tenant, workflowId);
     const indexed = await this.flushIndex();
     const announced = await this.webhooks.deliver();
@@ -58,6 +66,30 @@ export class OutboxDelivery {
     const claims = { tenant, workflowId, stepId: task.stepId, attempt: task.attempt };
     const expiry = claimedDeadlineAt === undefined ? {} : { expiresAt: claimedDeadlineAt + TASK_TOKEN_GRACE_MS };
     return { ...claims, kind: task.kind, token: await signTaskToken({ ...claims, ...expiry }, this.env.TASK_TOKEN_SECRET) };
+  }
+
+  /**
+   * A start's first attempts without the queue hop (what Temporal calls eager workflow start): the object hands
+   * each message to its agent host, whose claim settles the message's outbox row in the claim's own commit. A
+   * host without room, a refusal or a failed call leaves the row unsent, and `sendTasks` enqueues it as usual;
+   * should this instance die first, the row's lease has the alarm send it. Nothing is lost and no attempt is
+   * spent: the attempt is claimed by the host exactly as from the queue.
+   */
+  private async handOffTasks(tenant: string, workflowId: string): Promise<void> {
+    const rows = this.store.unsentTasks().filter((row) => !this.sending.has(row.seq)).slice(0, HAND_OFF_MAX);
+    for (const row of rows) this.sending.add(row.seq);
+    try {
+      await Promise.all(
+        rows.map(async (row) => {
+          const message = await this.taskMessage(tenant, workflowId, row.task);
+          await agentHostFor(this.env, message)
+            .take(message, { handOff: true })
+            .catch((error: unknown) => console.error(JSON.stringify({ message: "hand-off failed; sending through the queue", workflowId, error: String(error) })));
+        }),
+      );
+    } finally {
+      for (const row of rows) this.sending.delete(row.seq);
+    }
   }
 
   /** Sends every unsent task message not already on its way; false when the queue refused. */

@@ -15,6 +15,8 @@ export interface StartRequest {
   definition?: PinnedDefinition;
   /** The schedule whose fire started it. */
   schedule?: string;
+  /** Hand the first attempts straight to agent hosts with room, not through the queue (START_HAND_OFF). */
+  handOff?: boolean;
 }
 
 export type StartResult =
@@ -30,4 +32,8 @@ export interface CommitOptions {
   reindex?: boolean;
   /** The first answer to an event sent with an id, stored with the delivery. */
   eventReceipt?: EventReceipt;
+  /** The attempt an agent claimed (its outbox row, if still unsent, is settled with the claim). */
+  claimed?: { stepId: string; attempt: number };
+  /** A start: hand its first attempts to agent hosts directly when they have room (see OutboxDelivery). */
+  handOff?: boolean;
 }

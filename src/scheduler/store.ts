@@ -48,6 +48,8 @@ export interface CommitWrites {
   indexEntry?: IndexEntry;
   /** Task messages to send, and when the alarm must send them should this instance not get to it. */
   tasks?: { queued: QueuedTask[]; sendBy: number };
+  /** The attempt an agent claimed: its message arrived, so an unsent row for it is settled in the same commit. */
+  claimed?: Pick<QueuedTask, "stepId" | "attempt">;
   eventReceipt?: EventReceipt;
 }
 
@@ -143,11 +145,12 @@ export class WorkflowStore {
   /** Writes a transition's new state and history in one transaction: all of it lands, or none. */
   persist(state: WorkflowState, history: HistoryEntryFields[], writes: CommitWrites): void {
     const sql = this.storage.sql;
-    const { nextDeadlineAt, now, indexEntry, tasks, eventReceipt } = writes;
+    const { nextDeadlineAt, now, indexEntry, tasks, claimed, eventReceipt } = writes;
     const hash = writes.requestHash ?? this.cached?.requestHash ?? "";
     const written = new Map<string, string>();
     let pending: PendingIndexEntry | undefined;
     let unsent: UnsentTask[] = [];
+    let settled: number[] = [];
     let inboxSeqs: Set<number> | undefined;
     try {
       this.storage.transactionSync(() => {
@@ -176,6 +179,7 @@ export class WorkflowStore {
         this.insertHistory(history, now);
         if (indexEntry) pending = this.insertIndexEntry(indexEntry, now);
         if (tasks) unsent = tasks.queued.map((task) => this.insertTask(task, tasks.sendBy));
+        if (claimed) settled = this.deleteClaimedTask(claimed);
       });
     } catch (error) {
       this.forget();
@@ -189,6 +193,25 @@ export class WorkflowStore {
     if (pending) this.pendingIndexEntry = pending;
     // Not yet read: the first read finds these rows in storage with the rest.
     for (const task of unsent) this.unsentTaskRows?.set(task.seq, task);
+    for (const seq of settled) this.unsentTaskRows?.delete(seq);
+  }
+
+  /**
+   * A claim proves its attempt's message arrived, however it came: a row still unsent for it (a start's hand-off,
+   * or a send the queue accepted but this instance had not marked yet) would only be sent again. Rows this
+   * instance knows are matched in memory, so the usual claim, whose row is long gone, runs no statement.
+   */
+  private deleteClaimedTask({ stepId, attempt }: Pick<QueuedTask, "stepId" | "attempt">): number[] {
+    if (!this.unsentTaskRows) {
+      this.query(
+        "DELETE FROM outbox WHERE kind = 'task' AND json_extract(payload_json, '$.stepId') = ? AND json_extract(payload_json, '$.attempt') = ?",
+        stepId, attempt,
+      );
+      return [];
+    }
+    const seqs = [...this.unsentTaskRows.values()].filter(({ task }) => task.stepId === stepId && task.attempt === attempt).map(({ seq }) => seq);
+    for (const seq of seqs) this.query("DELETE FROM outbox WHERE seq = ?", seq);
+    return seqs;
   }
 
   private insertTask(task: QueuedTask, sendBy: number): UnsentTask {

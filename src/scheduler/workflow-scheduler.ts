@@ -47,7 +47,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     const now = Date.now();
     const { tenant, id, plan, input, definition, schedule } = request;
     const result = startWorkflow({ tenant, id, plan, input, now, ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }) });
-    await this.commit(undefined, result, now, { requestHash: request.requestHash });
+    await this.commit(undefined, result, now, { requestHash: request.requestHash, handOff: request.handOff === true });
     return { ok: true, created: true, workflow: toWorkflowView(result.state) };
   }
 
@@ -71,7 +71,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
 
   /** An agent claims a queued attempt; the task comes with the token the remote gets, which expires with it. */
   async claim(stepId: string, attempt: number) {
-    const reply = await this.apply({ type: "AttemptClaimed", stepId, attempt });
+    const reply = await this.apply({ type: "AttemptClaimed", stepId, attempt }, { claimed: { stepId, attempt } });
     const state = this.store.load()?.state;
     if (!reply.ok || !("task" in reply) || !state) return reply;
     const { token } = await this.outbox.taskMessage(state.tenant, state.id, { stepId, attempt, kind: reply.task.kind }, reply.task.deadlineAt);
@@ -227,12 +227,12 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return result.state.status;
   }
 
-  private async apply<E extends WorkflowEvent>(event: E) {
+  private async apply<E extends WorkflowEvent>(event: E, options: CommitOptions = {}) {
     const loaded = this.store.load();
     if (!loaded) return NOT_FOUND;
     const now = Date.now();
     const result = transition(loaded.state, event, now);
-    await this.commit(loaded.state, result, now);
+    await this.commit(loaded.state, result, now, options);
     return result.reply;
   }
 
@@ -244,8 +244,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
     if (result.changed || indexEntry) {
       const queued = result.effects.map(({ stepId, attempt, kind }) => ({ stepId, attempt, kind }));
       const tasks = queued.length > 0 ? { queued, sendBy: now + SEND_LEASE_MS } : undefined;
-      const { requestHash, eventReceipt } = options;
-      this.store.persist(result.state, result.history, { nextDeadlineAt: deadline, now, requestHash, indexEntry, tasks, eventReceipt });
+      const { requestHash, eventReceipt, claimed } = options;
+      this.store.persist(result.state, result.history, { nextDeadlineAt: deadline, now, requestHash, indexEntry, tasks, claimed, eventReceipt });
     } else {
       this.store.appendHistory(result.history, now);
     }
@@ -256,7 +256,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     // A crash between persisting and acting: state, outbox and alarm are durable; the sends are not made.
     if (faultFires(this.env, "abortAfterPersist")) this.ctx.abort("injected fault: abortAfterPersist");
     // A failed delivery waits for the alarm; a lease freed by a send is left to lapse (see SEND_LEASE_MS).
-    const delivery = await this.outbox.deliver(result.state.tenant, result.state.id);
+    const delivery = await this.outbox.deliver(result.state.tenant, result.state.id, { handOff: options.handOff });
     if (delivery === "deferred") await this.alarmClock.arm(this.alarmTarget(deadline, Date.now()));
     if (previous && !isTerminal(previous.status) && isTerminal(result.state.status)) await this.tellSchedule(result.state);
   }

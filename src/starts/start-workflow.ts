@@ -10,6 +10,7 @@ import type { DefinitionInput } from "../domain/schemas";
 import { sha256Hex } from "../domain/sha256";
 import type { PinnedDefinition } from "../domain/state";
 import type { WorkflowView } from "../domain/view";
+import { startHandOff } from "../config";
 import { backPressureNow } from "../queue-lag/back-pressure";
 import { findDefinition } from "../registry/d1-registry";
 import { schedulerFor } from "../scheduler/scheduler-client";
@@ -55,6 +56,7 @@ export async function startWorkflowRun(env: Env, tenant: string, body: StartWork
     requestHash: await sha256Hex(canonicalJson({ ...body, id })),
     definition: resolved.pinned,
     ...(options.schedule === undefined ? {} : { schedule: options.schedule }),
+    handOff: startHandOff(env),
   });
 }
 

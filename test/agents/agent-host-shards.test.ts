@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { agentHostFor, agentHostShardOf, tellEveryAgentHost } from "../../src/agents/agent-host";
+import { tellEveryAgentHost } from "../../src/agents/agent-host";
+import { agentHostFor, agentHostShardOf } from "../../src/agents/host-shard";
 import { agentHostShards, DEFAULT_AGENT_HOST_SHARDS } from "../../src/config";
 
 const step = { tenant: "default", workflowId: "wf-shards", stepId: "charge" };

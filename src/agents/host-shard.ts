@@ -1,0 +1,32 @@
+import { agentHostShards } from "../config";
+import { fnv1a } from "../domain/fnv1a";
+import type { TaskMessage } from "../domain/task-message";
+
+/** What became of a task message handed to a host. */
+export type HandOffResult = { started: true } | { started: false; reason: string };
+
+export interface TakeOptions {
+  /**
+   * The message comes straight from its workflow's object, not from the queue: the host takes it only while it
+   * has room (see AgentHost), and the object sends it through the queue otherwise.
+   */
+  handOff?: boolean;
+}
+
+/** The one method callers outside the host use; declared here so the scheduler's outbox needs no import of the host. */
+export interface AgentHostStub {
+  take(message: TaskMessage, options?: TakeOptions): Promise<HandOffResult>;
+}
+
+/**
+ * The host an attempt runs on: the step's own place among the hosts, moved on by one for each attempt, so a
+ * retry never runs on the host that just ran the attempt before it (a host in trouble does not get the step
+ * back), while a message delivered twice for one attempt still reaches the same host.
+ */
+export function agentHostShardOf(message: Pick<TaskMessage, "tenant" | "workflowId" | "stepId" | "attempt">, shards: number): number {
+  return (fnv1a(`${message.tenant}:${message.workflowId}:${message.stepId}`) + message.attempt) % shards;
+}
+
+export function agentHostFor(env: Env, message: TaskMessage): AgentHostStub {
+  return env.AGENT_HOST.getByName(`agents-${agentHostShardOf(message, agentHostShards(env))}`) as unknown as AgentHostStub;
+}

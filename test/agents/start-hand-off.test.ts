@@ -1,0 +1,88 @@
+// A start's first attempts without the queue hop: the object hands them to an agent host that has room, and sends
+// them through the task queue when the host has none. The test configuration turns the hand-off off for the
+// front door (START_HAND_OFF "false", so the other tests see first attempts on the queue); here the start RPC asks
+// for it as the front door does by default.
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { agentHostShardOf } from "../../src/agents/host-shard";
+import { agentHostShards, startHandOff } from "../../src/config";
+import { DefinitionSchema } from "../../src/domain/definition";
+import { planWorkflow } from "../../src/domain/plan";
+import type { StartRequest } from "../../src/scheduler/rpc";
+import { historyOf, uniqueId, waitForStatus } from "../helpers/api";
+import { gate } from "../helpers/gate";
+import { FAST } from "../helpers/policies";
+import { watchSends } from "../helpers/queue";
+import { httpStep, json, mockRemote } from "../helpers/remote";
+import { objectRecord, schedulerStub } from "../helpers/scheduler";
+
+afterEach(() => vi.restoreAllMocks());
+
+const definition = { name: "handed-off", defaults: FAST, steps: ["a", "b", "c"].map((id) => httpStep(id)) };
+
+/** The start RPC as the front door makes it when START_HAND_OFF is on. */
+function startRequest(id: string): StartRequest {
+  return { tenant: "default", id, plan: planWorkflow(DefinitionSchema.parse(definition)), input: null, requestHash: `hash-of-${id}`, handOff: true };
+}
+
+/** Workflow ids whose first attempt runs on one agent host. */
+function idsOnOneHost(count: number): string[] {
+  const shards = agentHostShards(env);
+  const ids: string[] = [];
+  const target = agentHostShardOf({ tenant: "default", workflowId: "probe", stepId: "a", attempt: 1 }, shards);
+  while (ids.length < count) {
+    const id = uniqueId("handoff");
+    if (agentHostShardOf({ tenant: "default", workflowId: id, stepId: "a", attempt: 1 }, shards) === target) ids.push(id);
+  }
+  return ids;
+}
+
+describe("a start's hand-off to an agent host", () => {
+  it("runs a workflow without a single queue message: the first attempt is claimed from the start, each later one comes back with a report", async () => {
+    const remote = mockRemote(() => json({ ok: true }));
+    const queue = watchSends();
+    const id = uniqueId("handoff");
+
+    expect(await schedulerStub(id).start(startRequest(id))).toMatchObject({ ok: true, created: true });
+    const workflow = await waitForStatus(id, "completed");
+
+    expect(queue.of(id)).toEqual([]);
+    expect(remote.calls.map((call) => new URL(call.url).pathname)).toEqual(["/a", "/b", "/c"]);
+    expect(workflow.steps.map((step: { attempts: unknown[] }) => step.attempts.length)).toEqual([1, 1, 1]);
+    expect((await historyOf(id)).filter((event) => event.type === "step_started").map((event) => [event.stepId, event.attempt])).toEqual([["a", 1], ["b", 1], ["c", 1]]);
+    // The claim settled the start's task row in its own commit: nothing is left for the alarm to send again.
+    expect((await objectRecord(id)).outbox?.filter((row) => row.kind === "task")).toEqual([]);
+  });
+
+  it("sends the first attempt through the queue when its host has no room, and that workflow completes the same", async () => {
+    const release = gate();
+    const remote = mockRemote(async () => {
+      await release.opened;
+      return json({ ok: true });
+    });
+    const queue = watchSends();
+    const [crowd, last] = ((ids) => [ids.slice(0, 16), ids[16]!])(idsOnOneHost(17));
+
+    // Sixteen attempts running on one host (their remote has not answered) fill its room for hand-offs.
+    for (const id of crowd) await schedulerStub(id).start(startRequest(id));
+    await vi.waitFor(() => expect(remote.calls).toHaveLength(16));
+    await schedulerStub(last).start(startRequest(last));
+
+    expect(crowd.flatMap((id) => queue.of(id))).toEqual([]);
+    expect(queue.of(last).map((entry) => [entry.message.stepId, entry.message.attempt])).toEqual([["a", 1]]);
+    release.open();
+    for (const id of [...crowd, last]) {
+      const workflow = await waitForStatus(id, "completed");
+      expect(workflow.steps.map((step: { attempts: unknown[] }) => step.attempts.length)).toEqual([1, 1, 1]);
+    }
+    expect(remote.calls).toHaveLength(17 * 3);
+  });
+
+  it("is what the front door asks for unless START_HAND_OFF is \"false\"", () => {
+    expect(startHandOff({} as Env)).toBe(true);
+    expect(startHandOff({ START_HAND_OFF: "true" } as Env)).toBe(true);
+    expect(startHandOff({ START_HAND_OFF: "false" } as Env)).toBe(false);
+    // The tests' own setting: the other test files watch first attempts on the queue.
+    expect(startHandOff(env)).toBe(false);
+  });
+});
