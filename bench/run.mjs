@@ -86,7 +86,7 @@ function plannedCases(options) {
     for (const workflows of options.burstSizes) {
       plan.push([`burst-${workflows}`, (ctx, engine, rep) =>
         burst(ctx, engine, { tag: `burst${workflows}-${rep}`, workflows, clients: options.burstClients, ...(capped(engine, workflows) ? { timeoutMs: options.burstCapS * 1000, cutOff: true } : { timeoutMs: timeoutFor(workflows) }) }),
-      (engine) => engine.supports.burstAtScale || workflows === smallest || options.burstCapS !== undefined]);
+      (engine, rep) => rep <= options.burstRepeat && (engine.supports.burstAtScale || workflows === smallest || options.burstCapS !== undefined)]);
     }
   }
   return plan;

@@ -18,10 +18,12 @@ export const USAGE = `npm run bench -- [options]
   --retry-samples N       per retry repeat (default 5)
   --detection-samples N   in all, spread over the repeats (default 20)
   --mixed-size W          workflows in the mixed-load case (default 50)
-  --burst-sizes 1000,5000 burst workflow counts W (default 1000,5000,10000; --quick 300); Workflows runs only
-                          the smallest (it cannot finish the large ones in reasonable time)
-  --burst-cap S           let an engine that cannot finish the large burst sizes (Workflows) run them too, each
-                          cut off S s after its first start: the W curve side by side (default: smallest only)
+  --burst-sizes 1000,5000 burst workflow counts W (default 1000,2000,5000,10000; --quick 300)
+  --burst-cap S           an engine that cannot finish the large burst sizes (Workflows) runs them cut off S s
+                          after its first start: the W curve side by side (default 180; --quick and 0: it runs
+                          only the smallest)
+  --burst-repeat N        repeats of each burst size (default 1, one run per point of the curve; --repeat N
+                          given: N)
   --burst-clients N       concurrent clients starting the burst, each honouring 429/503 Retry-After (default 32)
   --idle-seconds S        how long the idle supervisor is watched (default 20)
   --fresh                 restart each engine's wrangler dev (same state) before every measurement but its first,
@@ -53,7 +55,7 @@ export const PORT_COUNT = 5;
 const FLAGS = flagSpec({
   values: [
     "repeat", "cases", "engines", "sizes", "concurrency", "latency-runs", "retry-samples", "detection-samples", "mixed-size",
-    "burst-sizes", "burst-cap", "burst-clients", "idle-seconds", "quiet-wait", "order", "source", "out", "port-base", "profile",
+    "burst-sizes", "burst-cap", "burst-repeat", "burst-clients", "idle-seconds", "quiet-wait", "order", "source", "out", "port-base", "profile",
   ],
   switches: ["quick", "docs", "no-docs", "keep-tmp", "verbose", "profile-isolates", "fresh"],
 });
@@ -75,10 +77,12 @@ export function parseOptions(argv) {
     retrySamples: pick("retry-samples", 5, 2),
     detectionSamples: pick("detection-samples", 20, 3),
     mixedSize: pick("mixed-size", 50, 20),
-    burstSizes: pick("burst-sizes", [1000, 5000, 10000], [300], sizes("burst-sizes")),
+    burstSizes: pick("burst-sizes", [1000, 2000, 5000, 10000], [300], sizes("burst-sizes")),
+    // A curve of four sizes, each several minutes long: once per point unless asked for more.
+    burstRepeat: values["burst-repeat"] !== undefined ? integer(values["burst-repeat"], "--burst-repeat") : values.repeat !== undefined ? integer(values.repeat, "--repeat") : 1,
     burstClients: pick("burst-clients", 32, 32),
     fresh: Boolean(values.fresh),
-    burstCapS: values["burst-cap"] === undefined ? undefined : integer(values["burst-cap"], "--burst-cap"),
+    burstCapS: ((cap) => (cap > 0 ? cap : undefined))(pick("burst-cap", 180, 0, (v) => integer(v, "--burst-cap", 0))),
     idleSeconds: pick("idle-seconds", 20, 5),
     supervisorWorkflows: quick ? 5 : 20,
     quietWaitS: pick("quiet-wait", 60, 5),

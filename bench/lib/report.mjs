@@ -158,8 +158,8 @@ ms/step: per step that reached the remote, status read-back discounted. Start ph
 from the first start to the last start's answer ÷ workflows started (the steps that ran meanwhile included);
 CPU ms/step after the starts: the CPU from then on ÷ the steps that reached the remote from then on, read-back
 discounted: the steps' cost with no starts beside them. attempts/step: over completed workflows; 1.00 means no
-retries. Workflows runs only the smallest W unless \`--burst-cap S\` is given; then the larger ones too, each cut
-off S s after its first start (what it finished by then is what it did); the figures that need a workflow view
+retries. Workflows runs the larger W cut off \`--burst-cap\` s (default 180) after its first start (what it
+finished by then is what it did; \`--burst-cap 0\`: only the smallest W); the figures that need a workflow view
 are n/a for it.`;
 
 /**
