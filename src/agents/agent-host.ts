@@ -7,7 +7,7 @@ import { performTask } from "./perform-task";
 import { learnBreaker } from "./breaker-guard";
 import type { BreakerNotice } from "../breaker/breaker-rpc";
 import { agentHostShards } from "../config";
-import type { HandOffResult, TakeOptions } from "./host-shard";
+import { agentHostName, type HandOffResult, type TakeOptions } from "./host-shard";
 
 /**
  * Attempts a host runs at once before it turns down a start's hand-off: past that, the workflow's object sends the
@@ -50,5 +50,5 @@ export class AgentHost extends DurableObject<Env> {
 
 /** Tells every agent host, and so every isolate that runs agents, that a breaker opened or closed. Rare: one call per host. */
 export async function tellEveryAgentHost(env: Env, notice: BreakerNotice): Promise<void> {
-  await Promise.allSettled(Array.from({ length: agentHostShards(env) }, (_, shard) => env.AGENT_HOST.getByName(`agents-${shard}`).learnBreaker(notice)));
+  await Promise.allSettled(Array.from({ length: agentHostShards(env) }, (_, shard) => env.AGENT_HOST.getByName(agentHostName(shard)).learnBreaker(notice)));
 }

@@ -27,6 +27,11 @@ export function agentHostShardOf(message: Pick<TaskMessage, "tenant" | "workflow
   return (fnv1a(`${message.tenant}:${message.workflowId}:${message.stepId}`) + message.attempt) % shards;
 }
 
+/** The name of host `shard`'s object: one place, so every caller reaches the same hosts. */
+export function agentHostName(shard: number): string {
+  return `agents-${shard}`;
+}
+
 export function agentHostFor(env: Env, message: TaskMessage): AgentHostStub {
-  return env.AGENT_HOST.getByName(`agents-${agentHostShardOf(message, agentHostShards(env))}`) as unknown as AgentHostStub;
+  return env.AGENT_HOST.getByName(agentHostName(agentHostShardOf(message, agentHostShards(env)))) as unknown as AgentHostStub;
 }
