@@ -1,4 +1,4 @@
-/** A failed alarm tries again this soon, by setting itself. */
+/** A failed tick runs again this soon: by the guard set before it, or by the alarm a failed handler sets itself. */
 const ALARM_FAILURE_RETRY_MS = 1_000;
 
 /**
@@ -25,6 +25,19 @@ export class SupervisorAlarm {
     if (this.armedAt === wanted) return;
     if (wanted !== null && this.armedAt !== undefined && this.armedAt !== null && this.armedAt <= wanted) return;
     await this.write(wanted);
+  }
+
+  /**
+   * Before a tick: an alarm a second on, synced to disk before the tick starts. A tick that then crashes (an
+   * object reset drops its commit and the alarm that commit set) or throws runs again a second later, not after
+   * the platform's 2 s + 4 s retries: an alarm set during a failed handler runs instead of its retry. The cost
+   * is one more alarm write, and one wait for it to be durable, per tick.
+   */
+  async guard(): Promise<void> {
+    await this.write(Date.now() + ALARM_FAILURE_RETRY_MS);
+    await this.storage.sync();
+    // The guard is no deadline, and `arm` skips a target later than the alarm it noted: the commit must write its own.
+    this.forget();
   }
 
   /**

@@ -207,6 +207,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
     this.alarmClock.forget();
     try {
       if (faultFires(this.env, "alarmThrows")) throw new InjectedFault("alarmThrows");
+      // Only a workflow has a tick to guard: an object without one is left with no alarm.
+      if (this.store.load()) await this.alarmClock.guard();
       await this.supervise();
     } catch (error) {
       await this.alarmClock.rearmAfterFailure(error, info);

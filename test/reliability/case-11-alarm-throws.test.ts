@@ -110,12 +110,44 @@ describe("case 11: alarm handler throws", () => {
     expect(before.alarmAt).toBeNull();
   });
 
-  it("leaves retrying to the platform when storage fails after the alarm's commit: the runtime retries with retryCount 1, and the retry does not apply the timeout again", async () => {
+  it("runs the alarm again a second later when storage fails after its commit: the guard set before the tick fires, not the platform's 2 s retry, and it does not apply the timeout again", async () => {
+    mockRemote(() => json({ charged: true }));
+    const alarms = watchAlarms();
+    // Real time: what the runtime does after a throwing alarm is what is shown.
+    const { id } = await startWithDeadAgent(oneStep("alarm-storage-fails", { defaults: REAL_TIME }));
+    // Three alarm writes: the guard before the tick is written; the commit's own alarm (after the timeout) fails,
+    // and so does re-arming after that failure, so the handler throws.
+    const setAlarm = await runInDurableObject(schedulerStub(id), (_instance, state) => {
+      const written = state.storage.setAlarm.bind(state.storage);
+      return vi
+        .spyOn(state.storage, "setAlarm")
+        .mockImplementationOnce(written)
+        .mockRejectedValueOnce(new Error("injected storage failure"))
+        .mockRejectedValueOnce(new Error("injected storage failure"));
+    });
+
+    const workflow = await waitForStatus(id, "completed");
+    const [failed, rerun] = alarms;
+    expect(failed).toMatchObject({ retryCount: 0, isRetry: false, threw: true });
+    expect(setAlarm.mock.settledResults.slice(0, 3).map((result) => result.type)).toEqual(["fulfilled", "rejected", "rejected"]);
+    // An alarm set during a failed handler runs instead of the platform's retry (retryCount 1, after about 2 s).
+    expect(rerun).toMatchObject({ retryCount: 0, isRetry: false, threw: false });
+    expect(rerun!.at - failed!.at).toBeGreaterThanOrEqual(ALARM_FAILURE_RETRY_MS - 100);
+    expect(rerun!.at - failed!.at).toBeLessThan(1_500);
+    expect(workflow.steps[0].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["timed_out", "succeeded"]);
+    // The failed run had committed the timeout; the next run went on from there instead of timing it out again.
+    const missed = await eventsOf(id, "step_heartbeat_missed");
+    expect(missed).toHaveLength(1);
+    expect(missed[0]!.at).toBeLessThan(rerun!.at);
+    expect(await eventsOf(id, "step_retry_scheduled")).toHaveLength(1);
+  });
+
+  it("leaves retrying to the platform when storage fails before the tick: no guard, no re-arm, so the runtime retries with retryCount 1, which does the work once", async () => {
     mockRemote(() => json({ charged: true }));
     const alarms = watchAlarms();
     // Real time: the runtime's own retry of a throwing alarm is what is shown.
-    const { id } = await startWithDeadAgent(oneStep("alarm-storage-fails", { defaults: REAL_TIME }));
-    // The alarm commits the timeout, then setting the next alarm fails, and so does re-arming after that failure.
+    const { id } = await startWithDeadAgent(oneStep("alarm-storage-down", { defaults: REAL_TIME }));
+    // Two alarm writes fail: the guard before the tick, then re-arming after that failure.
     const setAlarm = await runInDurableObject(schedulerStub(id), (_instance, state) =>
       vi.spyOn(state.storage, "setAlarm").mockRejectedValueOnce(new Error("injected storage failure")).mockRejectedValueOnce(new Error("injected storage failure")),
     );
@@ -128,10 +160,10 @@ describe("case 11: alarm handler throws", () => {
     // Cloudflare retries a throwing alarm after about 2 s.
     expect(retried!.at - failed!.at).toBeGreaterThanOrEqual(1_500);
     expect(workflow.steps[0].attempts.map((attempt: { status: string }) => attempt.status)).toEqual(["timed_out", "succeeded"]);
-    // The failed run had committed the timeout; the retry went on from there instead of timing it out again.
+    // The failed run stopped before its tick; the retry applied the timeout, once.
     const missed = await eventsOf(id, "step_heartbeat_missed");
     expect(missed).toHaveLength(1);
-    expect(missed[0]!.at).toBeLessThan(retried!.at);
+    expect(missed[0]!.at).toBeGreaterThanOrEqual(retried!.at);
     expect(await eventsOf(id, "step_retry_scheduled")).toHaveLength(1);
   });
 

@@ -12,6 +12,7 @@ import { taskQueueOf, watchSends } from "../helpers/queue";
 import { objectRecord, schedulerStub } from "../helpers/scheduler";
 import { FAST } from "../helpers/policies";
 import { callTask } from "../helpers/tasks";
+import { backdate, fireAlarm } from "../helpers/time";
 
 afterEach(() => {
   clearInjectedFaults();
@@ -19,6 +20,8 @@ afterEach(() => {
 });
 
 const CRASH = "injected fault: abortAfterPersist";
+/** A tick that fails runs again this much later (the guard in src/scheduler/supervisor-alarm.ts). */
+const TICK_RERUN_MS = 1_000;
 
 const definition = (scheduleToStartMs: number | undefined, steps = ["a"]) => ({
   name: "crash",
@@ -211,6 +214,42 @@ describe("case 13: crash mid-transition", () => {
 
     // The agent's retried report changes nothing.
     expect(await schedulerStub(id).report("a", 1, { type: "succeeded", output: { a: 2 } }, 0)).toMatchObject({ ok: false, code: "gone" });
+  });
+
+  it("runs a tick that crashes twice in a row again within a second each time, and the run after the crashes does the due work once", async () => {
+    const id = uniqueId();
+    watchSends(() => true);
+    // A minute's backoff, so no alarm of the object's own runs the retry while the test reads what the tick did.
+    const patient = definition(undefined);
+    const retry = { ...patient.defaults.retry, initialIntervalMs: 60_000 };
+    expect((await schedulerStub(id).start(startRequest(id, { ...patient, defaults: { ...patient.defaults, retry } }))).ok).toBe(true);
+    // The agent of a/1 claims it and dies: its start-to-close deadline (60 s) is what the tick has to act on.
+    expect((await schedulerStub(id).claim("a", 1)).ok).toBe(true);
+    await backdate(id, { ms: 60_000 });
+    const due = await objectRecord(id);
+
+    for (const crash of [1, 2]) {
+      injectFault("abortAfterPersist", { probability: 1, times: 1 });
+      const before = Date.now();
+      expect(await rejectionOf(fireAlarm(id))).toMatchObject({ message: CRASH, durableObjectReset: true });
+      const after = Date.now();
+      expect(timesFired("abortAfterPersist")).toBe(crash);
+      // The crash dropped the tick's commit and the alarm it set; the guard written and synced before the tick stays.
+      const crashed = await objectRecord(id);
+      expect({ ...crashed, alarmAt: due.alarmAt }).toEqual(due);
+      expect(crashed.alarmAt).toBeGreaterThanOrEqual(before + TICK_RERUN_MS);
+      expect(crashed.alarmAt).toBeLessThanOrEqual(after + TICK_RERUN_MS);
+    }
+
+    // The guard's run applies the timeout once and sets the alarm for the retry's backoff, the next deadline.
+    expect(await fireAlarm(id)).toBe(true);
+    const done = await objectRecord(id);
+    expect(done.events!.slice(due.events!.length).map((event) => [event.type, event.attempt])).toEqual([
+      ["step_timed_out", 1],
+      ["step_retry_scheduled", 1],
+    ]);
+    expect(done.alarmAt).toBe(done.workflow!.next_deadline_at);
+    await schedulerStub(id).cancel();
   });
 });
 
