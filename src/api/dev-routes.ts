@@ -23,8 +23,9 @@ export const devRoutes = new Hono<AppEnv>()
     if ("ok" in inspected) throw rejectionToError(inspected);
     return c.json(inspected);
   })
-  // What back-pressure at the front door sees: the task queue's lag as the consumers last reported it.
+  // What back-pressure at the front door sees: the task queue's lag as the consumers last reported it, and whose
+  // deliveries filled it (admission refuses only those at or past their fair share).
   .get("/dev/dispatch", async (c) => {
-    const { sample, boundMs, verdict } = await backPressureNow(c.env);
-    return c.json({ lagMs: sample?.lagMs ?? null, reportedAt: sample?.at ?? null, boundMs, backPressure: verdict.overloaded });
+    const { sample, deliveries, boundMs, verdict } = await backPressureNow(c.env);
+    return c.json({ lagMs: sample?.lagMs ?? null, reportedAt: sample?.at ?? null, boundMs, backPressure: verdict.overloaded, deliveries });
   });

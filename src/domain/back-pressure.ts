@@ -1,3 +1,5 @@
+import { overFairShare, type DeliveryCount, type FairShareKey } from "./fair-share";
+
 /** One measurement of our own queue's lag: how long the messages being delivered had waited. */
 export interface QueueLagSample {
   lagMs: number;
@@ -27,4 +29,23 @@ export function backPressure(sample: QueueLagSample | undefined, now: number, bo
   if (!sample || now - sample.at > QUEUE_LAG_FRESH_MS || sample.lagMs <= boundMs) return { overloaded: false };
   const retryAfterSeconds = Math.min(30, Math.max(1, Math.ceil((sample.lagMs - boundMs) / 1_000)));
   return { overloaded: true, lagMs: sample.lagMs, retryAfterSeconds };
+}
+
+/** What the front door knows of the task queues: the worst fresh lag, and who the recent deliveries were for. */
+export interface QueueGauge {
+  sample: QueueLagSample | undefined;
+  /** Summed per (tenant, name): see `sumDeliveries`. */
+  deliveries: DeliveryCount[];
+}
+
+/**
+ * Back-pressure for one start: the queues are past the bound and this start's tenant and workflow name are among
+ * those filling them (`overFairShare`). Everybody else is admitted, so one tenant's burst never refuses another's
+ * starts; the noisy one is told to come back as before, and its refused starts are what lets the queue drain.
+ */
+export function admission(gauge: QueueGauge, key: FairShareKey, now: number, boundMs: number): BackPressure {
+  const verdict = backPressure(gauge.sample, now, boundMs);
+  // No one's deliveries known (consumers of an older version report none): everyone is taken to fill the queue.
+  if (!verdict.overloaded || gauge.deliveries.length === 0 || overFairShare(gauge.deliveries, key)) return verdict;
+  return { overloaded: false };
 }

@@ -4,6 +4,8 @@ import { z } from "zod";
 export const TaskMessageSchema = z.object({
   tenant: z.string(),
   workflowId: z.string(),
+  /** The workflow's definition name: with the tenant, whose backlog the message is (absent in older messages). */
+  name: z.string().optional(),
   stepId: z.string(),
   attempt: z.int().min(1),
   kind: z.enum(["action", "compensation"]),

@@ -1,11 +1,16 @@
 import { backPressureLagMs } from "../config";
-import { backPressure, type BackPressure, type QueueLagSample } from "../domain/back-pressure";
-import { currentQueueLag } from "./monitor";
+import { admission, backPressure, type BackPressure, type QueueGauge } from "../domain/back-pressure";
+import type { FairShareKey } from "../domain/fair-share";
+import { currentQueueGauge } from "./monitor";
 
-/** The queue's lag as last reported, the bound, and what the front door makes of them now. */
-export async function backPressureNow(env: Env): Promise<{ sample: QueueLagSample | undefined; boundMs: number; verdict: BackPressure }> {
+/**
+ * The queues' gauge as last reported, the bound, and what the front door makes of them now: for `key`'s start
+ * (refused only while its tenant and name are among those filling the queues), or for the queues as a whole.
+ */
+export async function backPressureNow(env: Env, key?: FairShareKey): Promise<QueueGauge & { boundMs: number; verdict: BackPressure }> {
   const now = Date.now();
-  const sample = await currentQueueLag(env, now);
+  const gauge = await currentQueueGauge(env, now);
   const boundMs = backPressureLagMs(env);
-  return { sample, boundMs, verdict: backPressure(sample, now, boundMs) };
+  const verdict = key ? admission(gauge, key, now, boundMs) : backPressure(gauge.sample, now, boundMs);
+  return { ...gauge, boundMs, verdict };
 }

@@ -1,14 +1,23 @@
 import { DurableObject } from "cloudflare:workers";
-import { QUEUE_LAG_FRESH_MS, type QueueLagSample } from "../domain/back-pressure";
+import { QUEUE_LAG_FRESH_MS, type QueueGauge, type QueueLagSample } from "../domain/back-pressure";
+import { sumDeliveries, type DeliveryCount } from "../domain/fair-share";
 
 /** Consumers report at most this often per isolate and queue; the front door re-reads at most this often per isolate. */
 const REPORT_EVERY_MS = 1_000;
 const READ_EVERY_MS = 1_000;
 
+/**
+ * Who the queues' deliveries were for, over this long: about the back-pressure bound, so the shares describe the
+ * backlog the lag measures.
+ */
+const DELIVERY_WINDOW_MS = 10_000;
+
 /** One task queue's sample, as its consumer reports it. */
 export interface QueueLagReport extends QueueLagSample {
   /** The queue's name (`shepherd-tasks`, `shepherd-tasks-1`, ...). */
   queue: string;
+  /** First deliveries per tenant and workflow name since this isolate's previous report. */
+  deliveries?: DeliveryCount[];
 }
 
 /**
@@ -18,16 +27,28 @@ export interface QueueLagReport extends QueueLagSample {
  */
 export class QueueLagMonitor extends DurableObject<Env> {
   private readonly latest = new Map<string, QueueLagSample>();
+  /** Reported delivery counts, oldest first, kept for DELIVERY_WINDOW_MS. */
+  private deliveries: (DeliveryCount & { at: number })[] = [];
+  /** The window ends at the newest report, as the lag's freshness is judged against the newest sample. */
+  private newestReportAt = 0;
 
   record(report: QueueLagReport): void {
     const { queue, lagMs, at } = report;
     const previous = this.latest.get(queue);
     if (!previous || at >= previous.at) this.latest.set(queue, { lagMs, at });
+    this.newestReportAt = Math.max(this.newestReportAt, at);
+    for (const row of report.deliveries ?? []) this.deliveries.push({ ...row, at });
+    this.deliveries = this.deliveries.filter((row) => row.at > this.newestReportAt - DELIVERY_WINDOW_MS);
   }
 
   /** The worst lag among the queues' fresh samples (see `worstFreshSample`). */
   read(): QueueLagSample | null {
     return worstFreshSample([...this.latest.values()]) ?? null;
+  }
+
+  /** The worst fresh lag and who the deliveries reported in the last DELIVERY_WINDOW_MS were for: what admission needs. */
+  gauge(): QueueGauge {
+    return { sample: worstFreshSample([...this.latest.values()]), deliveries: sumDeliveries(this.deliveries) };
   }
 }
 
@@ -56,47 +77,66 @@ const TASK_BATCH_MAX = 10;
 
 /** Per queue: one queue's report must not hold back another's. */
 const lastReports = new Map<string, { at: number; caughtUp: boolean }>();
+/** Per queue: first deliveries counted since this isolate's last report, sent with the next one. */
+const unreported = new Map<string, DeliveryCount[]>();
 
 /**
  * The lag of a delivered batch: the wait of its oldest first delivery (a redelivery's age includes our own
  * retry delays, not the queue's backlog), or 0 when the batch was not full: the queue has caught up, however
  * long its last messages waited (their age says how far behind it *was*; holding starts back for that would
- * leave the agents idle). Reported at most once a second per isolate unless it just caught up or fell behind,
- * and never in the way of the batch: a lost report only makes the gauge a little staler.
+ * leave the agents idle). With it, whose first deliveries these were (see src/domain/fair-share.ts). Reported
+ * at most once a second per isolate unless it just caught up or fell behind, and never in the way of the
+ * batch: a lost report only makes the gauge a little staler.
  */
 export async function reportQueueLag(env: Env, batch: MessageBatch<unknown>, now: number): Promise<void> {
   const firsts = batch.messages.filter((message) => message.attempts <= 1);
   if (firsts.length === 0) return;
+  const counted = sumDeliveries([...(unreported.get(batch.queue) ?? []), ...firsts.map(deliveryOf)]);
+  unreported.set(batch.queue, counted);
   const caughtUp = batch.messages.length < TASK_BATCH_MAX;
   const lastReport = lastReports.get(batch.queue);
   if (lastReport && lastReport.caughtUp === caughtUp && now - lastReport.at < REPORT_EVERY_MS) return;
   lastReports.set(batch.queue, { at: now, caughtUp });
+  unreported.delete(batch.queue);
   const oldest = Math.min(...firsts.map((message) => message.timestamp.getTime()));
   try {
-    await monitor(env).record({ queue: batch.queue, lagMs: caughtUp ? 0 : Math.max(0, now - oldest), at: now });
+    await monitor(env).record({ queue: batch.queue, lagMs: caughtUp ? 0 : Math.max(0, now - oldest), at: now, deliveries: counted });
   } catch (error) {
     console.error(JSON.stringify({ message: "could not report the queue's lag", error: String(error) }));
   }
 }
 
-let cached: { sample: QueueLagSample | undefined; readAt: number } | undefined;
+/** Whose message this is; a body that does not say (malformed, or from before messages named the workflow) counts as nobody's in particular. */
+function deliveryOf(message: Message<unknown>): DeliveryCount {
+  const body = (typeof message.body === "object" && message.body !== null ? message.body : {}) as { tenant?: unknown; name?: unknown };
+  return { tenant: typeof body.tenant === "string" ? body.tenant : "", name: typeof body.name === "string" ? body.name : "", count: 1 };
+}
 
-/** The worst fresh sample of the task queues, read at most once a second per isolate; undefined when there is none or it can't be read. */
-export async function currentQueueLag(env: Env, now: number): Promise<QueueLagSample | undefined> {
-  if (cached && now - cached.readAt < READ_EVERY_MS) return cached.sample;
-  let sample: QueueLagSample | undefined;
+const NO_GAUGE: QueueGauge = { sample: undefined, deliveries: [] };
+let cached: { gauge: QueueGauge; readAt: number } | undefined;
+
+/** The queues' gauge, read at most once a second per isolate; empty when there is none or it can't be read. */
+export async function currentQueueGauge(env: Env, now: number): Promise<QueueGauge> {
+  if (cached && now - cached.readAt < READ_EVERY_MS) return cached.gauge;
+  let gauge = NO_GAUGE;
   try {
-    sample = (await monitor(env).read()) ?? undefined;
+    gauge = await monitor(env).gauge();
   } catch (error) {
     // The gauge is advice: without it the front door accepts, as it would with an empty queue.
     console.error(JSON.stringify({ message: "could not read the queue's lag", error: String(error) }));
   }
-  cached = { sample, readAt: now };
-  return sample;
+  cached = { gauge, readAt: now };
+  return gauge;
+}
+
+/** The worst fresh sample of the task queues (see `currentQueueGauge`); undefined when there is none. */
+export async function currentQueueLag(env: Env, now: number): Promise<QueueLagSample | undefined> {
+  return (await currentQueueGauge(env, now)).sample;
 }
 
 /** Tests move the gauge and must see the move at once, not after this isolate's read interval. */
 export function forgetQueueLagReads(): void {
   cached = undefined;
   lastReports.clear();
+  unreported.clear();
 }

@@ -65,7 +65,10 @@ export class OutboxDelivery {
   async taskMessage(tenant: string, workflowId: string, task: QueuedTask, claimedDeadlineAt?: number): Promise<TaskMessage> {
     const claims = { tenant, workflowId, stepId: task.stepId, attempt: task.attempt };
     const expiry = claimedDeadlineAt === undefined ? {} : { expiresAt: claimedDeadlineAt + TASK_TOKEN_GRACE_MS };
-    return { ...claims, kind: task.kind, token: await signTaskToken({ ...claims, ...expiry }, this.env.TASK_TOKEN_SECRET) };
+    // The workflow's name rides along (unsigned: it decides nothing but whose backlog this is, for fair shares).
+    const name = this.store.load()?.state.name;
+    const token = await signTaskToken({ ...claims, ...expiry }, this.env.TASK_TOKEN_SECRET);
+    return { ...claims, ...(name === undefined ? {} : { name }), kind: task.kind, token };
   }
 
   /**

@@ -6,6 +6,7 @@
 import { canonicalJson } from "../domain/canonical-json";
 import { definitionHash, type StartWorkflowInput } from "../domain/definition";
 import { planWorkflow } from "../domain/plan";
+import type { FairShareKey } from "../domain/fair-share";
 import type { DefinitionInput } from "../domain/schemas";
 import { sha256Hex } from "../domain/sha256";
 import type { PinnedDefinition } from "../domain/state";
@@ -29,6 +30,11 @@ export type StartOutcome = { ok: true; created: boolean; workflow: WorkflowView 
 export interface StartOptions {
   /** The id of the schedule whose fire this is; the workflow keeps it. */
   schedule?: string;
+  /**
+   * Skip back-pressure: a start that no client can retry and that has already been deferred as long as it may
+   * (a schedule's fire at the end of its catch-up window) is made rather than dropped.
+   */
+  admitted?: boolean;
 }
 
 /**
@@ -43,7 +49,7 @@ export async function startWorkflowRun(env: Env, tenant: string, body: StartWork
   }
   const resolved = await runnableDefinition(env, tenant, body);
   if (!resolved.ok) return resolved;
-  const overloaded = await overloadRefusal(env);
+  const overloaded = options.admitted ? undefined : await overloadRefusal(env, { tenant, name: resolved.definition.name });
   if (overloaded) return overloaded;
   const id = body.id ?? `wf_${crypto.randomUUID()}`;
   return schedulerFor(env, tenant, id).start({
@@ -95,17 +101,18 @@ async function resolveDefinition(env: Env, tenant: string, body: Pick<StartWorkf
 
 /**
  * Back-pressure instead of collapse: while our own task queue is further behind than BACKPRESSURE_LAG_MS, a new
- * start is refused before anything is stored. What was accepted keeps running; a caller that waits and retries
- * gets in once the queue has caught up. Never an error inside a workflow.
+ * start of a tenant (and workflow name) among those filling it is refused before anything is stored; everybody
+ * else's is admitted. What was accepted keeps running; a caller that waits and retries gets in once the queue has
+ * caught up. Never an error inside a workflow.
  */
-async function overloadRefusal(env: Env): Promise<StartRefusal | undefined> {
-  const { verdict } = await backPressureNow(env);
+async function overloadRefusal(env: Env, key: FairShareKey): Promise<StartRefusal | undefined> {
+  const { verdict } = await backPressureNow(env, key);
   if (!verdict.overloaded) return undefined;
   const seconds = verdict.retryAfterSeconds;
   return {
     ok: false,
     code: "overloaded",
-    message: `Shepherd's task queue is ${(verdict.lagMs / 1000).toFixed(1)} s behind; nothing was started: retry after ${seconds} seconds.`,
+    message: `Shepherd's task queue is ${(verdict.lagMs / 1000).toFixed(1)} s behind, mostly with tenant "${key.tenant}"'s "${key.name}" workflows; nothing was started: retry after ${seconds} seconds.`,
     retryAfterSeconds: seconds,
   };
 }
