@@ -15,6 +15,13 @@ import { agentHostName, type HandOffResult, type TakeOptions } from "./host-shar
  * hosts, about a thousand attempts run without a queue hop.
  */
 const HAND_OFF_ROOM = 16;
+/**
+ * A host full of one tenant's burst still takes a hand-off for a tenant (or workflow name) that runs fewer than
+ * this many attempts on it, up to HAND_OFF_CEILING in all: the quiet tenant's work skips the queue that the noisy
+ * one filled, instead of waiting behind its backlog.
+ */
+const FAIR_SHARE_FLOOR = 2;
+const HAND_OFF_CEILING = 2 * HAND_OFF_ROOM;
 
 /**
  * Where attempts run. `take` claims the message's attempt and returns as soon as it has started; the work (the
@@ -25,9 +32,11 @@ const HAND_OFF_ROOM = 16;
  */
 export class AgentHost extends DurableObject<Env> {
   private readonly running = new Set<Promise<void>>();
+  /** Attempts running here per tenant and workflow name (see fairShareKey). */
+  private readonly runningByKey = new Map<string, number>();
 
   async take(message: TaskMessage, options: TakeOptions = {}): Promise<HandOffResult> {
-    if (options.handOff && this.running.size >= HAND_OFF_ROOM) return { started: false, reason: "busy" };
+    if (options.handOff && !this.hasRoomFor(message)) return { started: false, reason: "busy" };
     // A redelivered or stale message is refused here, before anything reaches the remote.
     const claim = await schedulerFor(this.env, message.tenant, message.workflowId).claim(message.stepId, message.attempt);
     if (!claim.ok) return { started: false, reason: claim.code };
@@ -42,10 +51,27 @@ export class AgentHost extends DurableObject<Env> {
     learnBreaker(notice);
   }
 
+  private hasRoomFor(message: TaskMessage): boolean {
+    if (this.running.size < HAND_OFF_ROOM) return true;
+    return this.running.size < HAND_OFF_CEILING && (this.runningByKey.get(fairShareKey(message)) ?? 0) < FAIR_SHARE_FLOOR;
+  }
+
   private run(message: TaskMessage, task: ClaimedTask): void {
-    const work: Promise<void> = performTask(message, task, this.env).finally(() => this.running.delete(work));
+    const key = fairShareKey(message);
+    this.runningByKey.set(key, (this.runningByKey.get(key) ?? 0) + 1);
+    const work: Promise<void> = performTask(message, task, this.env).finally(() => {
+      this.running.delete(work);
+      const left = (this.runningByKey.get(key) ?? 1) - 1;
+      if (left === 0) this.runningByKey.delete(key);
+      else this.runningByKey.set(key, left);
+    });
     this.running.add(work);
   }
+}
+
+/** Whose attempt this is, for the hosts' fair share: the tenant and, within it, the workflow's name. */
+function fairShareKey(message: TaskMessage): string {
+  return JSON.stringify([message.tenant, message.name ?? ""]);
 }
 
 /** Tells every agent host, and so every isolate that runs agents, that a breaker opened or closed. Rare: one call per host. */

@@ -9,7 +9,7 @@ import { agentHostShards, startHandOff } from "../../src/config";
 import { DefinitionSchema } from "../../src/domain/definition";
 import { planWorkflow } from "../../src/domain/plan";
 import type { StartRequest } from "../../src/scheduler/rpc";
-import { historyOf, uniqueId, waitForStatus } from "../helpers/api";
+import { api, bearer, historyOf, uniqueId, waitForStatus } from "../helpers/api";
 import { gate } from "../helpers/gate";
 import { FAST } from "../helpers/policies";
 import { watchSends } from "../helpers/queue";
@@ -21,18 +21,18 @@ afterEach(() => vi.restoreAllMocks());
 const definition = { name: "handed-off", defaults: FAST, steps: ["a", "b", "c"].map((id) => httpStep(id)) };
 
 /** The start RPC as the front door makes it when START_HAND_OFF is on. */
-function startRequest(id: string): StartRequest {
-  return { tenant: "default", id, plan: planWorkflow(DefinitionSchema.parse(definition)), input: null, requestHash: `hash-of-${id}`, handOff: true };
+function startRequest(id: string, { tenant = "default", name = definition.name } = {}): StartRequest {
+  return { tenant, id, plan: planWorkflow(DefinitionSchema.parse({ ...definition, name })), input: null, requestHash: `hash-of-${id}`, handOff: true };
 }
 
-/** Workflow ids whose first attempt runs on one agent host. */
-function idsOnOneHost(count: number): string[] {
+/** Workflow ids (of `tenant`) whose first attempt runs on the same agent host as the probe's. */
+function idsOnOneHost(count: number, tenant = "default"): string[] {
   const shards = agentHostShards(env);
   const ids: string[] = [];
   const target = agentHostShardOf({ tenant: "default", workflowId: "probe", stepId: "a", attempt: 1 }, shards);
   while (ids.length < count) {
     const id = uniqueId("handoff");
-    if (agentHostShardOf({ tenant: "default", workflowId: id, stepId: "a", attempt: 1 }, shards) === target) ids.push(id);
+    if (agentHostShardOf({ tenant, workflowId: id, stepId: "a", attempt: 1 }, shards) === target) ids.push(id);
   }
   return ids;
 }
@@ -76,6 +76,33 @@ describe("a start's hand-off to an agent host", () => {
       expect(workflow.steps.map((step: { attempts: unknown[] }) => step.attempts.length)).toEqual([1, 1, 1]);
     }
     expect(remote.calls).toHaveLength(17 * 3);
+  });
+
+  it("takes another tenant's (or workflow name's) first attempt on a host full of one tenant's burst, up to its fair share, instead of queueing it behind that backlog", async () => {
+    const release = gate();
+    const remote = mockRemote(async () => {
+      await release.opened;
+      return json({ ok: true });
+    });
+    const queue = watchSends();
+    const crowd = idsOnOneHost(16);
+    const [quiet, quietToo, quietThird] = idsOnOneHost(3, "beta");
+    const [nightly] = idsOnOneHost(1);
+    for (const id of crowd) await schedulerStub(id).start(startRequest(id));
+    await vi.waitFor(() => expect(remote.calls).toHaveLength(16));
+
+    for (const id of [quiet!, quietToo!, quietThird!]) await schedulerStub(id, "beta").start(startRequest(id, { tenant: "beta" }));
+    await schedulerStub(nightly!).start(startRequest(nightly!, { name: "nightly" }));
+
+    // Beta's first two and the other name's first are handed off; beta's third is past its floor and queues.
+    for (const id of [quiet!, quietToo!, nightly!]) expect(queue.of(id)).toEqual([]);
+    expect(queue.of(quietThird!).map((entry) => [entry.message.stepId, entry.message.name])).toEqual([["a", "handed-off"]]);
+    await vi.waitFor(() => expect(remote.calls).toHaveLength(19));
+    release.open();
+    for (const id of [quiet!, quietToo!, quietThird!]) {
+      await vi.waitFor(async () => expect((await api("GET", `/v1/workflows/${id}`, undefined, { headers: bearer("beta") })).body.status).toBe("completed"), { timeout: 10_000 });
+    }
+    for (const id of [...crowd, nightly!]) await waitForStatus(id, "completed");
   });
 
   it("is what the front door asks for unless START_HAND_OFF is \"false\"", () => {
