@@ -1,5 +1,17 @@
 import { DurableObject } from "cloudflare:workers";
-import { ON_TIME_SLACK_MS, cancelSent, createSchedule, fireDue, pauseSchedule, resumeSchedule, startFinished, triggerFire, workflowEnded, workflowIdOf } from "../domain/schedule/machine";
+import {
+  cancelSent,
+  createSchedule,
+  deferLimitOf,
+  fireDue,
+  pauseSchedule,
+  resumeSchedule,
+  startDeferred,
+  startFinished,
+  triggerFire,
+  workflowEnded,
+  workflowIdOf,
+} from "../domain/schedule/machine";
 import type { ScheduleSpecInput } from "../domain/schedule/spec";
 import { ScheduleStateSchema, type ScheduleState } from "../domain/schedule/state";
 import { toScheduleView, type ScheduleView } from "../domain/schedule/view";
@@ -105,28 +117,35 @@ export class CronSchedule extends DurableObject<Env> {
       state = cancelSent(state, Date.now());
       await this.save({ ...stored, state });
     }
+    // Deferred by back-pressure: the alarm tries again at deferredUntil, not every call that comes in before.
+    if (state.deferredUntil !== undefined && state.deferredUntil > Date.now()) return state;
     for (const at of [...state.pendingStarts]) {
       const outcome = await this.start(state, at);
       // Left pending: the alarm (START_LEASE_MS on) makes the start again; it is idempotent by the fire's id.
       if (outcome === "try_again") continue;
-      state = startFinished(state, at, outcome, Date.now());
+      state = "deferral" in outcome ? startDeferred(state, at, outcome.deferral, Date.now()) : startFinished(state, at, outcome, Date.now());
       await this.save({ ...stored, state });
     }
     return state;
   }
 
   /**
-   * A refusal (back-pressure, a reference that no longer resolves) is the fire's outcome. A call that broke off
-   * (the workflow's object reset mid-start) says nothing about the fire: it is tried again, for as long as the
-   * fire would still be caught up after an outage, then recorded as failed.
+   * A refusal (a reference that no longer resolves) is the fire's outcome. Back-pressure is not: the start is
+   * deferred for as long as the admission asks, and made regardless at the end of the fire's catch-up window,
+   * since no client will retry it. A call that broke off (the workflow's object reset mid-start) says nothing
+   * about the fire: it is tried again, for as long as the fire would still be caught up, then recorded as failed.
    */
-  private async start(state: ScheduleState, at: number): Promise<{ ok: true } | { ok: false; error: string } | "try_again"> {
+  private async start(state: ScheduleState, at: number): Promise<FireStart> {
     const id = workflowIdOf(state, at);
+    const limit = deferLimitOf(state, at);
     try {
-      const result = await startWorkflowRun(this.env, state.tenant, { id, ...state.workflow }, { schedule: state.id });
-      return result.ok ? { ok: true } : { ok: false, error: `${result.code}: ${result.message}` };
+      const now = Date.now();
+      const result = await startWorkflowRun(this.env, state.tenant, { id, ...state.workflow }, { schedule: state.id, admitted: now >= limit });
+      if (result.ok) return { ok: true };
+      if (result.code !== "overloaded") return { ok: false, error: `${result.code}: ${result.message}` };
+      return { deferral: { reason: `${result.code}: ${result.message}`, retryAt: Math.min(limit, now + result.retryAfterSeconds * 1_000) } };
     } catch (error) {
-      if (Date.now() - at <= state.catchupWindowMs + ON_TIME_SLACK_MS) return "try_again";
+      if (Date.now() <= limit) return "try_again";
       return { ok: false, error: String(error) };
     }
   }
@@ -147,13 +166,22 @@ export class CronSchedule extends DurableObject<Env> {
     return this.cached;
   }
 
-  /** Stores the schedule with its alarm: at the next fire, or sooner while starts are pending. */
+  /** Stores the schedule with its alarm: at the next fire, or sooner while starts are pending (or deferred). */
   private async save(stored: Stored): Promise<void> {
     this.cached = stored;
     const { state } = stored;
     await this.ctx.storage.put("schedule", stored);
-    const at = state.pendingStarts.length > 0 || state.pendingCancel ? Date.now() + START_LEASE_MS : state.nextFireAt;
+    const at = state.pendingStarts.length > 0 || state.pendingCancel ? this.pendingAlarmAt(state) : state.nextFireAt;
     if (at === undefined) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(at);
   }
+
+  /** Pending work is retried after its lease, or when its deferral ends, but never past the next fire. */
+  private pendingAlarmAt(state: ScheduleState): number {
+    const retryAt = state.deferredUntil !== undefined && !state.pendingCancel ? state.deferredUntil : Date.now() + START_LEASE_MS;
+    return state.nextFireAt === undefined ? retryAt : Math.min(retryAt, state.nextFireAt);
+  }
 }
+
+/** What became of one pending start: made, refused for good, deferred by back-pressure, or to be tried again. */
+type FireStart = { ok: true } | { ok: false; error: string } | { deferral: { reason: string; retryAt: number } } | "try_again";

@@ -8,6 +8,7 @@ import {
   pauseSchedule,
   RECENT_FIRES,
   resumeSchedule,
+  startDeferred,
   startFinished,
   triggerFire,
   workflowEnded,
@@ -351,6 +352,18 @@ describe("after a fire", () => {
       state: given({}, { pendingStarts: [T0] }),
       apply: (s) => startFinished(s, T0, { ok: false, error: "x".repeat(2_000) }, T0),
       then: { recent: [{ at: T0, workflowId: id, outcome: "failed", error: "x".repeat(500) }] },
+    },
+    {
+      name: "a start deferred by back-pressure stays pending, is recorded as delayed once, and sets when to try again",
+      state: given({}, { pendingStarts: [T0], nextFireAt: T0 + EVERY_5_MIN }),
+      apply: (s) => startDeferred(startDeferred(s, T0, { reason: "overloaded", retryAt: T0 + 5 * SECOND }, T0 + SECOND), T0, { reason: "overloaded again", retryAt: T0 + 20 * SECOND }, T0 + 5 * SECOND),
+      then: { pendingStarts: [T0], deferredUntil: T0 + 20 * SECOND, recent: [{ at: T0, workflowId: id, outcome: "delayed", error: "overloaded again", delays: 2 }], nextFireAt: T0 + EVERY_5_MIN },
+    },
+    {
+      name: "a delayed start that is made replaces its delayed record, keeping the count, and ends the deferral",
+      state: given({}, { pendingStarts: [T0], deferredUntil: T0 + 5 * SECOND, recent: [outcome(T0 - EVERY_5_MIN, "missed"), { at: T0, workflowId: id, outcome: "delayed", error: "overloaded", delays: 3 }] }),
+      apply: (s) => startFinished(s, T0, { ok: true }, T0 + 6 * SECOND),
+      then: { pendingStarts: [], deferredUntil: undefined, recent: [outcome(T0 - EVERY_5_MIN, "missed"), { ...started(T0), delays: 3 }], open: id },
     },
     {
       name: "only the finished start leaves the pending ones",

@@ -124,14 +124,39 @@ export function workflowEnded(state: ScheduleState, workflowId: string, now: num
 export function startFinished(state: ScheduleState, at: number, outcome: { ok: true } | { ok: false; error: string }, now: number): ScheduleState {
   const next = structuredClone(state);
   next.pendingStarts = next.pendingStarts.filter((pending) => pending !== at);
+  if (next.pendingStarts.length === 0) delete next.deferredUntil;
   const workflowId = workflowIdOf(state, at);
+  const delays = delayedRecord(next, at)?.delays;
+  const counted = delays === undefined ? {} : { delays };
   if (outcome.ok) {
     next.open = workflowId;
-    record(next, { at, workflowId, outcome: "started" });
+    record(next, { at, workflowId, outcome: "started", ...counted });
   } else {
-    record(next, { at, workflowId, outcome: "failed", error: outcome.error.slice(0, 500) });
+    record(next, { at, workflowId, outcome: "failed", error: outcome.error.slice(0, 500), ...counted });
   }
   return touched(next, now);
+}
+
+/**
+ * Back-pressure refused a pending start: it stays pending and is tried again at `retryAt` (the object starts it
+ * regardless once its catch-up window has run out: a fire no client can retry is deferred, never dropped).
+ * Recorded as `delayed`, once per fire, counting the delays.
+ */
+export function startDeferred(state: ScheduleState, at: number, deferral: { reason: string; retryAt: number }, now: number): ScheduleState {
+  const next = structuredClone(state);
+  next.deferredUntil = Math.max(next.deferredUntil ?? 0, deferral.retryAt);
+  const delays = (delayedRecord(next, at)?.delays ?? 0) + 1;
+  record(next, { at, workflowId: workflowIdOf(state, at), outcome: "delayed", error: deferral.reason.slice(0, 500), delays });
+  return touched(next, now);
+}
+
+/** The latest time a fire's start may be deferred to: the end of its catch-up window. */
+export function deferLimitOf(state: Pick<ScheduleState, "catchupWindowMs">, at: number): number {
+  return at + state.catchupWindowMs + ON_TIME_SLACK_MS;
+}
+
+function delayedRecord(state: ScheduleState, at: number) {
+  return state.recent.find((fire) => fire.at === at && fire.outcome === "delayed");
 }
 
 export function cancelSent(state: ScheduleState, now: number): ScheduleState {
@@ -163,8 +188,10 @@ function setNextFire(state: ScheduleState, now: number): void {
   else state.nextFireAt = at;
 }
 
-function record(state: ScheduleState, fire: { at: number; outcome: FireOutcome; workflowId?: string; error?: string }): void {
-  state.recent = [...state.recent, fire].slice(-RECENT_FIRES);
+/** Appends a fire's record, replacing the `delayed` one of the same fire: one record per fire, its latest word. */
+function record(state: ScheduleState, fire: { at: number; outcome: FireOutcome; workflowId?: string; error?: string; delays?: number }): void {
+  const others = state.recent.filter((earlier) => !(earlier.at === fire.at && earlier.outcome === "delayed"));
+  state.recent = [...others, fire].slice(-RECENT_FIRES);
 }
 
 function touched(state: ScheduleState, now: number): ScheduleState {

@@ -1,14 +1,17 @@
 import { z } from "zod";
 import { OVERLAP_POLICIES, ScheduledWorkflowSchema } from "./spec";
 
-export const FIRE_OUTCOMES = ["started", "skipped_overlap", "buffered", "missed", "failed"] as const;
+/** `delayed`: back-pressure deferred the fire's start; it becomes `started` (or `failed`) when it is made. */
+export const FIRE_OUTCOMES = ["started", "delayed", "skipped_overlap", "buffered", "missed", "failed"] as const;
 
 export const RecentFireSchema = z.object({
   at: z.number(),
   workflowId: z.string().optional(),
   outcome: z.enum(FIRE_OUTCOMES),
-  /** Why a start failed (a rate limit, a definition that no longer resolves). */
+  /** Why a start failed (a definition that no longer resolves), or why it was delayed (back-pressure). */
   error: z.string().optional(),
+  /** How many times back-pressure deferred this fire's start before it was made. */
+  delays: z.int().min(1).optional(),
 });
 
 /** One schedule as its object keeps it: the spec with its defaults applied, and what its fires did. */
@@ -31,6 +34,8 @@ export const ScheduleStateSchema = z.object({
   buffered: z.number().optional(),
   /** Fires decided on but not yet started: committed first, so a crash before the start loses none. */
   pendingStarts: z.array(z.number()),
+  /** Back-pressure deferred the pending starts: none is tried again before this time. */
+  deferredUntil: z.number().optional(),
   /** cancel_previous: the open workflow to cancel before the pending starts. */
   pendingCancel: z.string().optional(),
   /** Newest last, at most RECENT_FIRES. */
