@@ -38,8 +38,9 @@ export function backPressureLagMs(env: Env): number {
 }
 
 /**
- * START_HAND_OFF: whether a start's object hands the first attempts straight to an agent host that has room
- * (default) instead of sending them through the task queue. "false" sends every attempt through the queue.
+ * START_HAND_OFF: whether a workflow's object hands attempts straight to an agent host that has room (default): a
+ * start's first attempts and the supervisor's retries, instead of sending them through the task queue. "false"
+ * sends every attempt through the queue.
  */
 export function startHandOff(env: Env): boolean {
   return env.START_HAND_OFF !== "false";

@@ -48,7 +48,7 @@ export class OutboxDelivery {
 
   /**
    * Delivers what is pending; "deferred" when something failed and now waits for the alarm (or moved its time).
-   * `handOff` (a start's commit): the first attempts go straight to an agent host when one has room.
+   * `handOff` (a start's commit, the supervisor's tick): attempts go straight to an agent host when one has room.
    */
   async deliver(tenant: string, workflowId: string, options: { handOff?: boolean } = {}): Promise<"delivered" | "deferred"> {
     if (options.handOff) await this.handOffTasks(tenant, workflowId);

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { startHandOff } from "../config";
 import { faultFires, InjectedFault } from "../dev/faults";
 import { indexedDeadlineOf, indexEntryOf, indexNeedsEntry } from "../domain/index-entry";
 import { claimEagerly, nextDeadlineAt, queueChecksDue, reportEvent, startWorkflow, transition, unclaimedSince } from "../domain/machine";
@@ -209,7 +210,9 @@ export class WorkflowScheduler extends DurableObject<Env> {
       if (faultFires(this.env, "alarmThrows")) throw new InjectedFault("alarmThrows");
       // Only a workflow has a tick to guard: an object without one is left with no alarm.
       if (this.store.load()) await this.alarmClock.guard();
-      await this.supervise();
+      // The supervisor's retries skip the queue too when a host has room for them: a quiet tenant's retry must
+      // not wait behind another tenant's backlog (the host's fair share decides; see AgentHost).
+      await this.supervise({ handOff: startHandOff(this.env) });
     } catch (error) {
       await this.alarmClock.rearmAfterFailure(error, info);
     }

@@ -105,6 +105,25 @@ describe("a start's hand-off to an agent host", () => {
     for (const id of [...crowd, nightly!]) await waitForStatus(id, "completed");
   });
 
+  it("hands the supervisor's retry to a host with room too, so it does not wait behind the queue's backlog", async () => {
+    const remote = mockRemote((call, callsForKey) => (new URL(call.url).pathname === "/a" && callsForKey === 1 ? json({ error: "busy" }, 503) : json({ ok: true })));
+    const queue = watchSends();
+    const id = uniqueId("handoff");
+    const bindings = env as unknown as { START_HAND_OFF?: string };
+    // The deployment's default; the tests' configuration turns it off so that other files see their retries queued.
+    bindings.START_HAND_OFF = "true";
+    try {
+      await schedulerStub(id).start(startRequest(id));
+      // The first attempt's 503 is retried by the alarm after its backoff (20 ms in FAST).
+      await waitForStatus(id, "completed");
+    } finally {
+      bindings.START_HAND_OFF = "false";
+    }
+    expect(queue.of(id)).toEqual([]);
+    expect((await historyOf(id)).filter((event) => event.type === "step_started").map((event) => [event.stepId, event.attempt])).toEqual([["a", 1], ["a", 2], ["b", 1], ["c", 1]]);
+    expect(remote.calls).toHaveLength(4);
+  });
+
   it("is what the front door asks for unless START_HAND_OFF is \"false\"", () => {
     expect(startHandOff({} as Env)).toBe(true);
     expect(startHandOff({ START_HAND_OFF: "true" } as Env)).toBe(true);

@@ -15,7 +15,7 @@ const OVERLAP_WORDS = {
   allow: "allow overlap",
 };
 
-const OUTCOME_WORDS = { started: "started", skipped_overlap: "skipped", buffered: "buffered", missed: "missed", failed: "failed" };
+const OUTCOME_WORDS = { started: "started", delayed: "delayed", skipped_overlap: "skipped", buffered: "buffered", missed: "missed", failed: "failed" };
 
 export function ScheduleRow({ schedule, now, onChanged }) {
   return html`
