@@ -27,6 +27,8 @@ interface ShepherdSettings {
   DEV_HOOKS?: string;
   /** Dev only: JSON object of fault name to probability (see src/dev/faults.ts); ignored without DEV_HOOKS. */
   FAULTS?: string;
+  /** Dev only: comma-separated tenants whose work no fault is injected into (see src/dev/faults.ts). */
+  FAULT_FREE_TENANTS?: string;
 }
 
 // The global `Env` and `Cloudflare.Env` (what `env` from "cloudflare:workers" and "cloudflare:test" is) alike.

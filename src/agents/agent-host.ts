@@ -41,7 +41,7 @@ export class AgentHost extends DurableObject<Env> {
     const claim = await schedulerFor(this.env, message.tenant, message.workflowId).claim(message.stepId, message.attempt);
     if (!claim.ok) return { started: false, reason: claim.code };
     // The agent dies silently after its claim: no request, no heartbeat, no report; only the supervisor can notice.
-    if (faultFires(this.env, "agentDiesAfterClaim")) return { started: true };
+    if (faultFires(this.env, "agentDiesAfterClaim", message.tenant)) return { started: true };
     this.run(message, claim.task);
     return { started: true };
   }

@@ -31,7 +31,7 @@ export async function performTask(message: TaskMessage, task: ClaimedTask, env: 
   const scheduler = schedulerFor(env, message.tenant, message.workflowId);
   const controller = new AbortController();
   const deadline = setTimeout(() => controller.abort("startToCloseMs passed"), Math.max(0, task.deadlineAt + ABORT_GRACE_MS - Date.now()));
-  const silent = faultFires(env, "dropHeartbeats");
+  const silent = faultFires(env, "dropHeartbeats", message.tenant);
   const heartbeats = setInterval(() => {
     if (silent) return;
     scheduler
@@ -60,7 +60,7 @@ export async function performTask(message: TaskMessage, task: ClaimedTask, env: 
   // Eager dispatch: the next attempts come back with the report and run here, without a queue hop.
   await Promise.all(
     followUps.map((next) => {
-      if (faultFires(env, "agentDiesAfterClaim")) return undefined;
+      if (faultFires(env, "agentDiesAfterClaim", message.tenant)) return undefined;
       return performTask(next.message, next.task, env);
     }),
   );

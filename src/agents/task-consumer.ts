@@ -26,7 +26,7 @@ export async function consumeTaskBatch(batch: MessageBatch<unknown>, env: Env): 
         return;
       }
       // An agent crash that takes the whole batch down: what was not acked yet is delivered again.
-      if (faultFires(env, "consumerThrows")) throw new InjectedFault("consumerThrows");
+      if (faultFires(env, "consumerThrows", parsed.data.tenant)) throw new InjectedFault("consumerThrows");
       try {
         await agentHostFor(env, parsed.data).take(parsed.data);
       } catch (error) {

@@ -63,8 +63,22 @@ function envSettings(raw: string | undefined): Map<FaultName, FaultSetting> {
   return settings;
 }
 
-/** Whether the named fault fires now. Always false in a deployment without DEV_HOOKS=true. */
-export function faultFires(env: Pick<Env, "DEV_HOOKS" | "FAULTS">, name: FaultName): boolean {
+let faultFree: { raw: string | undefined; tenants: Set<string> } | undefined;
+
+/** FAULT_FREE_TENANTS: tenants no fault is injected for (the soak's noisy-neighbour tenant measures fairness, not faults). */
+function faultFreeTenants(raw: string | undefined): Set<string> {
+  if (faultFree !== undefined && faultFree.raw === raw) return faultFree.tenants;
+  const tenants = new Set((raw ?? "").split(",").map((tenant) => tenant.trim()).filter(Boolean));
+  faultFree = { raw, tenants };
+  return tenants;
+}
+
+/**
+ * Whether the named fault fires now, for `tenant`'s work when the call site knows whose it is. Always false in a
+ * deployment without DEV_HOOKS=true.
+ */
+export function faultFires(env: Pick<Env, "DEV_HOOKS" | "FAULTS" | "FAULT_FREE_TENANTS">, name: FaultName, tenant?: string): boolean {
+  if (tenant !== undefined && faultFreeTenants(env.FAULT_FREE_TENANTS).has(tenant)) return false;
   if (!devHooksEnabled(env)) {
     if ((env.FAULTS || injected.size > 0) && !warnedDisabled) {
       warnedDisabled = true;

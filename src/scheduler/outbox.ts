@@ -103,7 +103,7 @@ export class OutboxDelivery {
     let accepted = 0;
     try {
       const messages = await Promise.all(unsent.map(async (row) => ({ body: await this.taskMessage(tenant, workflowId, row.task) })));
-      if (faultFires(this.env, "enqueueFails")) throw new InjectedFault("enqueueFails");
+      if (faultFires(this.env, "enqueueFails", tenant)) throw new InjectedFault("enqueueFails");
       const queue = taskQueueFor(this.env, workflowId);
       for (; accepted < messages.length; accepted += SEND_BATCH_MAX) {
         await queue.sendBatch(messages.slice(accepted, accepted + SEND_BATCH_MAX));
@@ -127,7 +127,7 @@ export class OutboxDelivery {
     if (!pending || pending.nextAttemptAt > Date.now() || this.indexWriteInFlight === pending.seq) return true;
     this.indexWriteInFlight = pending.seq;
     try {
-      if (faultFires(this.env, "indexWriteFails")) throw new InjectedFault("indexWriteFails");
+      if (faultFires(this.env, "indexWriteFails", pending.entry.tenant)) throw new InjectedFault("indexWriteFails");
       await upsertIndexEntry(indexDbFor(this.env, pending.entry.tenant, pending.entry.id), pending.entry);
       this.store.markIndexed(pending.seq);
       return true;

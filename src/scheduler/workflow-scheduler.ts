@@ -207,7 +207,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     // The alarm that woke us is spent: the next commit must set one again.
     this.alarmClock.forget();
     try {
-      if (faultFires(this.env, "alarmThrows")) throw new InjectedFault("alarmThrows");
+      if (faultFires(this.env, "alarmThrows", this.store.load()?.state.tenant)) throw new InjectedFault("alarmThrows");
       // Only a workflow has a tick to guard: an object without one is left with no alarm.
       if (this.store.load()) await this.alarmClock.guard();
       // The supervisor's retries skip the queue too when a host has room for them: a quiet tenant's retry must
@@ -259,7 +259,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     // Issued with no await after the SQL writes, the alarm commits atomically with them (write coalescing).
     await this.alarmClock.arm(this.alarmTarget(deadline, now));
     // A crash between persisting and acting: state, outbox and alarm are durable; the sends are not made.
-    if (faultFires(this.env, "abortAfterPersist")) this.ctx.abort("injected fault: abortAfterPersist");
+    if (faultFires(this.env, "abortAfterPersist", result.state.tenant)) this.ctx.abort("injected fault: abortAfterPersist");
     // A failed delivery waits for the alarm; a lease freed by a send is left to lapse (see SEND_LEASE_MS).
     const delivery = await this.outbox.deliver(result.state.tenant, result.state.id, { handOff: options.handOff });
     if (delivery === "deferred") await this.alarmClock.arm(this.alarmTarget(deadline, Date.now()));

@@ -52,6 +52,14 @@ describe("dev hooks in local development and tests (DEV_HOOKS=true)", () => {
     expect(faultFires(local, "consumerThrows")).toBe(false);
   });
 
+  it("injects nothing into the work of a tenant in FAULT_FREE_TENANTS", () => {
+    const local = { DEV_HOOKS: "true", FAULTS: JSON.stringify({ alarmThrows: 1 }), FAULT_FREE_TENANTS: "neighbour, quiet" };
+    expect(faultFires(local, "alarmThrows", "neighbour")).toBe(false);
+    expect(faultFires(local, "alarmThrows", "quiet")).toBe(false);
+    expect(faultFires(local, "alarmThrows", "chaos")).toBe(true);
+    expect(faultFires(local, "alarmThrows")).toBe(true);
+  });
+
   it("fires an injected fault only as many times as asked", () => {
     injectFault("enqueueFails", { probability: 1, times: 2 });
     expect([1, 2, 3].map(() => faultFires(env, "enqueueFails"))).toEqual([true, true, false]);
