@@ -1,10 +1,10 @@
-/** How the object's outbox delivers what a commit left in it (task messages, webhook messages): one policy for both. */
+/** How the object's outbox delivers what a commit left in it (task messages, webhook messages, the index entry): one policy. */
 
 /**
  * A send is leased to the instance that committed it for this long; if that instance dies before the queue
- * accepts the messages, the alarm sends them then. Never a deadline of the attempt: only of our own send. As
- * long as a heartbeat deadline (30 s by default), so the alarm armed for the lease is usually the one the
- * claim would arm anyway: a successful send costs no alarm write of its own (moving the alarm back after each
+ * accepts the messages (or D1 answers the index write), the alarm sends them then. Never a deadline of the
+ * attempt: only of our own send. As long as a heartbeat deadline (30 s by default), so the alarm armed for the
+ * lease is usually the one the claim would arm anyway: a successful send costs no alarm write of its own (moving the alarm back after each
  * send cost 14 % more CPU per step at W = 200: 5.3 against 4.6 ms), and a step still queued when the lease lapses costs one early
  * alarm that finds nothing due.
  */

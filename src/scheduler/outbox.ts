@@ -7,7 +7,7 @@ import { upsertIndexEntry } from "../workflow-index/d1-index";
 import { indexDbFor } from "../workflow-index/index-shards";
 import type { QueuedTask, WorkflowStore } from "./store";
 import type { WebhookOutbox } from "./webhook-outbox";
-import { SEND_RETRY } from "./delivery-policy";
+import { SEND_LEASE_MS, SEND_RETRY } from "./delivery-policy";
 import { taskQueueFor } from "./task-queues";
 
 /** Queues' `sendBatch` limit: 100 messages (and 256 KB; a task message is under 1.2 KB). */
@@ -26,7 +26,8 @@ const HAND_OFF_MAX = 4;
  */
 export class OutboxDelivery {
   private readonly sending = new Set<number>();
-  private indexWriteInFlight: number | undefined;
+  /** The index write under way: its entry, and when it began (one unanswered for a lease counts as lost). */
+  private indexWrite: { seq: number; startedAt: number } | undefined;
 
   constructor(
     private readonly store: WorkflowStore,
@@ -35,11 +36,16 @@ export class OutboxDelivery {
     readonly webhooks: WebhookOutbox,
   ) {}
 
-  /** When the alarm must deliver something next. What is due now is left out: the commit delivers it now. */
+  /**
+   * When the alarm must deliver something next. A task message due now is left out: the commit sends every unsent
+   * one now. An index entry due now is written by the delivery that follows, but the alarm stays a lease on
+   * (as for the webhooks' cursor): should that write never be answered (the instance evicted or reset before D1
+   * answers, its call dropped), the alarm writes the entry, where nothing else would until the sweep.
+   */
   nextAttemptAt(now: number): number | undefined {
     const times = this.store.unsentTasks().map((task) => task.nextAttemptAt);
     const index = this.store.pendingIndex();
-    if (index) times.push(index.nextAttemptAt);
+    if (index) times.push(index.nextAttemptAt <= now ? now + SEND_LEASE_MS : index.nextAttemptAt);
     const webhooks = this.webhooks.nextAttemptAt(now);
     if (webhooks !== undefined) times.push(webhooks);
     const later = times.filter((at) => at > now);
@@ -121,11 +127,17 @@ export class OutboxDelivery {
     }
   }
 
-  /** Sends the outbox's index entry to D1; false when it failed (the entry waits for the alarm). */
+  /**
+   * Sends the outbox's index entry to D1; false when it failed (the entry waits for the alarm). A write of the
+   * entry already under way is not repeated, unless it has gone a lease unanswered: then the alarm armed for it
+   * has come, and it is written again (the upsert takes the same version twice).
+   */
   private async flushIndex(): Promise<boolean> {
     const pending = this.store.pendingIndex();
-    if (!pending || pending.nextAttemptAt > Date.now() || this.indexWriteInFlight === pending.seq) return true;
-    this.indexWriteInFlight = pending.seq;
+    const now = Date.now();
+    if (!pending || pending.nextAttemptAt > now || this.indexWriteUnderWay(pending.seq, now)) return true;
+    const write = { seq: pending.seq, startedAt: now };
+    this.indexWrite = write;
     try {
       if (faultFires(this.env, "indexWriteFails", pending.entry.tenant)) throw new InjectedFault("indexWriteFails");
       await upsertIndexEntry(indexDbFor(this.env, pending.entry.tenant, pending.entry.id), pending.entry);
@@ -137,7 +149,11 @@ export class OutboxDelivery {
       this.store.deferIndex(pending.seq, retryAt);
       return false;
     } finally {
-      if (this.indexWriteInFlight === pending.seq) this.indexWriteInFlight = undefined;
+      if (this.indexWrite === write) this.indexWrite = undefined;
     }
+  }
+
+  private indexWriteUnderWay(seq: number, now: number): boolean {
+    return this.indexWrite?.seq === seq && now - this.indexWrite.startedAt < SEND_LEASE_MS;
   }
 }

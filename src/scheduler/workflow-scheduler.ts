@@ -260,9 +260,10 @@ export class WorkflowScheduler extends DurableObject<Env> {
     await this.alarmClock.arm(this.alarmTarget(deadline, now));
     // A crash between persisting and acting: state, outbox and alarm are durable; the sends are not made.
     if (faultFires(this.env, "abortAfterPersist", result.state.tenant)) this.ctx.abort("injected fault: abortAfterPersist");
-    // A failed delivery waits for the alarm; a lease freed by a send is left to lapse (see SEND_LEASE_MS).
+    // A failed delivery waits for the alarm; a lease freed by a send is left to lapse (see SEND_LEASE_MS), but with
+    // no deadline (an ended workflow) the alarm was only the delivery's lease, and goes once nothing is left.
     const delivery = await this.outbox.deliver(result.state.tenant, result.state.id, { handOff: options.handOff });
-    if (delivery === "deferred") await this.alarmClock.arm(this.alarmTarget(deadline, Date.now()));
+    if (delivery === "deferred" || deadline === undefined) await this.rearm();
     if (previous && !isTerminal(previous.status) && isTerminal(result.state.status)) await this.tellSchedule(result.state);
   }
 
@@ -278,6 +279,12 @@ export class WorkflowScheduler extends DurableObject<Env> {
     } catch (error) {
       console.error(JSON.stringify({ message: "could not tell the schedule its workflow ended", schedule: state.schedule, workflowId: state.id, error: String(error) }));
     }
+  }
+
+  /** The alarm after a delivery, from what storage holds now: other calls may have committed while it was made. */
+  private async rearm(): Promise<void> {
+    const state = this.store.load()?.state;
+    await this.alarmClock.arm(this.alarmTarget(state && nextDeadlineAt(state), Date.now()));
   }
 
   /** The earliest of the state's deadlines and the outbox's next delivery. */

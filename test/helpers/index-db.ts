@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { vi } from "vitest";
 import { indexDbFor, indexLayoutOf, indexShardOf } from "../../src/workflow-index/index-shards";
 import { uniqueId } from "./api";
+import { gate } from "./gate";
 import { schedulerStub } from "./scheduler";
 
 export type IndexRow = { tenant: string; id: string; name: string; status: string; created_at: number; updated_at: number; ended_at: number | null; next_deadline_at: number | null; version: number };
@@ -52,4 +53,30 @@ export async function refuseIndexWrites(id: string, tenant = "default") {
     refused.restore = () => spy.mockRestore();
   });
   return refused;
+}
+
+/**
+ * Holds the first index write of one workflow's entry with `status` in flight, unanswered, until `release()`, as
+ * a D1 that never answers would; `held` turns true once it is made. Later writes go through. Call before the write.
+ */
+export async function holdIndexWrite(id: string, status: string, tenant = "default") {
+  const answer = gate();
+  const hold = { held: false, release: answer.open };
+  await runInDurableObject(schedulerStub(id, tenant), (instance) => {
+    const db = indexDbFor((instance as unknown as { env: Env }).env, tenant, id);
+    const prepare = db.prepare.bind(db);
+    vi.spyOn(db, "prepare").mockImplementation((query: string) => {
+      const statement = prepare(query);
+      if (!/^\s*INSERT INTO workflows/i.test(query)) return statement;
+      return {
+        bind: (...values: unknown[]) => {
+          const bound = statement.bind(...values);
+          if (hold.held || values[1] !== id || values[3] !== status) return bound;
+          hold.held = true;
+          return { run: async () => answer.opened.then(() => bound.run()) };
+        },
+      } as unknown as D1PreparedStatement;
+    });
+  });
+  return hold;
 }

@@ -5,8 +5,9 @@ import { FAST, PATIENT } from "../helpers/policies";
 import { holdBackSends } from "../helpers/queue";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { alarmOf } from "../helpers/scheduler";
-import { backdate, elapse, runCron } from "../helpers/time";
+import { backdate, elapse, fireAlarm, runCron } from "../helpers/time";
 import { INDEX_LEASE_MS } from "../../src/domain/index-entry";
+import { SEND_LEASE_MS } from "../../src/scheduler/delivery-policy";
 import { callTask } from "../helpers/tasks";
 import { loseAlarm, strandedDefinition } from "../helpers/stranded";
 
@@ -70,9 +71,14 @@ describe("the cron sweep (the supervisor's safety net)", () => {
     const wokenAt = Date.now();
     await runCron(indexedAtStart + GRACE_MS + 1);
 
-    const alarm = await alarmOf(id);
+    // Set again: first a lease on, for its index write (the heartbeat deadline is further off); that alarm finds
+    // nothing due and sets the heartbeat deadline.
     const workflow = await getWorkflow(id);
-    expect(alarm).toBe(workflow.steps[0].lastHeartbeatAt + heartbeatMs);
+    const heartbeatDeadline = workflow.steps[0].lastHeartbeatAt + heartbeatMs;
+    expect(await alarmOf(id)).toBeLessThanOrEqual(Math.min(heartbeatDeadline, Date.now() + SEND_LEASE_MS));
+    expect(await fireAlarm(id)).toBe(true);
+    const alarm = await alarmOf(id);
+    expect(alarm).toBe(heartbeatDeadline);
     // Indexed a lease ahead rather than at the (near) heartbeat deadline: the alarm was just set again.
     await vi.waitFor(async () => expect((await indexRow(id))?.next_deadline_at).toBeGreaterThanOrEqual(wokenAt + INDEX_LEASE_MS));
     expect((await indexRow(id))!.next_deadline_at!).toBeGreaterThan(alarm!);
