@@ -1,10 +1,12 @@
 // Local development server: applies D1 migrations to the local databases (every one wrangler.toml binds), then runs
-// `wrangler dev` on http://localhost:8787 with persisted local state.
+// `wrangler dev` on http://localhost:8787 with persisted local state, and fires its cron trigger (the sweep) every
+// minute, since wrangler dev runs none.
 // The dev API token is `dev-token` (tenant `dev`). Extra arguments are passed to `wrangler dev`, e.g.
 //   npm start -- --port 9000 --var API_TOKENS:acme:secret
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { devServerUrl, fireCronEveryMinute } from "./lib/cron-trigger.mjs";
 import { d1Bindings } from "./lib/d1-bindings.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -65,6 +67,12 @@ const devArgs = [
   // Dev-only routes (/dev/workflows/{id}) and the FAULTS switch; see src/dev/faults.ts.
   "--var",
   "DEV_HOOKS:true",
+  // GET /__scheduled runs the scheduled handler: the cron trigger below calls it.
+  "--test-scheduled",
   ...extraArgs,
 ];
-process.exit(await run(devArgs));
+const server = devServerUrl({ ip: flagValue("--ip"), port: flagValue("--port"), protocol: flagValue("--local-protocol") });
+const cron = fireCronEveryMinute({ url: server });
+const exitCode = await run(devArgs);
+cron.stop();
+process.exit(exitCode);
