@@ -1,5 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi, type MockInstance } from "vitest";
+import type { WorkflowStore } from "../../src/scheduler/store";
 import type { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
 import { api, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
 import { indexDbOf, indexRow } from "../helpers/index-db";
@@ -155,16 +156,14 @@ describe("case 17: concurrent callbacks", () => {
     const token = remote.calls[0]!.headers["shepherd-task-token"]!;
     const versionBefore = await storedVersion(id);
     const versions = await watchVersions(id);
-    // How many calls have begun their transition in the object (each loads the state once, first thing).
-    let begun = 0;
+    // How many calls have made their transition in the object: each records it with one persist, or one
+    // appendHistory when nothing changed, in the same synchronous turn as it loaded the state.
+    const records: MockInstance[] = [];
     await runInDurableObject(schedulerStub(id), (instance: WorkflowScheduler) => {
-      const store = (instance as unknown as { store: { load: () => unknown } }).store;
-      const load = store.load.bind(store);
-      vi.spyOn(store, "load").mockImplementation(() => {
-        begun += 1;
-        return load();
-      });
+      const store = (instance as unknown as { store: WorkflowStore }).store;
+      records.push(vi.spyOn(store, "persist"), vi.spyOn(store, "appendHistory"));
     });
+    const begun = () => records.reduce((calls, spy) => calls + spy.mock.calls.length, 0);
     // The completion's index write awaits a fetch first: the object yields mid-commit, after persisting.
     const db = indexDbOf(id);
     const prepare = db.prepare.bind(db);
@@ -182,7 +181,7 @@ describe("case 17: concurrent callbacks", () => {
 
     const completion = callTask(token, "complete", { output: { by: "first" } });
     await vi.waitFor(() => expect(remote.callsTo("/d1-latency")).toHaveLength(1));
-    expect(begun).toBe(1);
+    expect(begun()).toBe(1);
     const racing = Promise.all([
       ...Array.from({ length: HEARTBEATS }, (_, beat) => callTask(token, "heartbeat", { progress: { beat } })),
       ...Array.from({ length: 5 }, () => callTask(token, "complete", { output: { by: "late" } })),
@@ -190,7 +189,7 @@ describe("case 17: concurrent callbacks", () => {
     ]);
     // All 60 run their transition while the completion is still suspended in its fetch: the input gate is open
     // across it, so this is where a lost update would happen if state lived anywhere but the committed store.
-    await vi.waitFor(() => expect(begun).toBe(1 + HEARTBEATS + 10));
+    await vi.waitFor(() => expect(begun()).toBe(1 + HEARTBEATS + 10));
     held.open();
 
     expect(await completion).toEqual({ status: 200, body: { ok: true } });
