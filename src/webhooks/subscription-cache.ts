@@ -10,7 +10,6 @@ import { hasSubscriptions } from "./subscriptions-db";
 export const FRESH_MS = 10_000;
 
 const known = new Map<string, { has: boolean; readAt: number }>();
-const reading = new Map<string, Promise<boolean>>();
 
 /** The cached answer, or undefined when there is none or it is stale: then the tenant may have subscriptions. */
 export function cachedHasWebhooks(tenant: string, now: number): boolean | undefined {
@@ -18,20 +17,18 @@ export function cachedHasWebhooks(tenant: string, now: number): boolean | undefi
   return entry && now - entry.readAt < FRESH_MS ? entry.has : undefined;
 }
 
-/** The answer, read from D1 when the cached one is missing or stale; concurrent callers share one read. */
+/**
+ * The answer, read from D1 when the cached one is missing or stale. Each caller whose cache missed reads for
+ * itself: the callers are different workflows' objects sharing this isolate, and a read's promise made in one
+ * object's context resumes its awaiters in that context, where the runtime refuses another object's storage
+ * ("Cannot perform I/O on behalf of a different Durable Object"): a shared read failed the other objects' ticks.
+ */
 export async function tenantHasWebhooks(db: D1Database, tenant: string): Promise<boolean> {
   const cached = cachedHasWebhooks(tenant, Date.now());
   if (cached !== undefined) return cached;
-  let read = reading.get(tenant);
-  if (!read) {
-    read = hasSubscriptions(db, tenant).then((has) => {
-      known.set(tenant, { has, readAt: Date.now() });
-      return has;
-    });
-    reading.set(tenant, read);
-    void read.finally(() => reading.delete(tenant)).catch(() => undefined);
-  }
-  return read;
+  const has = await hasSubscriptions(db, tenant);
+  known.set(tenant, { has, readAt: Date.now() });
+  return has;
 }
 
 /** A subscription was just made or removed in this isolate: its own objects need not wait for FRESH_MS. */
