@@ -298,7 +298,7 @@ describe("the schedules in the OpenAPI document", () => {
 
     expect(schedule.required).toEqual(expect.arrayContaining(["id", "cron", "timezone", "overlap", "paused", "nextFireAt", "recent"]));
     expect(fire.required).toEqual(expect.arrayContaining(["at", "outcome"]));
-    expect(property(fire, "outcome").enum).toEqual(["started", "skipped_overlap", "buffered", "missed", "failed"]);
+    expect(property(fire, "outcome").enum).toEqual(["started", "delayed", "skipped_overlap", "buffered", "missed", "failed"]);
     expect(Object.keys(operation("get", "/v1/schedules/{id}").responses)).toContain("404");
   });
 });
