@@ -7,7 +7,7 @@ import { performTask } from "./perform-task";
 import { learnBreaker } from "./breaker-guard";
 import type { BreakerNotice } from "../breaker/breaker-rpc";
 import { agentHostShards } from "../config";
-import { agentHostName, type HandOffResult, type TakeOptions } from "./host-shard";
+import { agentHostName, type HandOff, type HandOffResult, type TakeOptions } from "./host-shard";
 
 /**
  * Attempts a host runs at once before it turns down a start's hand-off: past that, the workflow's object sends the
@@ -36,7 +36,7 @@ export class AgentHost extends DurableObject<Env> {
   private readonly runningByKey = new Map<string, number>();
 
   async take(message: TaskMessage, options: TakeOptions = {}): Promise<HandOffResult> {
-    if (options.handOff && !this.hasRoomFor(message)) return { started: false, reason: "busy" };
+    if (options.handOff && !this.hasRoomFor(message, options.handOff)) return { started: false, reason: "busy" };
     // A redelivered or stale message is refused here, before anything reaches the remote.
     const claim = await schedulerFor(this.env, message.tenant, message.workflowId).claim(message.stepId, message.attempt);
     if (!claim.ok) return { started: false, reason: claim.code };
@@ -51,8 +51,8 @@ export class AgentHost extends DurableObject<Env> {
     learnBreaker(notice);
   }
 
-  private hasRoomFor(message: TaskMessage): boolean {
-    if (this.running.size < HAND_OFF_ROOM) return true;
+  private hasRoomFor(message: TaskMessage, handOff: HandOff): boolean {
+    if (handOff === "room" && this.running.size < HAND_OFF_ROOM) return true;
     return this.running.size < HAND_OFF_CEILING && (this.runningByKey.get(fairShareKey(message)) ?? 0) < FAIR_SHARE_FLOOR;
   }
 

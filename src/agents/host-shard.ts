@@ -5,12 +5,18 @@ import type { TaskMessage } from "../domain/task-message";
 /** What became of a task message handed to a host. */
 export type HandOffResult = { started: true } | { started: false; reason: string };
 
+/**
+ * How a message that comes straight from its workflow's object, not from the queue, is taken (see AgentHost); the
+ * object sends it through the queue when the host does not take it.
+ * - `room`: a start's first attempts, while the host has room, or the tenant and name are under their fair share.
+ * - `fair-share`: the supervisor's retries, only while the tenant and name are under their fair share of the host.
+ *   A busy tenant's retries go through the queue: its lag is the back-pressure that keeps the hosts from being
+ *   flooded (retries handed off whenever there was room kept the lag at 0 while timeouts fed more retries).
+ */
+export type HandOff = "room" | "fair-share";
+
 export interface TakeOptions {
-  /**
-   * The message comes straight from its workflow's object, not from the queue: the host takes it only while it
-   * has room (see AgentHost), and the object sends it through the queue otherwise.
-   */
-  handOff?: boolean;
+  handOff?: HandOff;
 }
 
 /** The one method callers outside the host use; declared here so the scheduler's outbox needs no import of the host. */

@@ -1,4 +1,4 @@
-import { agentHostFor } from "../agents/host-shard";
+import { agentHostFor, type HandOff } from "../agents/host-shard";
 import { faultFires, InjectedFault } from "../dev/faults";
 import { backoffMs } from "../domain/backoff";
 import type { TaskMessage } from "../domain/task-message";
@@ -54,10 +54,10 @@ export class OutboxDelivery {
 
   /**
    * Delivers what is pending; "deferred" when something failed and now waits for the alarm (or moved its time).
-   * `handOff` (a start's commit, the supervisor's tick): attempts go straight to an agent host when one has room.
+   * `handOff` (a start's commit, the supervisor's tick): attempts go straight to an agent host that takes them.
    */
-  async deliver(tenant: string, workflowId: string, options: { handOff?: boolean } = {}): Promise<"delivered" | "deferred"> {
-    if (options.handOff) await this.handOffTasks(tenant, workflowId);
+  async deliver(tenant: string, workflowId: string, options: { handOff?: HandOff } = {}): Promise<"delivered" | "deferred"> {
+    if (options.handOff) await this.handOffTasks(tenant, workflowId, options.handOff);
     const sent = await this.sendTasks(tenant, workflowId);
     const indexed = await this.flushIndex();
     const announced = await this.webhooks.deliver();
@@ -84,7 +84,7 @@ export class OutboxDelivery {
    * should this instance die first, the row's lease has the alarm send it. Nothing is lost and no attempt is
    * spent: the attempt is claimed by the host exactly as from the queue.
    */
-  private async handOffTasks(tenant: string, workflowId: string): Promise<void> {
+  private async handOffTasks(tenant: string, workflowId: string, handOff: HandOff): Promise<void> {
     const rows = this.store.unsentTasks().filter((row) => !this.sending.has(row.seq)).slice(0, HAND_OFF_MAX);
     for (const row of rows) this.sending.add(row.seq);
     try {
@@ -92,7 +92,7 @@ export class OutboxDelivery {
         rows.map(async (row) => {
           const message = await this.taskMessage(tenant, workflowId, row.task);
           await agentHostFor(this.env, message)
-            .take(message, { handOff: true })
+            .take(message, { handOff })
             .catch((error: unknown) => console.error(JSON.stringify({ message: "hand-off failed; sending through the queue", workflowId, error: String(error) })));
         }),
       );

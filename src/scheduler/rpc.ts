@@ -1,3 +1,4 @@
+import type { HandOff } from "../agents/host-shard";
 import type { WorkflowPlan } from "../domain/plan";
 import type { PinnedDefinition } from "../domain/state";
 import type { WorkflowView } from "../domain/view";
@@ -34,6 +35,6 @@ export interface CommitOptions {
   eventReceipt?: EventReceipt;
   /** The attempt an agent claimed (its outbox row, if still unsent, is settled with the claim). */
   claimed?: { stepId: string; attempt: number };
-  /** A start: hand its first attempts to agent hosts directly when they have room (see OutboxDelivery). */
-  handOff?: boolean;
+  /** A start or the supervisor's tick: hand the attempts to agent hosts directly when they take them (see HandOff). */
+  handOff?: HandOff;
 }

@@ -48,7 +48,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     const now = Date.now();
     const { tenant, id, plan, input, definition, schedule } = request;
     const result = startWorkflow({ tenant, id, plan, input, now, ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }) });
-    await this.commit(undefined, result, now, { requestHash: request.requestHash, handOff: request.handOff === true });
+    await this.commit(undefined, result, now, { requestHash: request.requestHash, ...(request.handOff === true ? { handOff: "room" } : {}) });
     return { ok: true, created: true, workflow: toWorkflowView(result.state) };
   }
 
@@ -210,9 +210,9 @@ export class WorkflowScheduler extends DurableObject<Env> {
       if (faultFires(this.env, "alarmThrows", this.store.load()?.state.tenant)) throw new InjectedFault("alarmThrows");
       // Only a workflow has a tick to guard: an object without one is left with no alarm.
       if (this.store.load()) await this.alarmClock.guard();
-      // The supervisor's retries skip the queue too when a host has room for them: a quiet tenant's retry must
-      // not wait behind another tenant's backlog (the host's fair share decides; see AgentHost).
-      await this.supervise({ handOff: startHandOff(this.env) });
+      // A quiet tenant's retries skip the queue too, so they do not wait behind another tenant's backlog; a busy
+      // one's go through it, where they count towards back-pressure (see HandOff).
+      await this.supervise(startHandOff(this.env) ? { handOff: "fair-share" } : {});
     } catch (error) {
       await this.alarmClock.rearmAfterFailure(error, info);
     }

@@ -25,16 +25,27 @@ function startRequest(id: string, { tenant = "default", name = definition.name }
   return { tenant, id, plan: planWorkflow(DefinitionSchema.parse({ ...definition, name })), input: null, requestHash: `hash-of-${id}`, handOff: true };
 }
 
-/** Workflow ids (of `tenant`) whose first attempt runs on the same agent host as the probe's. */
-function idsOnOneHost(count: number, tenant = "default"): string[] {
+/** Workflow ids (of `tenant`) whose step a's attempt `attempt` runs on the same agent host as the probe's first. */
+function idsOnOneHost(count: number, tenant = "default", attempt = 1): string[] {
   const shards = agentHostShards(env);
   const ids: string[] = [];
   const target = agentHostShardOf({ tenant: "default", workflowId: "probe", stepId: "a", attempt: 1 }, shards);
   while (ids.length < count) {
     const id = uniqueId("handoff");
-    if (agentHostShardOf({ tenant, workflowId: id, stepId: "a", attempt: 1 }, shards) === target) ids.push(id);
+    if (agentHostShardOf({ tenant, workflowId: id, stepId: "a", attempt }, shards) === target) ids.push(id);
   }
   return ids;
+}
+
+/** Runs `body` with START_HAND_OFF on, the deployment's default: the tests' configuration turns it off so that other files see their attempts queued. */
+async function withHandOff(body: () => Promise<void>): Promise<void> {
+  const bindings = env as unknown as { START_HAND_OFF?: string };
+  bindings.START_HAND_OFF = "true";
+  try {
+    await body();
+  } finally {
+    bindings.START_HAND_OFF = "false";
+  }
 }
 
 describe("a start's hand-off to an agent host", () => {
@@ -105,23 +116,41 @@ describe("a start's hand-off to an agent host", () => {
     for (const id of [...crowd, nightly!]) await waitForStatus(id, "completed");
   });
 
-  it("hands the supervisor's retry to a host with room too, so it does not wait behind the queue's backlog", async () => {
+  it("hands the supervisor's retry of a tenant under its fair share to a host, so it does not wait behind the queue's backlog", async () => {
     const remote = mockRemote((call, callsForKey) => (new URL(call.url).pathname === "/a" && callsForKey === 1 ? json({ error: "busy" }, 503) : json({ ok: true })));
     const queue = watchSends();
     const id = uniqueId("handoff");
-    const bindings = env as unknown as { START_HAND_OFF?: string };
-    // The deployment's default; the tests' configuration turns it off so that other files see their retries queued.
-    bindings.START_HAND_OFF = "true";
-    try {
+    // The first attempt's 503 is retried by the alarm after its backoff (20 ms in FAST).
+    await withHandOff(async () => {
       await schedulerStub(id).start(startRequest(id));
-      // The first attempt's 503 is retried by the alarm after its backoff (20 ms in FAST).
       await waitForStatus(id, "completed");
-    } finally {
-      bindings.START_HAND_OFF = "false";
-    }
+    });
     expect(queue.of(id)).toEqual([]);
     expect((await historyOf(id)).filter((event) => event.type === "step_started").map((event) => [event.stepId, event.attempt])).toEqual([["a", 1], ["a", 2], ["b", 1], ["c", 1]]);
     expect(remote.calls).toHaveLength(4);
+  });
+
+  it("sends a busy tenant's retry through the queue, where it counts towards back-pressure, even to a host with room", async () => {
+    const release = gate();
+    const remote = mockRemote(async (call, callsForKey) => {
+      if (new URL(call.url).pathname !== "/a") return json({ ok: true });
+      if (call.headers["idempotency-key"]?.startsWith(`${retried}:`)) return callsForKey === 1 ? json({ error: "busy" }, 503) : json({ ok: true });
+      await release.opened;
+      return json({ ok: true });
+    });
+    const queue = watchSends();
+    // Two of the tenant's attempts run on the host the retry's attempt 2 goes to: the tenant's floor there.
+    const crowd = idsOnOneHost(2);
+    const retried = idsOnOneHost(1, "default", 2)[0]!;
+    await withHandOff(async () => {
+      for (const id of crowd) await schedulerStub(id).start(startRequest(id));
+      await vi.waitFor(() => expect(remote.calls).toHaveLength(2));
+      await schedulerStub(retried).start(startRequest(retried));
+      await vi.waitFor(() => expect(queue.of(retried).map((entry) => [entry.message.stepId, entry.message.attempt])).toEqual([["a", 2]]));
+    });
+    release.open();
+    await waitForStatus(retried, "completed");
+    for (const id of crowd) await waitForStatus(id, "completed");
   });
 
   it("is what the front door asks for unless START_HAND_OFF is \"false\"", () => {
