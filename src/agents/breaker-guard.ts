@@ -39,13 +39,15 @@ export async function guardedByBreaker(env: Env, tenant: string, task: ClaimedTa
   const { host } = task;
   if (host === undefined) return perform();
   const call: BreakerCall = { tenant, host, settings: task.breaker ?? DEFAULT_BREAKER, workflowId: task.workflowId, stepId: task.stepId, attempt: task.attempt };
-  if ((known.get(keyOf(tenant, host))?.state ?? "closed") !== "closed") {
+  // A step its breaker released asks even when this isolate knows nothing (it may have been restarted since).
+  const troubled = task.afterParking === true || (known.get(keyOf(tenant, host))?.state ?? "closed") !== "closed";
+  if (troubled) {
     const parked = await askToBeAdmitted(env, call);
     if (parked) return parked;
   }
   const report = await perform();
   if (isTransientFailure(report, task, signal)) return withFailureReported(env, call, report);
-  if (hostAnswered(report) && known.has(keyOf(tenant, host))) await tellBreaker(call, "recordSuccess", (breaker) => breaker.recordSuccess(call), env);
+  if (hostAnswered(report) && (troubled || known.has(keyOf(tenant, host)))) await tellBreaker(call, "recordSuccess", (breaker) => breaker.recordSuccess(call), env);
   return report;
 }
 

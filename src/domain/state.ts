@@ -59,6 +59,11 @@ export const AttemptSchema = z.object({
   queueCheckAt: z.number().optional(),
   /** When a heartbeat last brought progress different from the one before; absent until one brings any. */
   progressAt: z.number().optional(),
+  /**
+   * The attempt after a parking (its breaker released the step, or the backstop did): its agent asks the breaker
+   * and reports the outcome whatever its isolate remembers, so a breaker a restart left half-open still closes.
+   */
+  afterParking: z.literal(true).optional(),
 });
 
 export const StepStateSchema = z.object({

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { knownBreaker } from "../../src/agents/breaker-guard";
+import { knownBreaker, learnBreaker } from "../../src/agents/breaker-guard";
 import { RELEASE } from "../../src/breaker/breaker-machine";
 import { DEFAULT_BREAKER } from "../../src/domain/breaker-settings";
 import { json } from "../helpers/remote";
@@ -129,6 +129,21 @@ describe("at the end of the open period", () => {
     await waitForTarget("default", host, { state: "closed", failures: 0, parked: 0 });
     expect((await targetsOf("default")).find((row) => row.host === host)?.openUntil).toBeUndefined();
     expect((await storedBreaker("default", host)).parked).toEqual([]);
+  });
+
+  it("closes when the probe succeeds in an isolate that knows nothing of the breaker (a restart since it opened)", async () => {
+    const { health } = remoteWithHealth();
+    const host = uniqueHost();
+    const opener = await openBreaker(host);
+    health.down = false;
+    // What a restarted runtime's agents know of the breaker: nothing (learning "closed" makes this isolate forget it).
+    learnBreaker({ tenant: "default", host, state: "closed", failures: 0 });
+    expect(knownBreaker("default", host)).toBeUndefined();
+
+    await endOpenPeriod("default", host);
+
+    await waitForWorkflow("default", opener, "completed");
+    await waitForTarget("default", host, { state: "closed", failures: 0, parked: 0 });
   });
 
   it("re-opens the breaker for twice as long when the probe fails, and parks the probe's step again", async () => {

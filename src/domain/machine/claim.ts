@@ -28,6 +28,8 @@ export interface ClaimedTask {
   /** The host whose breaker this attempt answers to (see `breakerHostOf`), and the step's breaker settings. */
   host?: string;
   breaker?: BreakerSettings;
+  /** The attempt after a parking: the agent asks the breaker and reports to it, whatever it remembers. */
+  afterParking?: true;
 }
 
 export function claimAttempt(
@@ -79,6 +81,7 @@ export function claimAttempt(
       ...(verify ? { verify } : {}),
       ...hostOf(action.url),
       breaker: plan.breaker ?? DEFAULT_BREAKER,
+      ...(attempt.afterParking ? { afterParking: true as const } : {}),
     },
   };
 }

@@ -199,9 +199,12 @@ function timeOutAttempt(ctx: TransitionContext, step: StepState, attempt: Attemp
 export function retryWhenDue(ctx: TransitionContext, step: StepState): void {
   const { compensation } = ctx.state;
   // A parked step's backstop (its breaker's release was lost) or its release: either way it waits no longer.
+  const wasParked = step.parked !== undefined;
   delete step.parked;
   if (step.status === "retrying" && !compensation) ctx.scheduleAttempt(step, "action");
   else if (step.status === "compensating" && compensation?.queue[0] === step.id) ctx.scheduleAttempt(step, "compensation");
+  else return;
+  if (wasParked) step.attempts.at(-1)!.afterParking = true;
 }
 
 /** A workflow deadline is final: `escalate` cannot apply, so it compensates or fails. */
