@@ -39,6 +39,7 @@ import { driveSupervision, planSupervision } from "./lib/supervision.mjs";
 import { checkBreaker, checkLostAnswers, checkStalls } from "./lib/supervision-checks.mjs";
 import { supervisionFacts } from "./lib/supervision-facts.mjs";
 import { NO_REMOTE_FAULTS } from "./lib/faults.mjs";
+import { checkNeighbour, driveNeighbour, neighbourReport } from "./lib/neighbour.mjs";
 import { mergeRemoteStats } from "./lib/breaker.mjs";
 import { SCHEDULE_ID, SCHEDULE_KIND, scheduleWorkflowEntry, startSchedule } from "./lib/schedule.mjs";
 import { applyMigrations, createSandbox, startShepherd } from "./lib/shepherd.mjs";
@@ -83,14 +84,16 @@ async function main() {
     process.exit(3);
   }, (options.maxSeconds + WATCHDOG_GRACE_S) * 1000).unref();
 
-  const ports = { shepherd: options.portBase, inspector: options.portBase + 1, remote: options.portBase + 2, secondHost: options.portBase + 3 };
+  const ports = { shepherd: options.portBase, inspector: options.portBase + 1, remote: options.portBase + 2, secondHost: options.portBase + 3, quietHost: options.portBase + 4 };
   await assertPortsFree(Object.values(ports), { tool: "chaos", range: PORT_RANGE });
   const shepherdUrl = `http://127.0.0.1:${ports.shepherd}`;
   // The schedule's workflow ids carry the fire time, so its declines could not be predicted: it has none.
   const remote = await startRemote({ port: ports.remote, seed: options.seed, faults: options.remoteFaults, neverDecline: (key) => key.startsWith(`${SCHEDULE_ID}:`), shepherdUrl });
   // The breaker scenario's host: the same remote without faults, down for 20 s when lib/breaker.mjs says.
   const secondHost = await startRemote({ port: ports.secondHost, seed: options.seed, faults: NO_REMOTE_FAULTS, shepherdUrl });
-  log(`remote service on ${remote.url} (seed ${options.seed}), the breaker scenario's host on ${secondHost.url}`);
+  // The noisy neighbour's host: no faults, and no other traffic, so its latency is the engine's alone.
+  const quietHost = await startRemote({ port: ports.quietHost, seed: options.seed, faults: NO_REMOTE_FAULTS, shepherdUrl });
+  log(`remote service on ${remote.url} (seed ${options.seed}), the breaker scenario's host on ${secondHost.url}, the noisy neighbour's on ${quietHost.url}`);
 
   const sandbox = createSandbox(repoRoot, { faultNames: SERVER_FAULT_KEYS });
   if (!options.keep) atInterrupt(sandbox.remove);
@@ -147,6 +150,9 @@ async function main() {
         onProgress: ({ started, terminal, backPressure, total }) => log(`burst: ${started}/${total} started (${backPressure} back-pressure answers), ${terminal} terminal`),
       });
     }
+    // A second tenant starting one workflow a second through the burst: what the burst costs everyone else.
+    const neighbour = burst ? driveNeighbour({ baseUrl: shepherdUrl, remoteUrl: quietHost.url, runId: runStart, burstDone: burst.done, deadline, paused: () => restarting }) : null;
+    neighbour?.catch(() => {});
     const regular = await driveWorkload({
       client,
       workflows,
@@ -163,6 +169,7 @@ async function main() {
     });
     const burstRun = burst ? await burst.done : { results: [], summary: null };
     const supervisionRun = await supervision.done;
+    const neighbourRecords = neighbour ? await neighbour : null;
     // The schedule's end: last reading, delete, its workflows followed until they end and one more grid time
     // has passed (at least 12 s, at most 25 s, and never into the second half of the checks' reserve).
     const scheduleRun = await schedule.stop({ until: Math.max(Date.now() + 12_000, Math.min(Date.now() + 25_000, bound - checksReserveMs / 2)) });
@@ -186,6 +193,7 @@ async function main() {
     const mainRemoteStats = remote.stats();
     const secondHostStats = secondHost.stats();
     const remoteStats = mergeRemoteStats(mainRemoteStats, secondHostStats);
+    const neighbourSeen = neighbourRecords && neighbourReport(neighbourRecords, restart?.outage ?? null);
     const supervisionSeen = supervisionFacts({ plan: supervisionPlan, run: supervisionRun, finals, remoteStats, secondHostStats });
 
     const checks = [
@@ -203,6 +211,7 @@ async function main() {
       checkLostAnswers(supervisionSeen),
       checkBreaker(supervisionSeen.breaker),
       checkServerFaults(sandbox.features, options.serverFaults),
+      ...(neighbourSeen ? checkNeighbour(neighbourSeen) : []),
     ];
     const failed = checks.filter((c) => c.status === "fail");
     const skippedChecks = checks.filter((c) => c.status === "skipped");
@@ -233,6 +242,7 @@ async function main() {
       outcomes,
       declinedByDesign: allWorkflows.filter((wf) => wf.declinedStep).length,
       burst: burstRun.summary && burstReport(burstRun.summary, burstFinals, burstWorkflows, restart?.outage ?? null),
+      neighbour: neighbourSeen,
       schedule: scheduleReport(scheduleRun, finals, restart?.outage ?? null),
       dispatch,
       // What the language workflows were (sleep, event timing) and every event sent with its answer.
@@ -264,6 +274,7 @@ async function main() {
     await shepherd?.stop();
     await remote.close();
     await secondHost.close();
+    await quietHost.close();
     if (existsSync(sandbox.logFile)) copyFileSync(sandbox.logFile, join(resultsDir, "wrangler.log"));
     if (options.keep) log(`kept ${sandbox.dir}`);
     else sandbox.remove();

@@ -31,8 +31,8 @@ export const DEFAULT_SERVER_FAULTS = Object.freeze({
 });
 
 export const PORT_RANGE = [8810, 8819];
-/** Shepherd, its inspector, the remote, the breaker scenario's second host. */
-const PORT_COUNT = 4;
+/** Shepherd, its inspector, the remote, the breaker scenario's second host, the noisy neighbour's host. */
+const PORT_COUNT = 5;
 
 /**
  * Default bound on the whole run: the regular soak's, plus time per burst workflow for the engine to work
@@ -58,7 +58,7 @@ export const USAGE = `npm run chaos -- [flags]
   --no-server-faults    FAULTS={} (the Worker injects nothing)
   --allow-skips         exit 0 even when a check was skipped because its API is missing
   --keep                keep the temp dir (copied project, persisted state, logs)
-  --port-base P         Shepherd on P, inspector on P+1, remote on P+2, second host on P+3 (within ${PORT_RANGE[0]}–${PORT_RANGE[1]}; default ${PORT_RANGE[0]})
+  --port-base P         Shepherd on P, inspector on P+1, remote on P+2, second host on P+3, neighbour's host on P+4 (within ${PORT_RANGE[0]}–${PORT_RANGE[1]}; default ${PORT_RANGE[0]})
   --help`;
 
 const FLAGS = flagSpec({

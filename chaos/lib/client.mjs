@@ -7,7 +7,8 @@ import { API_TOKEN } from "./shepherd.mjs";
 
 const REQUEST_TIMEOUT_MS = 5_000;
 
-export function createClient(baseUrl) {
+/** A client of the soak's own tenant, or of another one's (`token`: the noisy-neighbour phase). */
+export function createClient(baseUrl, { token = API_TOKEN } = {}) {
   const base = new URL(baseUrl);
   if (base.hostname !== "127.0.0.1") throw new Error(`the chaos client only talks to 127.0.0.1 (got ${baseUrl})`);
 
@@ -17,7 +18,7 @@ export function createClient(baseUrl) {
    */
   async function request(method, path, { body, timeoutMs = REQUEST_TIMEOUT_MS } = {}) {
     // Auth is required on /v1 and the dev routes (task callbacks use their token, but the soak makes none).
-    const headers = path.startsWith("/v1/") || path.startsWith("/dev/") ? { Authorization: `Bearer ${API_TOKEN}` } : {};
+    const headers = path.startsWith("/v1/") || path.startsWith("/dev/") ? { Authorization: `Bearer ${token}` } : {};
     try {
       const res = await requestJson(new URL(path, base), { method, body, headers, timeoutMs });
       const parsed = res.body !== undefined ? res.body : res.text ? { text: res.text } : null;

@@ -36,6 +36,7 @@ function measurementRows(report) {
   );
   rows.push(...languageRows(report));
   rows.push(...burstRows(report));
+  rows.push(...neighbourRows(report));
   rows.push(...scheduleRows(report));
   rows.push(...supervisionRows(report));
   return rows;
@@ -160,6 +161,17 @@ function burstRows(report) {
     ["  timeouts and missed heartbeats", timeouts],
     ["  workflow duration", dist(b.workflowDurationMs)],
     ["dispatch lag (GET /dev/dispatch, every 2 s)", lag],
+  ];
+}
+
+/** The noisy neighbour: its refused starts and start → end latency during the burst and after it. */
+function neighbourRows(report) {
+  const n = report.neighbour;
+  if (!n) return [];
+  const phase = (p) => `${p.starts} starts, ${p.refused} refused; start → end ${dist(p.startToEndMs)}${p.spannedRestart ? ` (${p.spannedRestart} spanning the restart apart)` : ""}`;
+  return [
+    [`noisy neighbour (tenant ${n.tenant}, 1 start/s)`, `during the burst: ${phase(n.burst)}`],
+    ["", `after it: ${phase(n.after)}`],
   ];
 }
 

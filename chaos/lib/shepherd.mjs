@@ -8,6 +8,9 @@ import { join } from "node:path";
 import { applyD1Migrations, snapshotProject, wranglerDev } from "../../scripts/lib/wrangler-dev.mjs";
 
 export const API_TOKEN = "chaos-token";
+/** The noisy-neighbour phase's tenant (chaos/lib/neighbour.mjs) and its token. */
+export const NEIGHBOUR_TENANT = "neighbour";
+export const NEIGHBOUR_TOKEN = "neighbour-token";
 
 /**
  * Copies the project into a fresh temp dir and describes what was copied: the commit and uncommitted files,
@@ -78,9 +81,11 @@ export function startShepherd(sandbox, { port, inspectorPort, serverFaults }) {
       SWEEP_GRACE_MS: String(SWEEP_GRACE_MS),
       TASK_TOKEN_SECRET: "chaos-secret",
       ALLOW_PRIVATE_TARGETS: "true",
-      API_TOKENS: `chaos:${API_TOKEN}`,
+      API_TOKENS: `chaos:${API_TOKEN},${NEIGHBOUR_TENANT}:${NEIGHBOUR_TOKEN}`,
       DEV_HOOKS: "true",
       FAULTS: JSON.stringify(serverFaults),
+      // The noisy neighbour's latency measures fairness under the burst; the soak's own tenant carries the faults.
+      FAULT_FREE_TENANTS: NEIGHBOUR_TENANT,
     },
   });
   return dev.start();
