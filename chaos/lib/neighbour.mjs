@@ -20,10 +20,13 @@ export const NEIGHBOUR_P99_LIMIT_MS = 5_000;
 const OUTAGE_GRACE_MS = 5_000;
 const FOLLOW_EVERY_MS = 1_000;
 
-/** Two steps against the fault-free remote, like the schedule's workflows. */
+/**
+ * Two steps against the fault-free remote, with the contract's default timeouts: an ordinary tenant's workflow.
+ * (The soak's own 1 s heartbeats would time out attempts that the saturated runtime is merely slow to report.)
+ */
 function neighbourPayload(id, remoteUrl) {
   const step = (stepId) => ({ id: stepId, action: { type: "http", url: `${remoteUrl}/act/${stepId}`, method: "POST", body: { workflow: "{{ workflow.id }}", step: stepId } } });
-  return { id, input: {}, definition: { name: "chaos-neighbour", defaults: { retry: { maxAttempts: 5, initialIntervalMs: 100, maxIntervalMs: 1_000 }, timeouts: { heartbeatMs: 1_000 } }, steps: [step("n1"), step("n2")] } };
+  return { id, input: {}, definition: { name: "chaos-neighbour", steps: [step("n1"), step("n2")] } };
 }
 
 /**
