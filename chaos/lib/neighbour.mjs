@@ -19,6 +19,8 @@ export const NEIGHBOUR_P99_LIMIT_MS = 5_000;
 /** A workflow that ran within this long of the restart's outage is counted apart from the latency figures. */
 const OUTAGE_GRACE_MS = 5_000;
 const FOLLOW_EVERY_MS = 1_000;
+/** The neighbour stops starting this long before the soak's deadline, so its last workflows end and are read by then. */
+const TAIL_MS = 15_000;
 
 /**
  * Two steps against the fault-free remote, with the contract's default timeouts: an ordinary tenant's workflow.
@@ -31,8 +33,8 @@ function neighbourPayload(id, remoteUrl) {
 
 /**
  * Starts a neighbour workflow every second from now until `burstDone` has resolved and STARTS_AFTER_BURST more have
- * been started (or `deadline`), pausing while `paused()`; then follows them all to their end. Resolves to the
- * phase's results: one record per workflow with its start answers, phase ("burst" or "after") and final view.
+ * been started (or TAIL_MS before `deadline`), pausing while `paused()`; then follows them all to their end. Resolves
+ * to the phase's results: one record per workflow with its start answers, phase ("burst" or "after") and final view.
  */
 export async function driveNeighbour({ baseUrl, remoteUrl, runId, burstDone, deadline, paused }) {
   const client = createClient(baseUrl, { token: NEIGHBOUR_TOKEN });
@@ -41,7 +43,7 @@ export async function driveNeighbour({ baseUrl, remoteUrl, runId, burstDone, dea
   const records = [];
   const starting = [];
   let after = 0;
-  while (Date.now() < deadline && after < STARTS_AFTER_BURST) {
+  while (Date.now() < deadline - TAIL_MS && after < STARTS_AFTER_BURST) {
     if (!paused()) {
       const record = { id: `neighbour-${runId}-${records.length}`, kind: NEIGHBOUR_KIND, phase: burstOver ? "after" : "burst", started: false, startTries: 0, startStatuses: {}, requestedAt: Date.now() };
       if (burstOver) after += 1;
