@@ -32,7 +32,7 @@ export function sweepGraceMs(env: Env): number {
   return millisecondsSetting(env.SWEEP_GRACE_MS, DEFAULT_SWEEP_GRACE_MS);
 }
 
-/** How much task-queue lag the front door tolerates before it refuses new starts. */
+/** How much task-queue lag the front door tolerates before it refuses the new starts of those filling the queue. */
 export function backPressureLagMs(env: Env): number {
   return millisecondsSetting(env.BACKPRESSURE_LAG_MS, DEFAULT_BACKPRESSURE_LAG_MS);
 }

@@ -13,7 +13,7 @@ export interface QueueLagSample {
  */
 export const QUEUE_LAG_FRESH_MS = 5_000;
 
-/** The default bound: past 10 s of queue lag, new starts are refused until the queue catches up. */
+/** The default bound: past 10 s of queue lag, new starts (of those filling the queue) are refused until it catches up. */
 export const DEFAULT_BACKPRESSURE_LAG_MS = 10_000;
 
 export type BackPressure = { overloaded: false } | { overloaded: true; lagMs: number; retryAfterSeconds: number };
