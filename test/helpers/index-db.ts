@@ -56,6 +56,19 @@ export async function refuseIndexWrites(id: string, tenant = "default") {
 }
 
 /**
+ * Intercepts the index upserts (`INSERT INTO workflows …`) prepared on `db`: each bound one goes to `wrap` with its
+ * values, and what `wrap` returns stands in for it; every other statement is left as it is.
+ */
+export function interceptIndexWrites(db: D1Database, wrap: (values: unknown[], bound: D1PreparedStatement) => unknown) {
+  const prepare = db.prepare.bind(db);
+  return vi.spyOn(db, "prepare").mockImplementation((query: string) => {
+    const statement = prepare(query);
+    if (!/^\s*INSERT INTO workflows/i.test(query)) return statement;
+    return { bind: (...values: unknown[]) => wrap(values, statement.bind(...values)) } as unknown as D1PreparedStatement;
+  });
+}
+
+/**
  * Holds the first index write of one workflow's entry with `status` in flight, unanswered, until `release()`, as
  * a D1 that never answers would; `held` turns true once it is made. Later writes go through. Call before the write.
  */
@@ -63,19 +76,10 @@ export async function holdIndexWrite(id: string, status: string, tenant = "defau
   const answer = gate();
   const hold = { held: false, release: answer.open };
   await runInDurableObject(schedulerStub(id, tenant), (instance) => {
-    const db = indexDbFor((instance as unknown as { env: Env }).env, tenant, id);
-    const prepare = db.prepare.bind(db);
-    vi.spyOn(db, "prepare").mockImplementation((query: string) => {
-      const statement = prepare(query);
-      if (!/^\s*INSERT INTO workflows/i.test(query)) return statement;
-      return {
-        bind: (...values: unknown[]) => {
-          const bound = statement.bind(...values);
-          if (hold.held || values[1] !== id || values[3] !== status) return bound;
-          hold.held = true;
-          return { run: async () => answer.opened.then(() => bound.run()) };
-        },
-      } as unknown as D1PreparedStatement;
+    interceptIndexWrites(indexDbFor((instance as unknown as { env: Env }).env, tenant, id), (values, bound) => {
+      if (hold.held || values[1] !== id || values[3] !== status) return bound;
+      hold.held = true;
+      return { run: async () => answer.opened.then(() => bound.run()) };
     });
   });
   return hold;

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import type { WorkflowStore } from "../../src/scheduler/store";
 import type { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
 import { api, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
-import { indexDbOf, indexRow } from "../helpers/index-db";
+import { indexDbOf, indexRow, interceptIndexWrites } from "../helpers/index-db";
 import { json, mockRemote, REMOTE, type RemoteCall } from "../helpers/remote";
 import { objectRecord, schedulerStub } from "../helpers/scheduler";
 import { FAST } from "../helpers/policies";
@@ -165,18 +165,9 @@ describe("case 17: concurrent callbacks", () => {
     });
     const begun = () => records.reduce((calls, spy) => calls + spy.mock.calls.length, 0);
     // The completion's index write awaits a fetch first: the object yields mid-commit, after persisting.
-    const db = indexDbOf(id);
-    const prepare = db.prepare.bind(db);
-    vi.spyOn(db, "prepare").mockImplementation((query: string) => {
-      const statement = prepare(query);
-      if (!/^\s*INSERT INTO workflows/i.test(query)) return statement;
-      return {
-        bind: (...values: unknown[]) => {
-          const bound = statement.bind(...values);
-          if (values[1] !== id || values[3] !== "completed") return bound;
-          return { run: async () => (await fetch(`${REMOTE}/d1-latency`), bound.run()) };
-        },
-      } as unknown as D1PreparedStatement;
+    interceptIndexWrites(indexDbOf(id), (values, bound) => {
+      if (values[1] !== id || values[3] !== "completed") return bound;
+      return { run: async () => (await fetch(`${REMOTE}/d1-latency`), bound.run()) };
     });
 
     const completion = callTask(token, "complete", { output: { by: "first" } });

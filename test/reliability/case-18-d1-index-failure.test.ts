@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
 import { api, start, uniqueId, waitForStatus } from "../helpers/api";
-import { indexDbOf, indexRow, pickIndexColumns, refuseIndexWrites, type IndexRow } from "../helpers/index-db";
+import { indexDbOf, indexRow, interceptIndexWrites, pickIndexColumns, refuseIndexWrites, type IndexRow } from "../helpers/index-db";
 import { gate } from "../helpers/gate";
 import { FAST } from "../helpers/policies";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
@@ -104,27 +104,18 @@ describe("case 18: D1 index failure / out-of-order", () => {
     // completion's write lands first. Then the old write arrives.
     const held = gate();
     const writes: { status: unknown; version: unknown; changes?: number }[] = [];
-    const db = indexDbOf(id);
-    const prepare = db.prepare.bind(db);
-    vi.spyOn(db, "prepare").mockImplementation((query: string) => {
-      const statement = prepare(query);
-      if (!/^\s*INSERT INTO workflows/i.test(query)) return statement;
+    interceptIndexWrites(indexDbOf(id), (values, bound) => {
+      if (values[1] !== id) return bound;
+      const write: (typeof writes)[number] = { status: values[3], version: values[8] };
+      writes.push(write);
       return {
-        bind: (...values: unknown[]) => {
-          const bound = statement.bind(...values);
-          if (values[1] !== id) return bound;
-          const write: (typeof writes)[number] = { status: values[3], version: values[8] };
-          writes.push(write);
-          return {
-            run: async () => {
-              if (write === writes[0]) await held.opened;
-              const result = await bound.run();
-              write.changes = result.meta.changes;
-              return result;
-            },
-          };
+        run: async () => {
+          if (write === writes[0]) await held.opened;
+          const result = await bound.run();
+          write.changes = result.meta.changes;
+          return result;
         },
-      } as unknown as D1PreparedStatement;
+      };
     });
 
     const started = api("POST", "/v1/workflows", { id, definition: twoSteps("d1-late") });
