@@ -41,12 +41,10 @@ export class QueueLagMonitor extends DurableObject<Env> {
     this.deliveries = this.deliveries.filter((row) => row.at > this.newestReportAt - DELIVERY_WINDOW_MS);
   }
 
-  /** The worst lag among the queues' fresh samples (see `worstFreshSample`). */
-  read(): QueueLagSample | null {
-    return worstFreshSample([...this.latest.values()]) ?? null;
-  }
-
-  /** The worst fresh lag and who the deliveries reported in the last DELIVERY_WINDOW_MS were for: what admission needs. */
+  /**
+   * The worst lag among the queues' fresh samples (see `worstFreshSample`), and who the deliveries reported in
+   * the last DELIVERY_WINDOW_MS were for: what admission needs.
+   */
   gauge(): QueueGauge {
     return { sample: worstFreshSample([...this.latest.values()]), deliveries: sumDeliveries(this.deliveries) };
   }

@@ -60,7 +60,7 @@ describe("the queue-lag gauge, one sample per queue", () => {
     const at = later();
     await gauge().record({ queue: "shepherd-tasks-1", lagMs: 20_000, at });
     await gauge().record({ queue: "shepherd-tasks", lagMs: 0, at: at + 1_000 });
-    expect(await gauge().read()).toEqual({ lagMs: 20_000, at });
+    expect((await gauge().gauge()).sample).toEqual({ lagMs: 20_000, at });
   });
 
   it("replaces a queue's sample with its newer one and ignores an older one arriving late", async () => {
@@ -68,7 +68,7 @@ describe("the queue-lag gauge, one sample per queue", () => {
     await gauge().record({ queue: "shepherd-tasks", lagMs: 30_000, at });
     await gauge().record({ queue: "shepherd-tasks", lagMs: 0, at: at + 500 });
     await gauge().record({ queue: "shepherd-tasks", lagMs: 50_000, at: at + 100 });
-    expect(await gauge().read()).toEqual({ lagMs: 0, at: at + 500 });
+    expect((await gauge().gauge()).sample).toEqual({ lagMs: 0, at: at + 500 });
   });
 
   it("reports each queue's batches within the same second: the throttle is kept per queue", async () => {
