@@ -32,8 +32,7 @@ const FAIR_SHARE_FLOOR = 2;
  * Holds no state: if the object is evicted mid-attempt, heartbeats stop and the supervisor retries the attempt.
  */
 export class AgentHost extends DurableObject<Env> {
-  private readonly running = new Set<Promise<void>>();
-  /** Attempts running here per tenant and workflow name (see fairShareKey). */
+  /** Attempts running here per tenant and workflow name (see fairShareKey); their sum is the host's load. */
   private readonly runningByKey = new Map<string, number>();
 
   async take(message: TaskMessage, options: TakeOptions = {}): Promise<HandOffResult> {
@@ -53,20 +52,24 @@ export class AgentHost extends DurableObject<Env> {
   }
 
   private hasRoomFor(message: TaskMessage, handOff: HandOff): boolean {
-    if (handOff === "room" && this.running.size < HAND_OFF_ROOM) return true;
+    if (handOff === "room" && this.runningCount() < HAND_OFF_ROOM) return true;
     return (this.runningByKey.get(fairShareKey(message)) ?? 0) < FAIR_SHARE_FLOOR;
   }
 
   private run(message: TaskMessage, task: ClaimedTask): void {
     const key = fairShareKey(message);
     this.runningByKey.set(key, (this.runningByKey.get(key) ?? 0) + 1);
-    const work: Promise<void> = performTask(message, task, this.env).finally(() => {
-      this.running.delete(work);
+    void performTask(message, task, this.env).finally(() => {
       const left = (this.runningByKey.get(key) ?? 1) - 1;
       if (left === 0) this.runningByKey.delete(key);
       else this.runningByKey.set(key, left);
     });
-    this.running.add(work);
+  }
+
+  private runningCount(): number {
+    let count = 0;
+    for (const n of this.runningByKey.values()) count += n;
+    return count;
   }
 }
 
