@@ -8,7 +8,7 @@ export default defineConfig(
   js.configs.recommended,
   tseslint.configs.recommended,
   {
-    files: ["scripts/**/*.mjs", "bin/**/*.mjs", "*.js", "*.mjs"],
+    files: ["bench/**/*.ts", "chaos/**/*.ts", "scripts/**/*.ts", "bin/**/*.mjs", "*.js", "*.mjs"],
     languageOptions: {
       globals: { process: "readonly", console: "readonly", URL: "readonly" },
     },

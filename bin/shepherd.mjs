@@ -2,7 +2,7 @@
 // `npx shepherd …`: the command line of Shepherd's API (src/cli), bundled into dist/shepherd.mjs. A fresh clone, or
 // a working tree whose src/cli or src/client changed since the last build, gets it built first.
 import { pathToFileURL } from "node:url";
-import { buildCli, CLI_BUNDLE, cliBundleIsStale } from "../scripts/build-cli.mjs";
+import { buildCli, CLI_BUNDLE, cliBundleIsStale } from "../scripts/build-cli.ts";
 
 if (cliBundleIsStale()) {
   try {

@@ -1,4 +1,4 @@
-// The bundle's entry (scripts/build-cli.mjs): `shepherd …` as run by bin/shepherd.mjs.
+// The bundle's entry (scripts/build-cli.ts): `shepherd …` as run by bin/shepherd.mjs.
 import { main } from "./main";
 
 // `shepherd list | head` closes the pipe early: that ends the output, it is not an error.

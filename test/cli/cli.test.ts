@@ -1,7 +1,7 @@
 // `shepherd …` run as a child process against the real service under wrangler dev and the example remote,
 // started once for the file; independent cases run at the same time.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { buildCli } from "../../scripts/build-cli.mjs";
+import { buildCli } from "../../scripts/build-cli.ts";
 import { fixtureFiles } from "./support/fixtures";
 import { runCli, scratchFiles, type CliRun } from "./support/run-cli";
 import { startService, TENANT_TOKEN, UNREACHABLE_URL, type Service } from "./support/service";

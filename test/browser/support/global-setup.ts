@@ -1,7 +1,7 @@
 // Starts what the browser tests look at, once per run: the service and the example remote on the browser
 // tests' ports (8840–8849).
 import type { TestProject } from "vitest/node";
-import { startLocalService } from "../../../scripts/lib/local-service.mjs";
+import { startLocalService } from "../../../scripts/lib/local-service.ts";
 
 export const BROWSER_TOKEN = "browser-token";
 

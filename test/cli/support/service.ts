@@ -1,7 +1,7 @@
 // What the CLI's tests run against: the service and the example remote on the CLI tests' ports (8820–8829).
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startLocalService } from "../../../scripts/lib/local-service.mjs";
+import { startLocalService } from "../../../scripts/lib/local-service.ts";
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 /** Nothing listens here: the "cannot reach the service" case. */

@@ -1,0 +1,58 @@
+// Starting a workflow as a well-behaved client does: a 429/503 with Retry-After, or no answer at all, is sent
+// again (same id and body, so a replay) after the delay, within a bound. Every case that starts many
+// workflows at once uses it, since an engine under load is entitled to push back.
+import { sleep } from "../../scripts/lib/async.ts";
+
+/** One start is tried again for at most this long after its first try, then counted as a start failure. */
+export const START_RETRY_BUDGET_MS = 10 * 60_000;
+const BACK_PRESSURE = new Set([429, 503]);
+/** A start that got no answer (timeout, reset) is sent again after this: the same id and body replay. */
+const NO_ANSWER_RETRY_MS = 1_000;
+/** A floor under Retry-After, so "0" cannot turn 32 clients into a busy loop against an overloaded engine. */
+const MIN_RETRY_WAIT_MS = 100;
+
+/** What the clients of one run went through. */
+export function newStartTally() {
+  return { backPressureAnswers: 0, retryAfterWaitMs: 0, noAnswers: 0, firstError: undefined };
+}
+
+/**
+ * One client's start of one workflow: sent again (same id and body, so a replay) after a 429/503's
+ * Retry-After or after no answer at all, until it is accepted or its retry budget or the start phase runs
+ * out. Resolves true when the engine has the workflow.
+ */
+export async function startWithBackPressure(engine, spec, tally, startsClosedAt) {
+  const firstTryAt = Date.now();
+  if (firstTryAt >= startsClosedAt) return failStart(tally, "not sent: the start phase's bound had passed");
+  const giveUpAt = Math.min(firstTryAt + START_RETRY_BUDGET_MS, startsClosedAt);
+  for (let tries = 1; ; tries++) {
+    const result = await engine.startWorkflow(spec).catch((error) => ({ ok: false, status: "no answer", error: error.message }));
+    if (result.ok || (tries > 1 && result.existing)) return true;
+    let waitMs;
+    if (BACK_PRESSURE.has(result.status) && result.retryAfterS !== undefined) {
+      tally.backPressureAnswers++;
+      waitMs = Math.max(MIN_RETRY_WAIT_MS, result.retryAfterS * 1000);
+    } else if (result.status === "no answer") {
+      tally.noAnswers++;
+      waitMs = NO_ANSWER_RETRY_MS;
+    } else {
+      // A refusal after an unanswered try may only mean the first try got through (the baseline answers 409
+      // for a known id): whether the engine has the workflow decides.
+      if (tries > 1 && (await engineKnows(engine, spec.id))) return true;
+      return failStart(tally, `${result.status} ${result.error}`);
+    }
+    if (Date.now() + waitMs > giveUpAt) return failStart(tally, `gave up after ${tries} tries, last ${result.status} ${result.error}`);
+    if (result.status !== "no answer") tally.retryAfterWaitMs += waitMs;
+    await sleep(waitMs);
+  }
+}
+
+function failStart(tally, error) {
+  tally.firstError ??= error;
+  return false;
+}
+
+async function engineKnows(engine, id) {
+  const status = await engine.readStatus(id).catch(() => undefined);
+  return status !== undefined && status.state !== "http_404";
+}

@@ -1,0 +1,69 @@
+// Watching the supervisor: each workflow's Durable Object alarm, read through the dev-only
+// GET /dev/workflows/{id} → {id, status, alarmAt, readAt, nextDeadlineAt, storage}. Sampled while the soak runs (the
+// interesting moment is just after the restart, when an alarm that did not survive would show as overdue)
+// and read once more for every workflow at the end.
+import { mapPool, sampleEvery } from "../../scripts/lib/async.ts";
+import { TERMINAL_STATUSES } from "./client.ts";
+
+export const OVERDUE_LIMIT_MS = 5_000;
+
+/**
+ * How overdue one object's supervision is. Non-terminal: now − alarmAt, or now − nextDeadlineAt when the
+ * alarm is missing although a deadline is pending (a lost alarm). Terminal: no alarm should remain.
+ */
+export function judgeAlarm(dev, receivedAt) {
+  // The object's own reading time when it gives one: a slow answer under load is not a late alarm.
+  const now = typeof dev.readAt === "number" ? dev.readAt : receivedAt;
+  const terminal = TERMINAL_STATUSES.has(dev.status);
+  if (terminal) return { overdueMs: 0, leftoverAlarm: dev.alarmAt !== null && dev.alarmAt !== undefined, lost: false };
+  if (dev.alarmAt !== null && dev.alarmAt !== undefined) return { overdueMs: Math.max(0, now - dev.alarmAt), leftoverAlarm: false, lost: false };
+  const pending = dev.nextDeadlineAt ?? null;
+  return { overdueMs: pending === null ? 0 : Math.max(0, now - pending), leftoverAlarm: false, lost: pending !== null };
+}
+
+/**
+ * Whether this build serves the dev route: asked about a workflow that exists, a 404 means the route is
+ * missing (the API's "not found" for a known workflow would be a bug, not a missing feature). `available`
+ * is null when the answer says nothing (no connection, a 5xx): ask again later.
+ */
+export async function probeDevRoute(client, existingId) {
+  const res = await client.getDevWorkflow(existingId);
+  if (res.status === 200 && res.body && "alarmAt" in res.body) return { available: true };
+  if (res.status === 0 || res.status >= 500) return { available: null, status: res.status };
+  return { available: false, status: res.status, body: res.body };
+}
+
+/**
+ * Samples the alarms of the workflows `inFlight()` returns every `intervalMs` until stopped. Skips while
+ * `paused()` (Shepherd is restarting) and stops itself after the route proves missing.
+ */
+export function startAlarmSampler({ client, inFlight, paused, intervalMs = 2_000 }) {
+  const state = { available: null, samples: 0, maxOverdueMs: 0, worst: [], lost: [] };
+  const { stop } = sampleEvery(intervalMs, async () => {
+    const ids = inFlight();
+    if (ids.length === 0) return;
+    if (state.available === null) {
+      const probe = await probeDevRoute(client, ids[0]);
+      if (probe.available === null) return;
+      state.available = probe.available;
+      if (!probe.available) return false;
+    }
+    // A few at a time: hundreds of reads at once would load the service the soak is measuring.
+    await mapPool(ids, 10, (id) => sampleOne(client, id, state));
+  }, { paused, result: state });
+  return { state, stop };
+}
+
+/** One workflow's alarm, read now: the worst overdue and lost ones are kept (20 of each) for the report. */
+async function sampleOne(client, id, state) {
+  const res = await client.getDevWorkflow(id);
+  if (res.status !== 200 || !res.body) return;
+  const now = Date.now();
+  const verdict = judgeAlarm(res.body, now);
+  state.samples += 1;
+  if (verdict.overdueMs > state.maxOverdueMs) state.maxOverdueMs = verdict.overdueMs;
+  if (verdict.overdueMs > OVERDUE_LIMIT_MS && state.worst.length < 20) {
+    state.worst.push({ id, status: res.body.status, alarmAt: res.body.alarmAt, nextDeadlineAt: res.body.nextDeadlineAt, overdueMs: verdict.overdueMs, at: now });
+  }
+  if (verdict.lost && state.lost.length < 20) state.lost.push({ id, status: res.body.status, nextDeadlineAt: res.body.nextDeadlineAt, at: now });
+}

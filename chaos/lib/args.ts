@@ -1,0 +1,114 @@
+// Command-line flags of `npm run chaos -- …`, with the default soak and the --quick preset for CI. Reading and
+// checking them is scripts/lib/cli.ts's, as for the bench. The Worker's fault names come from the Worker
+// itself (src/dev/fault-names.ts, run by node's type stripping), so a fault added there is a flag here at once.
+import { flagSpec, integer, readFlags } from "../../scripts/lib/cli.ts";
+import { checkPortBase } from "../../scripts/lib/ports.ts";
+import { FAULT_NAMES } from "../../src/dev/fault-names.ts";
+import { checkFaultTable, DEFAULT_REMOTE_FAULTS } from "./faults.ts";
+
+export const SERVER_FAULT_KEYS = [...FAULT_NAMES];
+
+/**
+ * Probabilities of the Worker-side faults (the FAULTS var, honoured only with DEV_HOOKS=true). A fault
+ * src/dev/fault-names.ts adds is off in the soak (0) until it gets a probability here.
+ */
+const SOAK_SERVER_FAULTS = {
+  consumerThrows: 0.05,
+  agentDiesAfterClaim: 0.05,
+  indexWriteFails: 0.05,
+  enqueueFails: 0.05,
+  abortAfterPersist: 0.02,
+  alarmThrows: 0.02,
+  dropHeartbeats: 0.02,
+};
+for (const name of Object.keys(SOAK_SERVER_FAULTS)) {
+  // A fault renamed or removed in src/ must not silently leave the soak.
+  if (!SERVER_FAULT_KEYS.includes(name)) throw new Error(`chaos/lib/args.ts sets a probability for ${name}, which src/dev/fault-names.ts no longer has`);
+}
+export const DEFAULT_SERVER_FAULTS = Object.freeze({
+  ...SOAK_SERVER_FAULTS,
+  ...Object.fromEntries(SERVER_FAULT_KEYS.filter((name) => !(name in SOAK_SERVER_FAULTS)).map((name) => [name, 0])),
+});
+
+export const PORT_RANGE = [8810, 8819];
+/** Shepherd, its inspector, the remote, the breaker scenario's second host, the noisy neighbour's host. */
+const PORT_COUNT = 5;
+
+/**
+ * Default bound on the whole run: the regular soak's, plus time per burst workflow for the engine to work
+ * through them (measured on 2 loaded cores, with margin) and for the harness to read them at the end.
+ */
+const BURST_SECONDS_PER_WORKFLOW = { soak: 0.12, quick: 0.2 };
+export const DEFAULT_BURST = { soak: 2000, quick: 300 };
+
+export const USAGE = `npm run chaos -- [flags]
+
+  --quick               CI preset: 30 workflows, 5 concurrent, a burst of ${DEFAULT_BURST.quick}, bound 90 s + ${BURST_SECONDS_PER_WORKFLOW.quick} s per burst workflow
+  --workflows N         workflows to run (default 200)
+  --concurrency C       workflows in flight at once (default 10)
+  --burst N             extra 3-step workflows (no scheduleToStartMs) started at once while the soak runs (default ${DEFAULT_BURST.soak}; 0 = none)
+  --burst-clients C     concurrent clients starting the burst (default 32)
+  --seed S              seed of the workload and the remote's faults (default 1)
+  --max-seconds T       bound on the whole run, start-up and checks included
+                        (default 180 s + ${BURST_SECONDS_PER_WORKFLOW.soak} s per burst workflow)
+  --no-restart          skip the mid-run restart of Shepherd
+  --fault NAME=P        set one fault probability (repeatable). Remote: ${Object.keys(DEFAULT_REMOTE_FAULTS).join(", ")}
+                        (decline is per action key, the others per attempt). Server: ${SERVER_FAULT_KEYS.join(", ")}
+  --no-remote-faults    the remote answers every request at once
+  --no-server-faults    FAULTS={} (the Worker injects nothing)
+  --allow-skips         exit 0 even when a check was skipped because its API is missing
+  --keep                keep the temp dir (copied project, persisted state, logs)
+  --port-base P         Shepherd on P, inspector on P+1, remote on P+2, second host on P+3, neighbour's host on P+4 (within ${PORT_RANGE[0]}–${PORT_RANGE[1]}; default ${PORT_RANGE[0]})
+  --help`;
+
+const FLAGS = flagSpec({
+  values: ["workflows", "concurrency", "burst", "burst-clients", "seed", "max-seconds", "port-base"],
+  switches: ["quick", "no-restart", "no-remote-faults", "no-server-faults", "allow-skips", "keep"],
+  repeatable: ["fault"],
+});
+
+/** `--fault NAME=P`: one remote or Worker fault's probability. */
+function setFault(options, text) {
+  const [name, p] = text.split("=");
+  const probability = Number(p);
+  if (name in options.remoteFaults) options.remoteFaults[name] = probability;
+  else if (SERVER_FAULT_KEYS.includes(name)) options.serverFaults[name] = probability;
+  else throw new Error(`unknown fault ${name}`);
+}
+
+export function parseArgs(argv) {
+  const { values, tokens } = readFlags(argv, FLAGS);
+  const preset = values.quick ? "quick" : "soak";
+  /** The flag's value when given, else the preset's default. */
+  const pick = (flag, min, soak, quick = soak) => (values[flag] !== undefined ? integer(values[flag], `--${flag}`, min) : preset === "quick" ? quick : soak);
+  const burst = pick("burst", 0, DEFAULT_BURST.soak, DEFAULT_BURST.quick);
+  const options = {
+    workflows: pick("workflows", 1, 200, 30),
+    concurrency: pick("concurrency", 1, 10, 5),
+    burst,
+    burstClients: pick("burst-clients", 1, 32),
+    seed: values.seed ?? "1",
+    maxSeconds: pick("max-seconds", 30, 180, 90) + (values["max-seconds"] === undefined ? Math.ceil(burst * BURST_SECONDS_PER_WORKFLOW[preset]) : 0),
+    restart: !values["no-restart"],
+    allowSkips: Boolean(values["allow-skips"]),
+    keep: Boolean(values.keep),
+    portBase: pick("port-base", 1, PORT_RANGE[0]),
+    remoteFaults: { ...DEFAULT_REMOTE_FAULTS },
+    serverFaults: { ...DEFAULT_SERVER_FAULTS },
+    preset,
+    help: Boolean(values.help),
+  };
+  // In command-line order: `--no-remote-faults --fault hang=0.2` leaves only hang on.
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    if (token.name === "no-remote-faults") for (const k of Object.keys(options.remoteFaults)) options.remoteFaults[k] = 0;
+    if (token.name === "no-server-faults") for (const k of Object.keys(options.serverFaults)) options.serverFaults[k] = 0;
+    if (token.name === "fault") setFault(options, token.value);
+  }
+  checkPortBase(options.portBase, PORT_COUNT, PORT_RANGE);
+  checkFaultTable(options.remoteFaults, Object.keys(options.remoteFaults));
+  checkFaultTable(options.serverFaults, SERVER_FAULT_KEYS);
+  const transient = ["slow", "hang", "executeAndTimeout", "http503", "http429"].reduce((sum, k) => sum + options.remoteFaults[k], 0);
+  if (transient > 1) throw new Error(`the per-attempt remote fault probabilities add up to ${transient} (> 1)`);
+  return options;
+}

@@ -1,0 +1,121 @@
+// The soak's share of the workflow language (contract v1.1, "Step kinds" and "Events (signals) and the
+// inbox"): a quarter of the regular workflows get a `sleep` step and a `waitForEvent` step (with a `when`
+// that is true) after their first action, and the driver sends each one's event early (before the wait
+// starts: the inbox must keep it), late (once the view shows the step `waiting`), or twice with the same
+// event `id` (the second answer must be the first one, replayed). Which workflows, and how, is decided by
+// the seed alone; what was sent and every answer is kept for the checks and the report.
+import { sleep } from "../../scripts/lib/async.ts";
+import { retryAfterMs } from "../../scripts/lib/http-json.ts";
+import { seededRandom, unitHash } from "./faults.ts";
+
+/** The share of the regular workflows that use the language. */
+export const LANGUAGE_SHARE = 0.25;
+export const SLEEP_STEP = "nap";
+export const WAIT_STEP = "approval";
+export const EVENT_NAME = "approved";
+/** Generous: a wait must never time out in the soak (the restart's outage included), so onTimeout "fail". */
+export const WAIT_TIMEOUT_MS = 60_000;
+const SLEEP_MS = [200, 1_500];
+/** `until` is set when the workflow is started: far enough ahead that the sleep usually starts before it. */
+const UNTIL_AHEAD_MS = [1_500, 3_000];
+/** The modes, dealt round-robin so every one occurs in a small run: early, late, and each sent twice. */
+const EVENT_MODES = [
+  { timing: "early", duplicate: false },
+  { timing: "late", duplicate: true },
+  { timing: "late", duplicate: false },
+  { timing: "early", duplicate: true },
+];
+const SEND_BACKOFF_MS = [250, 2_000];
+
+/**
+ * Which of `ids` use the language and how: one in every round(1 / share), evenly spaced from an offset the
+ * seed picks (so a run of 30 has 7 or 8, and any few workflows in flight at once include one of them, which
+ * the restart needs), while the other workflows are the same as without the language. Map id → plan.
+ */
+export function languagePlans(seed, ids, share = LANGUAGE_SHARE) {
+  const every = Math.max(1, Math.round(1 / share));
+  const offset = Math.floor(seededRandom(seed, "language")() * every);
+  const chosen = ids.filter((_, i) => i % every === offset);
+  const plans = new Map();
+  chosen.forEach((id, i) => {
+    const draw = (what) => unitHash(seed, id, "language", what);
+    const mode = EVENT_MODES[i % EVENT_MODES.length];
+    const sleepPlan =
+      i % 2 === 0
+        ? { mode: "duration", durationMs: SLEEP_MS[0] + Math.floor(draw("sleep") * (SLEEP_MS[1] - SLEEP_MS[0] + 1)) }
+        : { mode: "until", aheadMs: UNTIL_AHEAD_MS[0] + Math.floor(draw("sleep") * (UNTIL_AHEAD_MS[1] - UNTIL_AHEAD_MS[0] + 1)) };
+    plans.set(id, {
+      sleep: sleepPlan,
+      event: {
+        name: EVENT_NAME,
+        id: `evt-${id}`,
+        timing: mode.timing,
+        duplicate: mode.duplicate,
+        // A payload with some shape to it, so "exactly the payload sent" means something.
+        payload: { approvedBy: "chaos", workflow: id, ticket: Math.floor(draw("ticket") * 1e9), notes: ["early or late", { nested: [1, 2.5, null, true] }] },
+      },
+    });
+  });
+  return plans;
+}
+
+/** The sleep and wait steps to put after the workflow's first action (`afterStep`). */
+export function languageSteps(plan, afterStep) {
+  return [
+    { id: SLEEP_STEP, sleep: plan.sleep.mode === "duration" ? { durationMs: plan.sleep.durationMs } : { until: "{{ input.wakeAt }}" } },
+    {
+      id: WAIT_STEP,
+      // True whenever it is read: the first action's effect id (the remote always returns one).
+      when: `{{ steps.${afterStep}.output.effectId }}`,
+      waitForEvent: { event: plan.event.name, timeoutMs: WAIT_TIMEOUT_MS, onTimeout: "fail" },
+    },
+  ];
+}
+
+/** Right before the first start: an `until` sleep gets its wake time in the input (kept for the retries of that start). */
+export function prepareStart(wf, record) {
+  if (wf.language?.sleep.mode !== "until") return;
+  if (wf.payload.input.wakeAt === undefined) wf.payload.input.wakeAt = Date.now() + wf.language.sleep.aheadMs;
+  record.plannedWakeAt = wf.payload.input.wakeAt;
+}
+
+/**
+ * Sends the workflow's event once (as the client would: a send that got no answer, a 5xx or a 429 is sent
+ * again with the same id until `deadline`). Every try is recorded on `record.sends`. Returns the last answer.
+ */
+export async function sendEvent(client, wf, record, { phase, deadline }) {
+  const { name, id, payload } = wf.language.event;
+  let backoff = SEND_BACKOFF_MS[0];
+  for (;;) {
+    const at = Date.now();
+    const res = await client.sendEvent(wf.id, { event: name, id, payload });
+    record.sends.push({ phase, at, status: res.status, body: res.body, error: res.error ?? undefined });
+    const retry = res.status === 0 || res.status >= 500 || res.status === 429;
+    if (!retry || Date.now() >= deadline) return res;
+    const asked = res.status === 429 || res.status === 503 ? retryAfterMs(res.retryAfter) : null;
+    const wait = asked ?? backoff;
+    backoff = Math.min(SEND_BACKOFF_MS[1], backoff * 2);
+    await sleep(Math.max(0, Math.min(wait, deadline - Date.now())));
+  }
+}
+
+/** The record the driver keeps per language workflow (also the report's account of what was sent). */
+export function newLanguageRecord(wf) {
+  return {
+    id: wf.id,
+    sleep: wf.language.sleep,
+    event: { name: wf.language.event.name, id: wf.language.event.id, timing: wf.language.event.timing, duplicate: wf.language.event.duplicate },
+    plannedWakeAt: null,
+    waitingSeenAt: null,
+    /** A late event kept back until the restart was over, so the wait spans the crash. */
+    heldForRestart: false,
+    sends: [],
+  };
+}
+
+/** The final answer of each phase ("first", "duplicate"): the last try of it. */
+export function answersByPhase(record) {
+  const out = {};
+  for (const send of record.sends) out[send.phase] = send;
+  return out;
+}

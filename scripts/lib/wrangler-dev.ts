@@ -1,0 +1,153 @@
+// Shepherd (or the bench's Workflows baseline) under `wrangler dev` for the tools. The project is run from
+// a snapshot in a temp dir, never from the working tree: edits during a run then change nothing, and
+// wrangler dev would reload on them, after which alarms stop firing (workerd#3566). The D1 migrations go
+// into fresh persisted state; wrangler dev gets the tool's vars and ports and is ready once it answers a
+// health path. No telemetry, no Request.cf download, a private dev registry, no colours.
+import { execFileSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { sleep } from "./async.ts";
+import { d1Bindings } from "./d1-bindings.ts";
+import { requestJson } from "./http-json.ts";
+import { crashGroup, runGroup, spawnGroup, stopGroup } from "./process-groups.ts";
+
+/** What the Worker needs to build and run (`public/`: its static assets); nothing else of the project is copied. */
+export const SNAPSHOT_PATHS = ["src", "migrations", "public", "wrangler.toml", "package.json", "tsconfig.json"];
+/** wrangler dev builds and starts in seconds; a minute and a half covers a loaded 2-core machine. */
+const READY_TIMEOUT_MS = 90_000;
+const HEALTH_PROBE_TIMEOUT_MS = 2_000;
+const HEALTH_PROBE_INTERVAL_MS = 250;
+
+/**
+ * Copies the Worker's sources into `dir` (node_modules symlinked): from the working tree (uncommitted work
+ * included) or, with source "head", from the last commit (for a working tree mid-edit that does not build).
+ * Returns describeSource's account of what was copied.
+ */
+export function snapshotProject(repo, dir, { source = "worktree" } = {}) {
+  mkdirSync(dir, { recursive: true });
+  if (source === "head") {
+    const archive = execFileSync("git", ["-C", repo, "archive", "--format=tar", "HEAD", ...SNAPSHOT_PATHS]);
+    execFileSync("tar", ["-x", "-C", dir], { input: archive });
+  } else {
+    for (const path of SNAPSHOT_PATHS) cpSync(join(repo, path), join(dir, path), { recursive: true });
+  }
+  symlinkSync(join(repo, "node_modules"), join(dir, "node_modules"), "dir");
+  return describeSource(repo, source);
+}
+
+/**
+ * { source, commit, dirtyFiles }: the commit a snapshot came from (null outside git) and how many of the
+ * snapshot's files the working tree had changed (0 for a "head" snapshot). Read-only git.
+ */
+export function describeSource(repo, source = "worktree") {
+  const git = (...args) => {
+    try {
+      return execFileSync("git", ["-C", repo, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    } catch {
+      return null;
+    }
+  };
+  const dirty = source === "head" ? "" : git("status", "--porcelain", "--", ...SNAPSHOT_PATHS);
+  return { source, commit: git("rev-parse", "--short", "HEAD"), dirtyFiles: dirty ? dirty.split("\n").length : 0 };
+}
+
+/**
+ * The Node that runs wrangler: this one when it is new enough, else the project's own (the `node` dev
+ * dependency), since the system Node may be too old for wrangler.
+ */
+export function nodeForWrangler(repo) {
+  const major = Number(process.versions.node.split(".")[0]);
+  if (major >= 22) return process.execPath;
+  const local = join(repo, "node_modules", ".bin", "node");
+  if (existsSync(local)) return local;
+  throw new Error(`Node ${process.versions.node} is too old for wrangler; run the tool through \`npm run\` (Node 24)`);
+}
+
+/** wrangler's environment: nothing leaves the machine and nothing is shared with other wrangler sessions. */
+export function wranglerEnv(tmp) {
+  return {
+    ...process.env,
+    WRANGLER_SEND_METRICS: "false",
+    CLOUDFLARE_CF_FETCH_ENABLED: "false",
+    // A private registry: the engineer's own `wrangler dev` sessions never see ours, nor we theirs.
+    WRANGLER_REGISTRY_PATH: join(tmp, "registry"),
+    WRANGLER_LOG_PATH: join(tmp, "wrangler-logs"),
+    CI: "true",
+    NO_COLOR: "1",
+    FORCE_COLOR: "0",
+  };
+}
+
+const wranglerBin = (repo) => join(repo, "node_modules", "wrangler", "bin", "wrangler.js");
+
+/** Runs `wrangler <args>` to completion in `cwd` (bounded); throws when it fails. */
+export async function runWrangler({ repo, tmp, cwd, args, logFile }) {
+  const title = `wrangler ${args.join(" ")}`;
+  const code = await runGroup(nodeForWrangler(repo), [wranglerBin(repo), ...args], { cwd, env: wranglerEnv(tmp), logFile, title });
+  if (code !== 0) throw new Error(`${title} exited with ${code}; see ${logFile}`);
+}
+
+/** `wrangler d1 migrations apply <binding> --local` for every D1 database `cwd`'s wrangler.toml binds (DB, DB_1 ...). */
+export async function applyD1Migrations({ repo, tmp, cwd, persistTo, logFile }) {
+  for (const binding of d1Bindings(join(cwd, "wrangler.toml"))) {
+    await runWrangler({ repo, tmp, cwd, logFile, args: ["d1", "migrations", "apply", binding, "--local", "--persist-to", persistTo] });
+  }
+}
+
+/**
+ * `wrangler dev` in `cwd` on 127.0.0.1:port, persisting to `persistTo`, with `vars` as --var flags and
+ * wrangler's --log-level when `logLevel` is given, and --test-scheduled with `testScheduled`. Returns a handle: start() resolves once `healthPath`
+ * answers 200 (throws after READY_TIMEOUT_MS or when wrangler exits first); stop() ends it with the grace
+ * period; crash() kills it at once; restart({ crash }) does either and starts it again on the same state.
+ * `pid` is the wrangler process's (the group's leader), `readyMs` how long the last start took.
+ */
+export function wranglerDev({ repo, tmp, cwd, port, inspectorPort, persistTo, vars = {}, logFile, logLevel, healthPath = "/healthz", testScheduled = false }) {
+  const args = [
+    "dev",
+    // GET /__scheduled runs the cron handler: wrangler dev never runs cron triggers on its own.
+    ...(testScheduled ? ["--test-scheduled"] : []),
+    "--ip", "127.0.0.1",
+    "--port", String(port),
+    "--inspector-port", String(inspectorPort),
+    "--persist-to", persistTo,
+    "--show-interactive-dev-session=false",
+    ...(logLevel ? ["--log-level", logLevel] : []),
+    ...Object.entries(vars).flatMap(([key, value]) => ["--var", `${key}:${value}`]),
+  ];
+  let proc;
+  const handle = {
+    url: `http://127.0.0.1:${port}`,
+    logFile,
+    pid: undefined,
+    readyMs: undefined,
+    async start() {
+      const startedAt = Date.now();
+      proc = spawnGroup(nodeForWrangler(repo), [wranglerBin(repo), ...args], { cwd, env: wranglerEnv(tmp), logFile, title: `wrangler ${args.join(" ")}` });
+      handle.pid = proc.child.pid;
+      let exitStatus = null;
+      proc.exited.then((code) => (exitStatus = code));
+      while (Date.now() - startedAt < READY_TIMEOUT_MS) {
+        if (exitStatus !== null) throw new Error(`wrangler dev exited with ${exitStatus} before ${healthPath} answered; see ${logFile}`);
+        try {
+          const { status } = await requestJson(`${handle.url}${healthPath}`, { timeoutMs: HEALTH_PROBE_TIMEOUT_MS });
+          if (status === 200) {
+            handle.readyMs = Date.now() - startedAt;
+            return handle;
+          }
+        } catch {
+          // Not listening yet.
+        }
+        await sleep(HEALTH_PROBE_INTERVAL_MS);
+      }
+      await stopGroup(proc);
+      throw new Error(`wrangler dev did not answer ${healthPath} within ${READY_TIMEOUT_MS / 1000} s; see ${logFile}`);
+    },
+    stop: async () => proc && stopGroup(proc),
+    crash: async () => proc && crashGroup(proc),
+    async restart({ crash = false } = {}) {
+      await (crash ? handle.crash() : handle.stop());
+      return handle.start();
+    },
+  };
+  return handle;
+}
