@@ -134,7 +134,7 @@ export function indexShardsConfigured(tomlText) {
   return { indexShards: configured, indexShardsBound: bound };
 }
 
-/** A queue message as src/scheduler/workflow-scheduler.ts builds it, at the longest ids the API accepts. */
+/** A queue message as src/workflow/object.ts builds it, at the longest ids the API accepts. */
 function largestTaskMessageBytes() {
   const id = "x".repeat(128);
   const payload = Buffer.from(JSON.stringify([id, id, id, 100])).toString("base64url");

@@ -8,7 +8,7 @@ export { AgentHost } from "./agents/agent-host";
 export { TargetBreaker } from "./breaker/target-breaker";
 export { QueueLagMonitor } from "./queue-lag/monitor";
 export { CronSchedule } from "./schedules/cron-schedule";
-export { WorkflowScheduler } from "./scheduler/workflow-scheduler";
+export { WorkflowScheduler } from "./workflow/object";
 
 const app = createApp();
 

@@ -11,7 +11,7 @@ import {
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../src/index";
-import { WorkflowScheduler } from "../src/scheduler/workflow-scheduler";
+import { WorkflowScheduler } from "../src/workflow/object";
 
 afterEach(() => {
   vi.restoreAllMocks();

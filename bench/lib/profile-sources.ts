@@ -2,7 +2,7 @@
 // which lives in the app's .wrangler/tmp/dev-*/ while wrangler dev runs (it is deleted when it stops, so the
 // mapping is done right after the profile is taken). This maps every call frame back to the source it came
 // from through the bundle's source map, so the saved .cpuprofile and its summary say
-// `src/scheduler/store.ts:123`. Paths come out relative to the app's directory, or from `node_modules/` on for
+// `src/workflow/store.ts:123`. Paths come out relative to the app's directory, or from `node_modules/` on for
 // dependencies (the snapshot links them, so esbuild may have seen their real path).
 /* global Buffer */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";

@@ -22,8 +22,8 @@ function reportProfile() {
     { id: 1, callFrame: frame("(root)"), children: [2, 3, 4] },
     { id: 2, callFrame: frame("(program)") },
     { id: 3, callFrame: frame("(garbage collector)") },
-    { id: 4, callFrame: frame("report", "src/scheduler/workflow-scheduler.ts", 99), children: [5, 7, 8, 10] },
-    { id: 5, callFrame: frame("readSteps", "src/scheduler/store.ts", 41), children: [6] },
+    { id: 4, callFrame: frame("report", "src/workflow/object.ts", 99), children: [5, 7, 8, 10] },
+    { id: 5, callFrame: frame("readSteps", "src/workflow/store.ts", 41), children: [6] },
     { id: 6, callFrame: frame("_parse", "node_modules/zod/v4/core/schemas.js", 9) },
     { id: 7, callFrame: frame("structuredClone") },
     { id: 8, callFrame: frame("transition", "src/domain/machine/index.ts", 19), children: [9] },
@@ -58,11 +58,11 @@ describe("selfTimes", () => {
 describe("categoryOf", () => {
   it("takes the innermost frame a category claims, passing over natives no category names", () => {
     assert.equal(categoryOf([frame(""), frame("transition", "src/domain/machine/index.ts", 1)]).key, "machine");
-    assert.equal(categoryOf([frame("_parse", "node_modules/zod/v4/core/schemas.js", 1), frame("readSteps", "src/scheduler/store.ts", 1)]).key, "zod");
-    assert.equal(categoryOf([frame("stringify"), frame("appendHistory", "src/scheduler/store.ts", 1)]).key, "json");
+    assert.equal(categoryOf([frame("_parse", "node_modules/zod/v4/core/schemas.js", 1), frame("readSteps", "src/workflow/store.ts", 1)]).key, "zod");
+    assert.equal(categoryOf([frame("stringify"), frame("appendHistory", "src/workflow/store.ts", 1)]).key, "json");
     assert.equal(categoryOf([frame("sign"), frame("mintToken", "src/domain/task-token.ts", 1)]).key, "crypto");
     assert.equal(categoryOf([frame("dispatch", "node_modules/hono/dist/compose.js", 1)]).key, "hono");
-    assert.equal(categoryOf([frame("call", "src/scheduler/scheduler-client.ts", 64), frame("take", "src/agents/agent-host.ts", 23)]).key, "rpc");
+    assert.equal(categoryOf([frame("call", "src/workflow/client.ts", 64), frame("take", "src/agents/agent-host.ts", 23)]).key, "rpc");
   });
 
   it("puts a stack of nothing but runtime built-ins under the runtime", () => {
@@ -100,15 +100,15 @@ describe("summarizeProfile", () => {
   });
 
   it("names the code of ours that asked for a mechanism's time", () => {
-    assert.deepEqual(byKey(summary).zod.callers, [{ label: "readSteps src/scheduler/store.ts:42 ← report src/scheduler/workflow-scheduler.ts:100", ms: 3 }]);
-    assert.deepEqual(byKey(summary).clone.callers, [{ label: "report src/scheduler/workflow-scheduler.ts:100", ms: 2 }]);
+    assert.deepEqual(byKey(summary).zod.callers, [{ label: "readSteps src/workflow/store.ts:42 ← report src/workflow/object.ts:100", ms: 3 }]);
+    assert.deepEqual(byKey(summary).clone.callers, [{ label: "report src/workflow/object.ts:100", ms: 2 }]);
   });
 
   it("lists the top functions by self time with their file and 1-based line", () => {
     assert.deepEqual(summary.functions.map((fn) => [fn.name, fn.url, fn.line, fn.ms, fn.category]), [
       ["_parse", "node_modules/zod/v4/core/schemas.js", 10, 3, "zod"],
       ["(program)", "", undefined, 2, "program"],
-      ["report", "src/scheduler/workflow-scheduler.ts", 100, 2, "scheduler"],
+      ["report", "src/workflow/object.ts", 100, 2, "scheduler"],
     ]);
   });
 
@@ -156,7 +156,7 @@ describe("mapProfileToSources", () => {
       // Line 1 → store.ts line 10 (0-based 9); line 2 → the dependency's first line.
       writeFileSync(`${bundle}.map`, JSON.stringify({
         version: 3, names: [], mappings: "AAAA;AASA;ACTA",
-        sources: ["../../../src/scheduler/store.ts", "../../../../../elsewhere/node_modules/zod/v4/core/schemas.js"],
+        sources: ["../../../src/workflow/store.ts", "../../../../../elsewhere/node_modules/zod/v4/core/schemas.js"],
       }));
       // wrangler dev names the bundle by its module name alone; a file: URL works too.
       const url = "index.js";
@@ -167,7 +167,7 @@ describe("mapProfileToSources", () => {
       ] };
       assert.deepEqual(mapProfileToSources(profile, { appDir: app }), { bundles: 1, mapped: 2, unmapped: 0 });
       assert.deepEqual(profile.nodes.map((node) => [node.callFrame.url, node.callFrame.lineNumber]), [
-        ["src/scheduler/store.ts", 9],
+        ["src/workflow/store.ts", 9],
         ["node_modules/zod/v4/core/schemas.js", 0],
         ["", -1],
       ]);

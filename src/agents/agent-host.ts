@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { faultFires } from "../dev/faults";
 import type { ClaimedTask } from "../domain/machine";
 import type { TaskMessage } from "../domain/task-message";
-import { schedulerFor } from "../scheduler/scheduler-client";
+import { schedulerFor } from "../workflow/client";
 import { performTask } from "./perform-task";
 import { learnBreaker } from "./breaker-guard";
 import type { BreakerNotice } from "../breaker/breaker-rpc";

@@ -1,5 +1,5 @@
 import { TaskMessageSchema } from "../domain/task-message";
-import { schedulerFor } from "../scheduler/scheduler-client";
+import { schedulerFor } from "../workflow/client";
 import { redeliveryDelaySeconds } from "./redelivery";
 
 /**

@@ -2,7 +2,7 @@ import { targetPolicyFor } from "../config";
 import { faultFires } from "../dev/faults";
 import type { ClaimedTask } from "../domain/machine";
 import type { AttemptReport, TaskMessage } from "../domain/task-message";
-import { schedulerFor } from "../scheduler/scheduler-client";
+import { schedulerFor } from "../workflow/client";
 import { performHttpAction } from "./http-action";
 import { verifyEarlierEffect } from "./verify";
 import { guardedByBreaker } from "./breaker-guard";

@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { RedriveSchema, SendEventSchema, TerminateSchema } from "../domain/schemas";
-import { schedulerFor } from "../scheduler/scheduler-client";
+import { schedulerFor } from "../workflow/client";
 import type { AppEnv } from "./app-env";
 import { rejectionToError } from "./errors";
 import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-helpers";

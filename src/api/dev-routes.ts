@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { devHooksEnabled } from "../dev/faults";
 import { ID_PATTERN } from "../domain/schemas";
-import { schedulerFor } from "../scheduler/scheduler-client";
+import { schedulerFor } from "../workflow/client";
 import { requireApiToken } from "./auth";
 import { backPressureNow } from "../queue-lag/back-pressure";
 import type { AppEnv } from "./app-env";

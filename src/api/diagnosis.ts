@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { BLOCKED_REASONS } from "../domain/diagnosis";
 import { WORKFLOW_STATUSES } from "../domain/state";
-import { schedulerFor } from "../scheduler/scheduler-client";
+import { schedulerFor } from "../workflow/client";
 import type { AppEnv } from "./app-env";
 import { ApiError } from "./errors";
 import { BEARER_AUTH, errorResponses, jsonContent } from "./openapi-helpers";

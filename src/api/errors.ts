@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { worthRetrying } from "../scheduler/scheduler-client";
+import { worthRetrying } from "../workflow/client";
 
 export const ErrorSchema = z
   .object({

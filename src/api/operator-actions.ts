@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { SkipStepSchema } from "../domain/schemas";
-import { schedulerFor, type SchedulerClient } from "../scheduler/scheduler-client";
+import { schedulerFor, type SchedulerClient } from "../workflow/client";
 import type { AppEnv } from "./app-env";
 import { workflowOr404 } from "./workflow-or-404";
 import { rejectionToError } from "./errors";

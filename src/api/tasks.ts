@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { TaskCompleteSchema, TaskFailSchema, TaskHeartbeatSchema } from "../domain/schemas";
 import { isExpired, verifyTaskToken, type TaskTokenClaims } from "../domain/task-token";
-import { schedulerFor } from "../scheduler/scheduler-client";
+import { schedulerFor } from "../workflow/client";
 import type { AppEnv } from "./app-env";
 import { ApiError, rejectionToError } from "./errors";
 import { errorResponses, jsonBody, jsonContent } from "./openapi-helpers";

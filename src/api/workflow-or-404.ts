@@ -1,4 +1,4 @@
-import { schedulerFor } from "../scheduler/scheduler-client";
+import { schedulerFor } from "../workflow/client";
 import { ApiError } from "./errors";
 
 /** The workflow as its object sees it, or a 404 when this tenant has no such workflow. */

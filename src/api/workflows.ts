@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { StartWorkflowSchema } from "../domain/definition";
 import { IdSchema } from "../domain/schemas";
 import { WORKFLOW_STATUSES } from "../domain/state";
-import { schedulerFor } from "../scheduler/scheduler-client";
+import { schedulerFor } from "../workflow/client";
 import { startWorkflowRun } from "../starts/start-workflow";
 import { decodeCursor, encodeCursor } from "../workflow-index/cursor";
 import { tenantIndexDbs } from "../workflow-index/index-shards";

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { tellEveryAgentHost } from "../agents/agent-host";
 import { backoffMs } from "../domain/backoff";
-import { schedulerFor } from "../scheduler/scheduler-client";
+import { schedulerFor } from "../workflow/client";
 import { admit, newBreaker, nextAlarmAt, onAlarm, probeNotTaken, recordFailure, recordSuccess, type BreakerState, type Caller } from "./breaker-machine";
 import type { AdmitReply, BreakerCall, BreakerReply, FailureReply } from "./breaker-rpc";
 import { BreakerStore, type ListingState } from "./breaker-store";

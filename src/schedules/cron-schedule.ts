@@ -16,7 +16,7 @@ import type { ScheduleSpecInput } from "../domain/schedule/spec";
 import { ScheduleStateSchema, type ScheduleState } from "../domain/schedule/state";
 import { toScheduleView, type ScheduleView } from "../domain/schedule/view";
 import { isTerminal } from "../domain/state";
-import { schedulerFor } from "../scheduler/scheduler-client";
+import { schedulerFor } from "../workflow/client";
 import { startWorkflowRun } from "../starts/start-workflow";
 
 /** Pending starts are made right after their commit; should this instance die first, the alarm makes them then. */

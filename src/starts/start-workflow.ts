@@ -14,7 +14,7 @@ import type { WorkflowView } from "../domain/view";
 import { startHandOff } from "../config";
 import { backPressureNow } from "../queue-lag/back-pressure";
 import { findDefinition } from "../registry/d1-registry";
-import { schedulerFor } from "../scheduler/scheduler-client";
+import { schedulerFor } from "../workflow/client";
 import { checkDefinitionTargets, type TargetRefusal } from "./definition-targets";
 
 export type StartRefusal =

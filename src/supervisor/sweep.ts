@@ -1,5 +1,5 @@
 import { sweepGraceMs } from "../config";
-import { schedulerFor } from "../scheduler/scheduler-client";
+import { schedulerFor } from "../workflow/client";
 import { findOverdueWorkflows } from "../workflow-index/d1-index";
 import { allIndexDbs } from "../workflow-index/index-shards";
 

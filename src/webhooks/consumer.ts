@@ -5,7 +5,7 @@
  * are the object's, through its durable row; the queue retries a message only when the object could not be told.
  */
 import { redeliveryDelaySeconds } from "../agents/redelivery";
-import { schedulerFor } from "../scheduler/scheduler-client";
+import { schedulerFor } from "../workflow/client";
 import { deliverEvents } from "./deliver-events";
 import { WebhookMessageSchema, type WebhookMessage, type WebhookReport } from "./message";
 

@@ -6,8 +6,8 @@
  */
 import { targetPolicyFor } from "../config";
 import type { TargetPolicy } from "../domain/target-policy";
-import type { HistoryEvent } from "../scheduler/store";
-import { schedulerFor } from "../scheduler/scheduler-client";
+import type { HistoryEvent } from "../workflow/store";
+import { schedulerFor } from "../workflow/client";
 import { deliveryKey, recordAttempt, recordedDeliveries, type DeliveryStatus, type RecordedDelivery } from "./deliveries-db";
 import { eventNameOf, matchesAnyFilter } from "./event-names";
 import type { WebhookMessage, WebhookReport } from "./message";

@@ -1,5 +1,5 @@
 /** What a receiver gets for one history event: its stable id and the JSON body. */
-import type { HistoryEvent } from "../scheduler/store";
+import type { HistoryEvent } from "../workflow/store";
 import { eventNameOf } from "./event-names";
 
 /** The `webhook-id` header: the same on every retry of the event, so a receiver can drop repeats. */

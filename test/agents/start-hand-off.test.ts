@@ -8,7 +8,7 @@ import { agentHostShardOf } from "../../src/agents/host-shard";
 import { agentHostShards, startHandOff } from "../../src/config";
 import { DefinitionSchema } from "../../src/domain/definition";
 import { planWorkflow } from "../../src/domain/plan";
-import type { StartRequest } from "../../src/scheduler/rpc";
+import type { StartRequest } from "../../src/workflow/rpc";
 import { api, bearer, historyOf, uniqueId, waitForStatus } from "../helpers/api";
 import { gate } from "../helpers/gate";
 import { FAST } from "../helpers/policies";

@@ -5,7 +5,7 @@ import { planWorkflow, type WorkflowPlan } from "../../src/domain/plan";
 import {
   startWorkflow,
   transition,
-  type Effect,
+  type EnqueueAttempt as Effect,
   type HistoryEntryFields,
   type TransitionResult,
   type WorkflowEvent,

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { WorkflowStore } from "../../src/scheduler/store";
-import type { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
+import { WorkflowStore } from "../../src/workflow/store";
+import type { WorkflowScheduler } from "../../src/workflow/object";
 import { api, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
 import { FAST, PATIENT } from "../helpers/policies";
 import { holdBackSends, taskQueueOf } from "../helpers/queue";
@@ -20,7 +20,7 @@ const oneStep = (defaults: unknown) => ({
   steps: [{ id: "charge", action: { type: "http", url: `${REMOTE}/charge` } }],
 });
 
-/** A failing alarm sets itself again this much later (src/scheduler/supervisor-alarm.ts). */
+/** A failing alarm sets itself again this much later (src/workflow/alarm.ts). */
 const ALARM_FAILURE_RETRY_MS = 1_000;
 /** A step's schedule-to-start in these tests: long, so only moved time passes it. */
 const SCHEDULE_TO_START_MS = 20_000;

@@ -5,7 +5,7 @@ import { vi } from "vitest";
 import worker from "../../src/index";
 import type { TaskMessage } from "../../src/domain/task-message";
 import { taskQueueBinding, taskQueueShards } from "../../src/config";
-import { taskQueueFor, taskQueueShardOf } from "../../src/scheduler/task-queues";
+import { taskQueueFor, taskQueueShardOf } from "../../src/workflow/task-queues";
 import { uniqueId } from "./api";
 
 export interface SentTask {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
-import { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
+import { WorkflowScheduler } from "../../src/workflow/object";
 import { getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
 import { FAST } from "../helpers/policies";
 import { watchSends } from "../helpers/queue";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
+import { WorkflowScheduler } from "../../src/workflow/object";
 import { getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
 import { PATIENT } from "../helpers/policies";
 import { watchSends } from "../helpers/queue";

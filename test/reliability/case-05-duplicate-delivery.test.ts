@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
-import { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
+import { WorkflowScheduler } from "../../src/workflow/object";
 import type { TaskMessage } from "../../src/domain/task-message";
 import { getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";

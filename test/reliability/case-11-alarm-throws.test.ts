@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
-import { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
+import { WorkflowScheduler } from "../../src/workflow/object";
 import { getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
 import { FAST, PATIENT } from "../helpers/policies";
@@ -15,7 +15,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** A failing alarm sets itself again this much later (src/scheduler/supervisor-alarm.ts). */
+/** A failing alarm sets itself again this much later (src/workflow/alarm.ts). */
 const ALARM_FAILURE_RETRY_MS = 1_000;
 
 /** Every run of any scheduler's alarm handler: when, with what retry information, and whether it threw. */

@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { DefinitionSchema } from "../../src/domain/definition";
 import { planWorkflow } from "../../src/domain/plan";
 import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
-import { SEND_LEASE_MS } from "../../src/scheduler/delivery-policy";
-import type { StartRequest } from "../../src/scheduler/rpc";
+import { SEND_LEASE_MS } from "../../src/workflow/delivery-policy";
+import type { StartRequest } from "../../src/workflow/rpc";
 import { api, historyOf, uniqueId, waitForStatus } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
@@ -20,7 +20,7 @@ afterEach(() => {
 });
 
 const CRASH = "injected fault: abortAfterPersist";
-/** A tick that fails runs again this much later (the guard in src/scheduler/supervisor-alarm.ts). */
+/** A tick that fails runs again this much later (the guard in src/workflow/alarm.ts). */
 const TICK_RERUN_MS = 1_000;
 
 const definition = (scheduleToStartMs: number | undefined, steps = ["a"]) => ({

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi, type MockInstance } from "vitest";
-import type { WorkflowStore } from "../../src/scheduler/store";
-import type { WorkflowScheduler } from "../../src/scheduler/workflow-scheduler";
+import type { WorkflowStore } from "../../src/workflow/store";
+import type { WorkflowScheduler } from "../../src/workflow/object";
 import { api, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
 import { indexDbOf, indexRow, interceptIndexWrites } from "../helpers/index-db";
 import { json, mockRemote, REMOTE, type RemoteCall } from "../helpers/remote";

@@ -8,7 +8,7 @@ import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { objectRecord } from "../helpers/scheduler";
 import { backdate, elapse, fireAlarm } from "../helpers/time";
 
-/** An index write that failed is tried again after 1 s, 2 s, 4 s … at most 60 s apart (src/scheduler/outbox.ts). */
+/** An index write that failed is tried again after 1 s, 2 s, 4 s … at most 60 s apart (src/workflow/outbox.ts). */
 const INDEX_RETRY_MAX_MS = 60_000;
 
 afterEach(() => {

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clearInjectedFaults, injectFault, timesFired } from "../../src/dev/faults";
-import { CONSUMER_LEASE_MS } from "../../src/scheduler/webhook-outbox";
+import { CONSUMER_LEASE_MS } from "../../src/workflow/deliveries/webhooks";
 import { api, uniqueId, waitForStatus } from "../helpers/api";
 import { FAST } from "../helpers/policies";
 import { REMOTE } from "../helpers/remote";

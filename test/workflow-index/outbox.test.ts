@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DefinitionSchema } from "../../src/domain/definition";
 import { planWorkflow } from "../../src/domain/plan";
-import { SEND_LEASE_MS } from "../../src/scheduler/delivery-policy";
+import { SEND_LEASE_MS } from "../../src/workflow/delivery-policy";
 import { start, uniqueId, waitForStatus } from "../helpers/api";
 import { holdIndexWrite, indexRow, refuseIndexWrites } from "../helpers/index-db";
 import { FAST, PATIENT } from "../helpers/policies";

@@ -4,19 +4,19 @@ import { findStepPlan, type StepPlan } from "../plan";
 import type { Attempt, AttemptKind, StepState, WorkflowState } from "../state";
 import type { TemplateContext } from "../templates";
 import { queueCheckDelayMs } from "./queue-check";
+import type { EnqueueAttempt } from "./effects";
 
 /** Lost-message checks after a resend: 2 min, 4 min … at most an hour apart. */
 const QUEUE_CHECK_BACKOFF = { initialMs: 60_000, maxMs: 3_600_000, jitter: 0.2 };
 
-/** Effects are performed by the shell only after the new state is durable. */
-export type Effect = { type: "EnqueueAttempt"; stepId: string; attempt: number; kind: AttemptKind };
 
 /**
  * The working copy of one transition: the pure functions mutate `state` (a private clone of the input) and
  * append to `effects` and `history`, which the shell persists together.
  */
 export class TransitionContext {
-  readonly effects: Effect[] = [];
+  /** The attempts to send; the commit adds the rest of the effects (see commitPlan). */
+  readonly effects: EnqueueAttempt[] = [];
   readonly history: HistoryEntry[] = [];
   changed = false;
 

@@ -3,7 +3,8 @@ import type { QueueLagSample } from "../back-pressure";
 import type { PinnedDefinition, StepError, WorkflowState } from "../state";
 import type { AttemptReport, CircuitOpened } from "../task-message";
 import type { HistoryEntryFields } from "../history";
-import { TransitionContext, type Effect } from "./context";
+import { TransitionContext } from "./context";
+import type { EnqueueAttempt } from "./effects";
 import { superviseDeadlines } from "./deadlines";
 import { cancelWorkflow, compensateWorkflow, retryStep, skipStep } from "./operator";
 import { claimAttempt, type ClaimedTask } from "./claim";
@@ -15,7 +16,10 @@ import { noteCircuitOpened, parkAttempt, releaseParkedStep } from "./parking";
 import { settleAttentionDeadline } from "./escalation";
 import { countHistory } from "../metrics";
 
-export type { Effect } from "./context";
+export type { Effect, EnqueueAttempt } from "./effects";
+export type { CommitPlan } from "./commit-plan";
+export { effectsOf } from "./effects";
+export { commitPlan } from "./commit-plan";
 export type { HistoryEntry, HistoryEntryFields } from "../history";
 export type { ClaimedTask } from "./claim";
 export type { ReportRejection } from "./fencing";
@@ -94,7 +98,8 @@ export interface TransitionResult<R = unknown> {
   state: WorkflowState;
   /** False when the event changed nothing (a duplicate, a rejected report): nothing needs persisting. */
   changed: boolean;
-  effects: Effect[];
+  /** The attempts to send; `commitPlan` adds the rest of the transition's effects. */
+  effects: EnqueueAttempt[];
   history: HistoryEntryFields[];
   reply: R;
 }

@@ -13,9 +13,9 @@ import { OutboxDelivery } from "./outbox";
 import { SEND_LEASE_MS } from "./delivery-policy";
 import { NOT_FOUND, type CommitOptions, type StartRequest, type StartResult } from "./rpc";
 import { WorkflowStore, type HistoryEvent, type StorageStats } from "./store";
-import { SupervisorAlarm } from "./supervisor-alarm";
+import { SupervisorAlarm } from "./alarm";
 import { diagnose, SUPERVISOR_DECISIONS, type Diagnosis } from "../domain/diagnosis";
-import { WebhookOutbox } from "./webhook-outbox";
+import { WebhookOutbox } from "./deliveries/webhooks";
 import type { WebhookReport } from "../webhooks/message";
 
 /** How many of the supervisor's latest decisions a diagnosis lists. */

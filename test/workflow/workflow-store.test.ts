@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { api, getWorkflow, start, uniqueId, waitForStep } from "../helpers/api";
 import { hang, json, mockRemote, REMOTE } from "../helpers/remote";
 import { schedulerStub } from "../helpers/scheduler";
-import { applySchemaMigrations } from "../../src/scheduler/schema";
+import { applySchemaMigrations } from "../../src/workflow/schema";
 
 afterEach(() => vi.restoreAllMocks());
 

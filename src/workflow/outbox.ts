@@ -6,7 +6,7 @@ import { signTaskToken, TASK_TOKEN_GRACE_MS } from "../domain/task-token";
 import { upsertIndexEntry } from "../workflow-index/d1-index";
 import { indexDbFor } from "../workflow-index/index-shards";
 import type { QueuedTask, WorkflowStore } from "./store";
-import type { WebhookOutbox } from "./webhook-outbox";
+import type { WebhookOutbox } from "./deliveries/webhooks";
 import { SEND_LEASE_MS, SEND_RETRY } from "./delivery-policy";
 import { taskQueueFor } from "./task-queues";
 

@@ -1,6 +1,6 @@
 import type { DurableObject } from "cloudflare:workers";
 import { backoffMs } from "../domain/backoff";
-import type { WorkflowScheduler } from "./workflow-scheduler";
+import type { WorkflowScheduler } from "./object";
 
 /** The object's own RPC methods: its public methods, less what every Durable Object has. */
 type RpcMethod = {

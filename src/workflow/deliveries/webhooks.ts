@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { backoffMs } from "../domain/backoff";
-import type { WebhookReport } from "../webhooks/message";
-import { cachedHasWebhooks, tenantHasWebhooks } from "../webhooks/subscription-cache";
-import { SEND_LEASE_MS, SEND_RETRY } from "./delivery-policy";
-import type { WorkflowStore } from "./store";
+import { backoffMs } from "../../domain/backoff";
+import type { WebhookReport } from "../../webhooks/message";
+import { cachedHasWebhooks, tenantHasWebhooks } from "../../webhooks/subscription-cache";
+import { SEND_LEASE_MS, SEND_RETRY } from "../delivery-policy";
+import type { WorkflowStore } from "../store";
 
 /**
  * A message on its way is leased to the consumer for this long. A consumer posts at most a few minutes' worth

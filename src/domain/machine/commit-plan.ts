@@ -1,0 +1,41 @@
+import { indexedDeadlineOf, indexEntryOf, indexNeedsEntry } from "../index-entry";
+import { isTerminal, type WorkflowState } from "../state";
+import type { HistoryEntryFields } from "../history";
+import { nextDeadlineAt } from "./deadlines";
+import type { Effect, EnqueueAttempt } from "./effects";
+
+/** What the shell commits besides the state: the effects, and the deadline the alarm and the index row carry. */
+export interface CommitPlan {
+  effects: Effect[];
+  nextDeadlineAt: number | undefined;
+}
+
+/** The part of a transition's result the commit reads (see `transition`, `startWorkflow`). */
+export interface Transitioned {
+  state: WorkflowState;
+  effects: readonly EnqueueAttempt[];
+  history: readonly HistoryEntryFields[];
+}
+
+/**
+ * Every effect of a transition from `previous` (undefined for a start): its task messages, the index entry when
+ * the listing or the sweep's lease needs one (`reindex`: the sweep woke the object, write it regardless), the
+ * webhooks' announcement of new history, and the schedule's notice when the workflow just ended. The state
+ * remembers what the index was given (`indexedDeadlineAt`), so the lease is renewed once, not by every commit after.
+ */
+export function commitPlan(previous: WorkflowState | undefined, result: Transitioned, now: number, reindex = false): CommitPlan {
+  const { state } = result;
+  const deadline = nextDeadlineAt(state);
+  const effects: Effect[] = [...result.effects];
+  if (reindex || indexNeedsEntry(previous, state, deadline, now)) {
+    const entry = indexEntryOf(state, indexedDeadlineOf(state, deadline, now));
+    state.indexedDeadlineAt = entry.nextDeadlineAt;
+    effects.push({ type: "WriteIndexEntry", entry });
+  }
+  if (result.history.length > 0) effects.push({ type: "AnnounceHistory", appended: result.history.length });
+  if (previous && !isTerminal(previous.status) && isTerminal(state.status) && state.schedule !== undefined) {
+    effects.push({ type: "NotifySchedule", schedule: state.schedule, workflowId: state.id });
+  }
+  return { effects, nextDeadlineAt: deadline };
+}
+

@@ -1,0 +1,42 @@
+/**
+ * What a transition leaves to be done outside the object's state, as values (like Temporal's workflow commands):
+ * the store writes them to the outbox in the transition's own transaction, and the outbox delivers them. Nothing
+ * here does I/O, so a test reads a transition's whole consequence from its result.
+ */
+import type { IndexEntry } from "../index-entry";
+import type { AttemptKind } from "../state";
+
+/** Send the task message of an attempt to the queue (the agent that takes it claims it). */
+export interface EnqueueAttempt {
+  type: "EnqueueAttempt";
+  stepId: string;
+  attempt: number;
+  kind: AttemptKind;
+}
+
+/** Write the workflow's entry in the cross-workflow index (D1): only the newest one matters. */
+export interface WriteIndexEntry {
+  type: "WriteIndexEntry";
+  entry: IndexEntry;
+}
+
+/** Announce the history this transition appended to the tenant's webhooks, in order after what came before. */
+export interface AnnounceHistory {
+  type: "AnnounceHistory";
+  appended: number;
+}
+
+/** Tell the schedule whose fire started this workflow that it ended, so a buffered fire starts at once. */
+export interface NotifySchedule {
+  type: "NotifySchedule";
+  schedule: string;
+  workflowId: string;
+}
+
+export type Effect = EnqueueAttempt | WriteIndexEntry | AnnounceHistory | NotifySchedule;
+export type EffectType = Effect["type"];
+
+/** The effects of one type, typed as such. */
+export function effectsOf<T extends EffectType>(effects: readonly Effect[], type: T): Extract<Effect, { type: T }>[] {
+  return effects.filter((effect): effect is Extract<Effect, { type: T }> => effect.type === type);
+}
