@@ -67,3 +67,9 @@ export class SupervisorAlarm {
     }
   }
 }
+
+/** The one time the alarm is set for: the earliest of the state's next deadline and the outbox's next delivery. */
+export function alarmTarget(deadline: number | undefined, delivery: number | undefined): number | undefined {
+  if (delivery === undefined) return deadline;
+  return deadline === undefined ? delivery : Math.min(deadline, delivery);
+}

@@ -1,7 +1,8 @@
-import type { IndexEntry } from "../domain/index-entry";
 import type { HistoryEntryFields } from "../domain/history";
-import { StepStateSchema, WorkflowFieldsSchema, type AttemptKind, type WorkflowState } from "../domain/state";
+import type { Effect } from "../domain/machine";
+import { StepStateSchema, WorkflowFieldsSchema, type WorkflowState } from "../domain/state";
 import { InboxRows, type EventReceipt } from "./inbox-rows";
+import { OutboxRows } from "./outbox-rows";
 import { applySchemaMigrations, schemaExists } from "./schema";
 
 export type { EventReceipt } from "./inbox-rows";
@@ -15,41 +16,18 @@ export interface HistoryEvent {
   data?: Record<string, unknown>;
 }
 
-/** An index write waiting to reach D1. Only the newest entry matters, so there is at most one. */
-export interface PendingIndexEntry {
-  seq: number;
-  entry: IndexEntry;
-  attempts: number;
-  nextAttemptAt: number;
-}
-
-/** The attempt a task message names; the message itself (with its signed token) is made when it is sent. */
-export interface QueuedTask {
-  stepId: string;
-  attempt: number;
-  kind: AttemptKind;
-}
-
-/** A task message committed with its attempt that the queue has not accepted yet. */
-export interface UnsentTask {
-  seq: number;
-  task: QueuedTask;
-  /** Failed sends so far. */
-  attempts: number;
-  /** When the alarm sends it if nothing else has: the lease of a send under way, or a failed send's backoff. */
-  nextAttemptAt: number;
-}
-
 /** What one transition writes besides its state and history. */
 export interface CommitWrites {
   nextDeadlineAt: number | undefined;
   now: number;
+  /** The transition's effects, written to the outbox; a task's send is leased to this instance until `sendBy`. */
+  effects: readonly Effect[];
+  sendBy: number;
+  /** Whether the webhooks' cursor follows new history (false: the tenant is known to have no subscription). */
+  announce: boolean;
   requestHash?: string;
-  indexEntry?: IndexEntry;
-  /** Task messages to send, and when the alarm must send them should this instance not get to it. */
-  tasks?: { queued: QueuedTask[]; sendBy: number };
   /** The attempt an agent claimed: its message arrived, so an unsent row for it is settled in the same commit. */
-  claimed?: Pick<QueuedTask, "stepId" | "attempt">;
+  claimed?: { stepId: string; attempt: number };
   eventReceipt?: EventReceipt;
 }
 
@@ -59,10 +37,6 @@ export interface StorageStats {
   rowsWritten: number;
 }
 
-/** Bound parameters per statement, kept well under SQLite's limit. */
-const SQL_LIST_MAX = 50;
-
-type OutboxRow = { seq: number; payload_json: string; attempts: number; next_attempt_at: number };
 type WorkflowRow = { request_hash: string; state_json: string };
 type StepRow = { step_id: string; state_json: string };
 type EventRow = { seq: number; at: number; type: string; step_id: string | null; attempt: number | null; data_json: string | null };
@@ -78,10 +52,8 @@ export class WorkflowStore {
   private cached?: { state: WorkflowState; requestHash: string };
   /** Whether the plan has its own row; workflows stored before it had one keep it in `state_json` until rewritten. */
   private planStored = false;
-  /** The outbox's index entry as last read or written; `null` once known to be empty. */
-  private pendingIndexEntry: PendingIndexEntry | null | undefined;
-  /** The outbox's unsent task messages by seq, as last read or written; undefined until first needed. */
-  private unsentTaskRows: Map<number, UnsentTask> | undefined;
+  /** What commits promised to deliver (see outbox.ts). */
+  readonly outbox: OutboxRows;
 
   /** Storage work done by this instance since it was loaded, for the benchmarks' per-step costs. */
   readonly stats: StorageStats = { sqlCalls: 0, rowsRead: 0, rowsWritten: 0 };
@@ -91,6 +63,7 @@ export class WorkflowStore {
 
   constructor(private readonly storage: DurableObjectStorage) {
     this.inboxRows = new InboxRows((statement, ...bindings) => this.query(statement, ...bindings));
+    this.outbox = new OutboxRows((statement, ...bindings) => this.query(statement, ...bindings), () => this.hasSchema);
     // Synchronous SQL: no request can interleave, so this needs no blockConcurrencyWhile.
     this.hasSchema = schemaExists(storage.sql);
     if (this.hasSchema) applySchemaMigrations(storage.sql);
@@ -145,12 +118,9 @@ export class WorkflowStore {
   /** Writes a transition's new state and history in one transaction: all of it lands, or none. */
   persist(state: WorkflowState, history: HistoryEntryFields[], writes: CommitWrites): void {
     const sql = this.storage.sql;
-    const { nextDeadlineAt, now, indexEntry, tasks, claimed, eventReceipt } = writes;
+    const { nextDeadlineAt, now, claimed, eventReceipt } = writes;
     const hash = writes.requestHash ?? this.cached?.requestHash ?? "";
     const written = new Map<string, string>();
-    let pending: PendingIndexEntry | undefined;
-    let unsent: UnsentTask[] = [];
-    let settled: number[] = [];
     let inboxSeqs: Set<number> | undefined;
     try {
       this.storage.transactionSync(() => {
@@ -177,9 +147,8 @@ export class WorkflowStore {
         inboxSeqs = this.inboxRows.write(inbox ?? []);
         if (eventReceipt) this.inboxRows.insertReceipt(eventReceipt, now);
         this.insertHistory(history, now);
-        if (indexEntry) pending = this.insertIndexEntry(indexEntry, now);
-        if (tasks) unsent = tasks.queued.map((task) => this.insertTask(task, tasks.sendBy));
-        if (claimed) settled = this.deleteClaimedTask(claimed);
+        this.writeEffects(writes);
+        if (claimed) this.outbox.removeClaimedTask(claimed.stepId, claimed.attempt);
       });
     } catch (error) {
       this.forget();
@@ -190,106 +159,24 @@ export class WorkflowStore {
     if (inboxSeqs) this.inboxRows.persisted = inboxSeqs;
     this.planStored = true;
     this.cached = { state, requestHash: hash };
-    if (pending) this.pendingIndexEntry = pending;
-    // Not yet read: the first read finds these rows in storage with the rest.
-    for (const task of unsent) this.unsentTaskRows?.set(task.seq, task);
-    for (const seq of settled) this.unsentTaskRows?.delete(seq);
   }
 
-  /**
-   * A claim proves its attempt's message arrived, however it came: a row still unsent for it (a start's hand-off,
-   * or a send the queue accepted but this instance had not marked yet) would only be sent again. Rows this
-   * instance knows are matched in memory, so the usual claim, whose row is long gone, runs no statement.
-   */
-  private deleteClaimedTask({ stepId, attempt }: Pick<QueuedTask, "stepId" | "attempt">): number[] {
-    if (!this.unsentTaskRows) {
-      this.query(
-        "DELETE FROM outbox WHERE kind = 'task' AND json_extract(payload_json, '$.stepId') = ? AND json_extract(payload_json, '$.attempt') = ?",
-        stepId, attempt,
-      );
-      return [];
+  /** Appends history and its effects without a state change, e.g. a rejected stale report. */
+  appendHistory(history: HistoryEntryFields[], writes: Pick<CommitWrites, "now" | "sendBy" | "effects" | "announce">): void {
+    if (!this.hasSchema || (history.length === 0 && writes.effects.length === 0)) return;
+    this.storage.transactionSync(() => {
+      this.insertHistory(history, writes.now);
+      this.writeEffects(writes);
+    });
+  }
+
+  /** The outbox rows of a commit's effects, in its transaction. */
+  private writeEffects({ effects, now, sendBy, announce }: Pick<CommitWrites, "now" | "sendBy" | "effects" | "announce">): void {
+    for (const effect of effects) {
+      if (effect.type !== "AnnounceHistory") this.outbox.write(effect, { now, sendBy });
+      // A fresh cursor row is sent by the delivery that follows; should this instance die first, the alarm a lease on.
+      else if (announce) this.outbox.announce(effect.appended, sendBy);
     }
-    const seqs = [...this.unsentTaskRows.values()].filter(({ task }) => task.stepId === stepId && task.attempt === attempt).map(({ seq }) => seq);
-    for (const seq of seqs) this.query("DELETE FROM outbox WHERE seq = ?", seq);
-    return seqs;
-  }
-
-  private insertTask(task: QueuedTask, sendBy: number): UnsentTask {
-    const seq = this.query<{ seq: number }>("INSERT INTO outbox (kind, payload_json, next_attempt_at) VALUES ('task', ?, ?) RETURNING seq", JSON.stringify(task), sendBy)
-      .one().seq;
-    return { seq, task, attempts: 0, nextAttemptAt: sendBy };
-  }
-
-  /** Task messages committed but not yet accepted by the queue, oldest first. */
-  unsentTasks(): UnsentTask[] {
-    if (!this.unsentTaskRows) {
-      const rows = this.hasSchema
-        ? this.query<OutboxRow>("SELECT seq, payload_json, attempts, next_attempt_at FROM outbox WHERE kind = 'task' ORDER BY seq").toArray()
-        : [];
-      this.unsentTaskRows = new Map(
-        rows.map((row) => [row.seq, { seq: row.seq, task: JSON.parse(row.payload_json) as QueuedTask, attempts: row.attempts, nextAttemptAt: row.next_attempt_at }]),
-      );
-    }
-    return [...this.unsentTaskRows.values()];
-  }
-
-  /** The queue accepted these messages. */
-  markTasksSent(seqs: number[]): void {
-    for (let i = 0; i < seqs.length; i += SQL_LIST_MAX) {
-      const chunk = seqs.slice(i, i + SQL_LIST_MAX);
-      this.query(`DELETE FROM outbox WHERE seq IN (${chunk.map(() => "?").join(", ")})`, ...chunk);
-    }
-    for (const seq of seqs) this.unsentTaskRows?.delete(seq);
-  }
-
-  /** The send failed: try these again at `nextAttemptAt`. */
-  deferTasks(seqs: number[], nextAttemptAt: number): void {
-    for (const seq of seqs) {
-      const row = this.unsentTaskRows?.get(seq);
-      if (!row) continue;
-      this.query("UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE seq = ?", nextAttemptAt, seq);
-      this.unsentTaskRows?.set(seq, { ...row, attempts: row.attempts + 1, nextAttemptAt });
-    }
-  }
-
-  /** Replaces any older entry: the index only needs the newest. Due at once. */
-  private insertIndexEntry(entry: IndexEntry, now: number): PendingIndexEntry {
-    this.query("DELETE FROM outbox WHERE kind = 'index'");
-    const seq = this.query<{ seq: number }>("INSERT INTO outbox (kind, payload_json, next_attempt_at) VALUES ('index', ?, ?) RETURNING seq", JSON.stringify(entry), now)
-      .one().seq;
-    return { seq, entry, attempts: 0, nextAttemptAt: now };
-  }
-
-  pendingIndex(): PendingIndexEntry | undefined {
-    if (this.pendingIndexEntry === undefined) {
-      const row = this.hasSchema
-        ? this.query<OutboxRow>("SELECT seq, payload_json, attempts, next_attempt_at FROM outbox WHERE kind = 'index' ORDER BY seq DESC LIMIT 1")
-            .toArray()[0]
-        : undefined;
-      this.pendingIndexEntry = row
-        ? { seq: row.seq, entry: JSON.parse(row.payload_json) as IndexEntry, attempts: row.attempts, nextAttemptAt: row.next_attempt_at }
-        : null;
-    }
-    return this.pendingIndexEntry ?? undefined;
-  }
-
-  /** The entry reached D1. A newer entry queued meanwhile stays. */
-  markIndexed(seq: number): void {
-    this.query("DELETE FROM outbox WHERE seq = ?", seq);
-    if (this.pendingIndexEntry?.seq === seq) this.pendingIndexEntry = null;
-  }
-
-  /** The write failed: try again at `nextAttemptAt`, unless a newer entry replaced this one meanwhile. */
-  deferIndex(seq: number, nextAttemptAt: number): void {
-    const pending = this.pendingIndexEntry;
-    if (!pending || pending.seq !== seq) return;
-    this.query("UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE seq = ?", nextAttemptAt, seq);
-    this.pendingIndexEntry = { ...pending, attempts: pending.attempts + 1, nextAttemptAt };
-  }
-
-  /** Appends history without a state change, e.g. a rejected stale report. */
-  appendHistory(history: HistoryEntryFields[], now: number): void {
-    if (this.hasSchema) this.insertHistory(history, now);
   }
 
   private insertHistory(history: HistoryEntryFields[], now: number): void {
@@ -299,6 +186,11 @@ export class WorkflowStore {
         now, entry.type, entry.stepId ?? null, entry.attempt ?? null, entry.data ? JSON.stringify(entry.data) : null,
       );
     }
+  }
+
+  /** Whether any history follows `seq`. */
+  hasHistoryAfter(seq: number): boolean {
+    return this.hasSchema && this.query("SELECT 1 FROM events WHERE seq > ? LIMIT 1", seq).toArray().length > 0;
   }
 
   history(afterSeq: number, limit: number): HistoryEvent[] {
@@ -323,8 +215,7 @@ export class WorkflowStore {
   forget(): void {
     this.cached = undefined;
     this.planStored = false;
-    this.pendingIndexEntry = undefined;
-    this.unsentTaskRows = undefined;
+    this.outbox.forget();
     this.persistedSteps.clear();
     this.inboxRows.persisted.clear();
   }

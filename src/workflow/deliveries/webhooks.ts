@@ -3,7 +3,8 @@ import { backoffMs } from "../../domain/backoff";
 import type { WebhookReport } from "../../webhooks/message";
 import { cachedHasWebhooks, tenantHasWebhooks } from "../../webhooks/subscription-cache";
 import { SEND_LEASE_MS, SEND_RETRY } from "../delivery-policy";
-import type { WorkflowStore } from "../store";
+import type { OutboxRow, OutboxRows } from "../outbox-rows";
+import type { DeliveredFor, Delivery } from "./delivery";
 
 /**
  * A message on its way is leased to the consumer for this long. A consumer posts at most a few minutes' worth
@@ -25,55 +26,33 @@ interface CursorRow {
   nextAttemptAt: number;
 }
 
-type OutboxRow = { seq: number; payload_json: string; attempts: number; next_attempt_at: number };
-
-/** What a webhook message names of its workflow. */
-interface AnnouncedWorkflow {
-  tenant: string;
-  id: string;
-  name: string;
-}
+/** Whether any history follows `seq`: the store's answer, so this module runs no SQL of its own. */
+type HistoryAfter = (seq: number) => boolean;
 
 /**
  * The workflow's durable promise to announce its history to the tenant's webhooks: one outbox row at most,
  * holding the cursor, and one queue message in flight at a time, so each subscription gets the events in order.
  * A tenant known to have no subscription costs a map lookup per commit: no row, no read, no write.
  */
-export class WebhookOutbox {
-  /** The row as last read or written; null once known to be absent; undefined until first needed. */
-  private row: CursorRow | null | undefined;
-  /** The workflow as the last commit named it, so a delivery need not load the state again. */
-  private workflow: AnnouncedWorkflow | undefined;
+export class WebhookDelivery implements Delivery {
+  /** The workflow as the last commit named it, so the alarm's delivery need not load the state again. */
+  private workflow: Pick<DeliveredFor, "tenant" | "id" | "name"> | undefined;
 
   constructor(
-    private readonly sql: SqlStorage,
-    private readonly store: WorkflowStore,
+    private readonly rows: OutboxRows,
     private readonly env: Env,
+    private readonly historyAfter: HistoryAfter,
+    private readonly stored: () => Pick<DeliveredFor, "tenant" | "id" | "name"> | undefined,
   ) {}
 
-  /**
-   * A commit appended `appended` history events: unless the tenant is known to have no subscription, the row must
-   * exist. Called with no await since the persist, so it commits atomically with the state it follows.
-   */
-  noteAppended(workflow: AnnouncedWorkflow, appended: number, now: number): void {
-    this.workflow = { tenant: workflow.tenant, id: workflow.id, name: workflow.name };
-    if (appended === 0 || cachedHasWebhooks(workflow.tenant, now) === false || this.row) return;
-    // The cursor stops just before this commit's events: without a row, those before were announced (or there was
-    // no subscription to announce them to). Inserted only if absent, so a row this instance has not read yet stays.
-    const inserted = this.query<OutboxRow>(
-      `INSERT INTO outbox (kind, payload_json, next_attempt_at)
-       SELECT 'webhooks', json_object('afterSeq', (SELECT COALESCE(MAX(seq), 0) FROM events) - ?, 'inFlight', json('false')), ?
-       WHERE NOT EXISTS (SELECT 1 FROM outbox WHERE kind = 'webhooks')
-       RETURNING seq, payload_json, attempts, next_attempt_at`,
-      appended,
-      now + SEND_LEASE_MS,
-    )[0];
-    this.row = inserted ? toCursor(inserted) : this.read();
+  /** Whether a commit's new history must move the cursor: not when the tenant is known to have no subscription. */
+  follows(tenant: string, now: number): boolean {
+    return cachedHasWebhooks(tenant, now) !== false;
   }
 
   /** When the alarm must send next; undefined when nothing waits. */
   nextAttemptAt(now: number): number | undefined {
-    const row = this.row === undefined && this.tenantHasNone(now) ? null : this.current();
+    const row = this.current();
     if (!row) return undefined;
     // Due now, it is sent by the delivery that follows; should that instance die first, the alarm sends it a lease on.
     return row.nextAttemptAt <= now ? now + SEND_LEASE_MS : row.nextAttemptAt;
@@ -83,12 +62,13 @@ export class WebhookOutbox {
    * Sends the message the row is due for. False when the row's time moved (leased to a consumer, or backing off
    * after a refused send), so the caller must set the alarm again.
    */
-  async deliver(): Promise<boolean> {
-    const workflow = this.announced();
-    if (!workflow || (this.row === undefined && this.tenantHasNone(Date.now()))) return true;
+  async deliver(workflow?: DeliveredFor): Promise<boolean> {
+    if (workflow) this.workflow = { tenant: workflow.tenant, id: workflow.id, name: workflow.name };
+    const announced = this.announced();
+    if (!announced) return true;
     const due = this.current();
     if (!due || !isDue(due, Date.now())) return true;
-    const { tenant, id: workflowId, name: workflowName } = workflow;
+    const { tenant, id: workflowId, name: workflowName } = announced;
     // A D1 that cannot say is taken as "may have": the consumer reads the subscriptions again anyway.
     const has = await tenantHasWebhooks(this.env.DB, tenant).catch(() => true);
     // Other calls may have run meanwhile: act only on the row as it is now.
@@ -127,7 +107,7 @@ export class WebhookOutbox {
       this.write(row, { afterSeq: report.throughSeq, inFlight: false, attempts: row.attempts + 1, nextAttemptAt: now + backoffMs(row.attempts, SEND_RETRY) });
       return "settled";
     }
-    if (this.query("SELECT 1 FROM events WHERE seq > ? LIMIT 1", report.throughSeq).length === 0) {
+    if (!this.historyAfter(report.throughSeq)) {
       this.remove(row);
       return "settled";
     }
@@ -136,51 +116,22 @@ export class WebhookOutbox {
     return "send";
   }
 
-  private tenantHasNone(now: number): boolean {
-    const tenant = this.announced()?.tenant;
-    return tenant === undefined || cachedHasWebhooks(tenant, now) === false;
-  }
-
-  private announced(): AnnouncedWorkflow | undefined {
-    return this.workflow ?? this.store.load()?.state;
+  private announced(): Pick<DeliveredFor, "tenant" | "id" | "name"> | undefined {
+    return this.workflow ?? this.stored();
   }
 
   private current(): CursorRow | null {
-    if (this.row === undefined) this.row = this.read();
-    return this.row;
-  }
-
-  private read(): CursorRow | null {
-    const row = this.query<OutboxRow>("SELECT seq, payload_json, attempts, next_attempt_at FROM outbox WHERE kind = 'webhooks' ORDER BY seq LIMIT 1")[0];
+    const row = this.rows.ofKind("webhooks")[0];
     return row ? toCursor(row) : null;
   }
 
   private write(row: CursorRow, changes: Partial<Omit<CursorRow, "seq">>): void {
     const next = { ...row, ...changes };
-    this.query(
-      "UPDATE outbox SET payload_json = ?, attempts = ?, next_attempt_at = ? WHERE seq = ?",
-      JSON.stringify({ afterSeq: next.afterSeq, inFlight: next.inFlight }),
-      next.attempts,
-      next.nextAttemptAt,
-      row.seq,
-    );
-    this.row = next;
+    this.rows.update(row.seq, { payload: { afterSeq: next.afterSeq, inFlight: next.inFlight }, attempts: next.attempts, nextAttemptAt: next.nextAttemptAt });
   }
 
   private remove(row: CursorRow): void {
-    this.query("DELETE FROM outbox WHERE seq = ?", row.seq);
-    this.row = null;
-  }
-
-  /** Counted with the store's own SQL, so the benchmarks' per-step figures include this module's. */
-  private query<T extends Record<string, SqlStorageValue>>(statement: string, ...bindings: unknown[]): T[] {
-    const cursor = this.sql.exec<T>(statement, ...bindings);
-    const rows = cursor.toArray();
-    const stats = this.store.stats;
-    stats.sqlCalls += 1;
-    stats.rowsRead += cursor.rowsRead;
-    stats.rowsWritten += cursor.rowsWritten;
-    return rows;
+    this.rows.remove([row.seq]);
   }
 }
 
@@ -190,6 +141,6 @@ function isDue(row: CursorRow, now: number): boolean {
 }
 
 function toCursor(row: OutboxRow): CursorRow {
-  const payload = PayloadSchema.parse(JSON.parse(row.payload_json));
-  return { seq: row.seq, ...payload, attempts: row.attempts, nextAttemptAt: row.next_attempt_at };
+  const payload = PayloadSchema.parse(row.payload);
+  return { seq: row.seq, ...payload, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt };
 }

@@ -1,0 +1,42 @@
+import { startHandOff } from "../config";
+import { faultFires, InjectedFault } from "../dev/faults";
+import { queueChecksDue } from "../domain/machine";
+import { transition } from "../domain/machine";
+import type { WorkflowState } from "../domain/state";
+import { currentQueueLag } from "../queue-lag/monitor";
+import type { CommitOptions } from "../workflow/rpc";
+import type { Transitions } from "../workflow/transitions";
+
+/**
+ * The supervisor's tick: acts on what is due (deadlines, retries, compensation, escalation; the decisions are the
+ * machine's, see domain/machine/deadlines.ts), so a repeated or early tick is harmless. Undefined when there is
+ * no workflow.
+ */
+export async function supervise(transitions: Transitions, env: Env, options: CommitOptions = {}): Promise<WorkflowState["status"] | undefined> {
+  const before = transitions.state();
+  if (!before) return undefined;
+  // Whether a queued attempt's message was lost depends on how far behind the queue is: asked only then.
+  const queueLag = queueChecksDue(before, Date.now()) ? await currentQueueLag(env, Date.now()) : undefined;
+  // Loaded again: other calls may have changed the state while the lag was read.
+  const loaded = transitions.state() ?? before;
+  const now = Date.now();
+  const result = transition(loaded, { type: "DeadlinesReached", ...(queueLag ? { queueLag } : {}) }, now);
+  await transitions.commit(loaded, result, now, options);
+  return result.state.status;
+}
+
+/** The object's alarm: a guard against a crashed tick, then the tick; a failed tick sets the alarm again. */
+export async function runAlarm(transitions: Transitions, env: Env, info?: AlarmInvocationInfo): Promise<void> {
+  // The alarm that woke us is spent: the next commit must set one again.
+  transitions.alarm.forget();
+  try {
+    if (faultFires(env, "alarmThrows", transitions.state()?.tenant)) throw new InjectedFault("alarmThrows");
+    // Only a workflow has a tick to guard: an object without one is left with no alarm.
+    if (transitions.state()) await transitions.alarm.guard();
+    // A quiet tenant's retries skip the queue too, so they do not wait behind another tenant's backlog; a busy
+    // one's go through it, where they count towards back-pressure (see HandOff).
+    await supervise(transitions, env, startHandOff(env) ? { handOff: "fair-share" } : {});
+  } catch (error) {
+    await transitions.alarm.rearmAfterFailure(error, info);
+  }
+}

@@ -1,0 +1,146 @@
+import type { Effect } from "../domain/machine";
+
+/** What the outbox holds: a row per promise a commit made (see Effect), delivered by outbox.ts. */
+export type OutboxKind = "task" | "index" | "webhooks" | "schedule";
+
+export interface OutboxRow {
+  seq: number;
+  kind: OutboxKind;
+  payload: unknown;
+  /** Failed deliveries so far. */
+  attempts: number;
+  /** When the alarm delivers it if nothing else has: a delivery's lease, or a failed one's backoff. */
+  nextAttemptAt: number;
+}
+
+/** When a commit's rows are due: a task's send is leased to the committing instance until `sendBy`. */
+export interface OutboxWriteTimes {
+  now: number;
+  sendBy: number;
+}
+
+type Query = <T extends Record<string, SqlStorageValue>>(statement: string, ...bindings: unknown[]) => { toArray(): T[] };
+type Row = { seq: number; kind: OutboxKind; payload_json: string; attempts: number; next_attempt_at: number };
+
+/** Bound parameters per statement, kept well under SQLite's limit. */
+const SQL_LIST_MAX = 50;
+const COLUMNS = "seq, kind, payload_json, attempts, next_attempt_at";
+
+/**
+ * The outbox table's rows, for the store: statements run through its `query` (so they are counted) and, when a
+ * commit writes them, inside its transaction. Rows are mirrored in memory once read, so a commit that sends
+ * what it just wrote reads nothing; never authoritative (`forget` drops the mirror, storage is read again).
+ */
+export class OutboxRows {
+  private mirror: Map<number, OutboxRow> | undefined;
+
+  constructor(
+    private readonly query: Query,
+    private readonly hasSchema: () => boolean,
+  ) {}
+
+  /** The rows of one kind, oldest first. */
+  ofKind(kind: OutboxKind): OutboxRow[] {
+    return [...this.rows().values()].filter((row) => row.kind === kind);
+  }
+
+  /** Writes a commit's effect as its row (in the commit's transaction). An announcement is written by `announce`. */
+  write(effect: Exclude<Effect, { type: "AnnounceHistory" }>, times: OutboxWriteTimes): void {
+    switch (effect.type) {
+      case "EnqueueAttempt":
+        this.insert("task", { stepId: effect.stepId, attempt: effect.attempt, kind: effect.kind }, times.sendBy);
+        return;
+      case "WriteIndexEntry":
+        // The index only needs the newest entry: it replaces any older one, and is due at once.
+        for (const row of this.ofKindIfRead("index")) this.mirror?.delete(row.seq);
+        this.query("DELETE FROM outbox WHERE kind = 'index'");
+        this.insert("index", effect.entry, times.now);
+        return;
+      case "NotifySchedule":
+        this.insert("schedule", { schedule: effect.schedule, workflowId: effect.workflowId }, times.now);
+        return;
+    }
+  }
+
+  /**
+   * The webhooks' cursor row, unless there is one: it stops just before this commit's `appended` events (without a
+   * row, those before were announced, or there was no subscription to announce them to). Inserted only if absent
+   * in storage, so a row this instance has not read yet stays.
+   */
+  announce(appended: number, due: number): void {
+    if (this.mirror && this.ofKind("webhooks").length > 0) return;
+    const inserted = this.query<Row>(
+      `INSERT INTO outbox (kind, payload_json, next_attempt_at)
+       SELECT 'webhooks', json_object('afterSeq', (SELECT COALESCE(MAX(seq), 0) FROM events) - ?, 'inFlight', json('false')), ?
+       WHERE NOT EXISTS (SELECT 1 FROM outbox WHERE kind = 'webhooks')
+       RETURNING ${COLUMNS}`,
+      appended, due,
+    ).toArray()[0];
+    if (inserted) this.mirror?.set(inserted.seq, rowOf(inserted));
+  }
+
+  /** Delivered: gone. */
+  remove(seqs: number[]): void {
+    for (let i = 0; i < seqs.length; i += SQL_LIST_MAX) {
+      const chunk = seqs.slice(i, i + SQL_LIST_MAX);
+      this.query(`DELETE FROM outbox WHERE seq IN (${chunk.map(() => "?").join(", ")})`, ...chunk);
+    }
+    for (const seq of seqs) this.mirror?.delete(seq);
+  }
+
+  /** A row's new payload, failure count or time; a row removed meanwhile stays removed. */
+  update(seq: number, changes: Partial<Pick<OutboxRow, "payload" | "attempts" | "nextAttemptAt">>): void {
+    const row = this.rows().get(seq);
+    if (!row) return;
+    const next = { ...row, ...changes };
+    this.query("UPDATE outbox SET payload_json = ?, attempts = ?, next_attempt_at = ? WHERE seq = ?", JSON.stringify(next.payload), next.attempts, next.nextAttemptAt, seq);
+    this.mirror?.set(seq, next);
+  }
+
+  /**
+   * A claim proves its attempt's message arrived, however it came: a row still unsent for it (a start's hand-off,
+   * or a send the queue accepted but this instance had not marked yet) would only be sent again. Rows this
+   * instance knows are matched in memory, so the usual claim, whose row is long gone, runs no statement.
+   */
+  removeClaimedTask(stepId: string, attempt: number): void {
+    if (!this.mirror) {
+      this.query("DELETE FROM outbox WHERE kind = 'task' AND json_extract(payload_json, '$.stepId') = ? AND json_extract(payload_json, '$.attempt') = ?", stepId, attempt);
+      return;
+    }
+    const claimed = this.ofKind("task").filter(({ payload }) => isTask(payload, stepId, attempt));
+    if (claimed.length > 0) this.remove(claimed.map(({ seq }) => seq));
+  }
+
+  /** Drops the mirror (a failed transaction, an eviction's reset): the next read takes storage as it is. */
+  forget(): void {
+    this.mirror = undefined;
+  }
+
+  private insert(kind: OutboxKind, payload: unknown, nextAttemptAt: number): void {
+    const seq = this.query<{ seq: number }>("INSERT INTO outbox (kind, payload_json, next_attempt_at) VALUES (?, ?, ?) RETURNING seq", kind, JSON.stringify(payload), nextAttemptAt)
+      .toArray()[0]!.seq;
+    // Not yet read: the first read finds this row in storage with the rest.
+    this.mirror?.set(seq, { seq, kind, payload, attempts: 0, nextAttemptAt });
+  }
+
+  private ofKindIfRead(kind: OutboxKind): OutboxRow[] {
+    return this.mirror ? this.ofKind(kind) : [];
+  }
+
+  private rows(): Map<number, OutboxRow> {
+    if (!this.mirror) {
+      const rows = this.hasSchema() ? this.query<Row>(`SELECT ${COLUMNS} FROM outbox ORDER BY seq`).toArray() : [];
+      this.mirror = new Map(rows.map((row) => [row.seq, rowOf(row)]));
+    }
+    return this.mirror;
+  }
+}
+
+function rowOf(row: Row): OutboxRow {
+  return { seq: row.seq, kind: row.kind, payload: JSON.parse(row.payload_json) as unknown, attempts: row.attempts, nextAttemptAt: row.next_attempt_at };
+}
+
+function isTask(payload: unknown, stepId: string, attempt: number): boolean {
+  const task = payload as { stepId?: unknown; attempt?: unknown };
+  return task.stepId === stepId && task.attempt === attempt;
+}

@@ -1,0 +1,67 @@
+import { faultFires } from "../dev/faults";
+import { commitPlan, nextDeadlineAt, transition, type TransitionResult, type WorkflowEvent } from "../domain/machine";
+import type { WorkflowState } from "../domain/state";
+import { alarmTarget, SupervisorAlarm } from "./alarm";
+import { SEND_LEASE_MS } from "./delivery-policy";
+import { Outbox } from "./outbox";
+import { NOT_FOUND, type CommitOptions } from "./rpc";
+import { WorkflowStore } from "./store";
+
+/**
+ * The four beats every call on a workflow's object makes: load through the store, apply the pure transition,
+ * persist the state with its effects in one transaction, then deliver the effects and set the alarm.
+ */
+export class Transitions {
+  readonly store: WorkflowStore;
+  readonly alarm: SupervisorAlarm;
+  readonly outbox: Outbox;
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly env: Env,
+  ) {
+    this.store = new WorkflowStore(ctx.storage);
+    this.alarm = new SupervisorAlarm(ctx.storage);
+    this.outbox = new Outbox(this.store, env);
+  }
+
+  /** The workflow's state as stored; undefined when this object holds none. */
+  state(): WorkflowState | undefined {
+    return this.store.load()?.state;
+  }
+
+  async apply<E extends WorkflowEvent>(event: E, options: CommitOptions = {}) {
+    const loaded = this.store.load();
+    if (!loaded) return NOT_FOUND;
+    const now = Date.now();
+    const result = transition(loaded.state, event, now);
+    await this.commit(loaded.state, result, now, options);
+    return result.reply;
+  }
+
+  async commit(previous: WorkflowState | undefined, result: TransitionResult, now: number, options: CommitOptions = {}): Promise<void> {
+    const { effects, nextDeadlineAt: deadline } = commitPlan(previous, result, now, options.reindex);
+    const writes = { now, effects, sendBy: now + SEND_LEASE_MS, announce: this.outbox.announces(result.state.tenant, now) };
+    if (result.changed || effects.some((effect) => effect.type === "WriteIndexEntry")) {
+      const { requestHash, eventReceipt, claimed } = options;
+      this.store.persist(result.state, result.history, { ...writes, nextDeadlineAt: deadline, requestHash, eventReceipt, claimed });
+    } else {
+      this.store.appendHistory(result.history, writes);
+    }
+    // Issued with no await after the SQL writes, the alarm commits atomically with them (write coalescing).
+    await this.alarm.arm(alarmTarget(deadline, this.outbox.nextAttemptAt(now)));
+    // A crash between persisting and acting: state, outbox and alarm are durable; the sends are not made.
+    if (faultFires(this.env, "abortAfterPersist", result.state.tenant)) this.ctx.abort("injected fault: abortAfterPersist");
+    const { tenant, id, name } = result.state;
+    // A failed delivery waits for the alarm; a lease freed by a send is left to lapse (see SEND_LEASE_MS), but with
+    // no deadline (an ended workflow) the alarm was only the deliveries' lease, and goes once nothing is left.
+    const delivery = await this.outbox.deliver({ tenant, id, name, ...(options.handOff ? { handOff: options.handOff } : {}) });
+    if (delivery === "deferred" || deadline === undefined) await this.rearm();
+  }
+
+  /** The alarm from what storage holds now: other calls may have committed while a delivery was made. */
+  async rearm(): Promise<void> {
+    const state = this.state();
+    await this.alarm.arm(alarmTarget(state && nextDeadlineAt(state), this.outbox.nextAttemptAt(Date.now())));
+  }
+}
