@@ -4,6 +4,7 @@
 /* global process, console */
 import { readFileSync } from "node:fs";
 import { readCommandLine, flagSpec, integer, readFlags } from "../scripts/lib/cli.ts";
+import { asCpuProfile } from "./lib/cpu-profile.ts";
 import { renderProfileSummary, summarizeProfile } from "./lib/profile-summary.ts";
 
 const USAGE = `node bench/summarize-profile.ts FILE.cpuprofile [options]
@@ -13,7 +14,15 @@ const USAGE = `node bench/summarize-profile.ts FILE.cpuprofile [options]
   --json      the summary as JSON instead of Markdown
 `;
 
-function parse(argv) {
+interface SummaryOptions {
+  help: boolean;
+  file?: string;
+  steps?: number;
+  top?: number;
+  json?: boolean;
+}
+
+function parse(argv: string[]): SummaryOptions {
   const [file, ...rest] = argv;
   if (file === "--help" || file === "-h") return { help: true };
   if (!file || file.startsWith("-")) throw new Error("the first argument is the .cpuprofile to read");
@@ -28,8 +37,9 @@ function parse(argv) {
 }
 
 const { options, exitCode } = readCommandLine(process.argv.slice(2), { tool: "summarize-profile", usage: USAGE, parse });
-if (options) {
-  const summary = summarizeProfile(JSON.parse(readFileSync(options.file, "utf8")), { steps: options.steps, top: options.top });
+if (options?.file !== undefined) {
+  const profile = asCpuProfile(JSON.parse(readFileSync(options.file, "utf8")), options.file);
+  const summary = summarizeProfile(profile, { steps: options.steps, top: options.top });
   console.log(options.json ? JSON.stringify(summary, null, 2) : renderProfileSummary(summary, { title: options.file }));
 } else {
   process.exitCode = exitCode;

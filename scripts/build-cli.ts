@@ -5,14 +5,14 @@ import { mkdirSync, readdirSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
+const root = fileURLToPath(new URL("..", import.meta.url).href);
 export const CLI_BUNDLE = join(root, "dist", "shepherd.mjs");
 const ENTRY = join(root, "src", "cli", "entry.ts");
 /** What ends up in the bundle from this project: the CLI and the client it is built on. */
 const SOURCE_DIRS = [join(root, "src", "cli"), join(root, "src", "client")];
 
 /** The latest change under `dir`; a folder's own time counts, so a deleted source makes the bundle stale too. */
-function newestMtimeMs(dir) {
+function newestMtimeMs(dir: string): number {
   return readdirSync(dir, { withFileTypes: true }).reduce((newest, entry) => {
     const path = join(dir, entry.name);
     return Math.max(newest, entry.isDirectory() ? newestMtimeMs(path) : statSync(path).mtimeMs);
@@ -20,8 +20,8 @@ function newestMtimeMs(dir) {
 }
 
 /** True when dist/shepherd.mjs is missing or a source of it changed after it was built. */
-export function cliBundleIsStale() {
-  let built;
+export function cliBundleIsStale(): boolean {
+  let built: number;
   try {
     built = statSync(CLI_BUNDLE).mtimeMs;
   } catch {
@@ -34,7 +34,7 @@ export function cliBundleIsStale() {
  * Builds the bundle into a temporary file and renames it into place: two CLIs started at once on a stale bundle
  * both build, and neither ever imports a half-written file. esbuild is a devDependency, imported only here.
  */
-export async function buildCli() {
+export async function buildCli(): Promise<void> {
   const { build } = await import("esbuild");
   mkdirSync(join(root, "dist"), { recursive: true });
   const temporary = `${CLI_BUNDLE}.${process.pid}.tmp`;

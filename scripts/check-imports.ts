@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const src = join(root, "src");
 
-function sourceFiles(dir) {
+function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return sourceFiles(path);
@@ -22,8 +22,8 @@ function sourceFiles(dir) {
 }
 
 /** Import and re-export specifiers of a module, type-only ones included: a cycle of types is a cycle to read. */
-function specifiers(text) {
-  return [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"/gms)].map((match) => match[1]);
+function specifiers(text: string): string[] {
+  return [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"/gms)].map((match) => match[1] ?? "");
 }
 
 /** Libraries the pure domain may use: computation only, no I/O and no bindings. */
@@ -36,54 +36,82 @@ const CLIENT_LIBRARIES = new Set(["hono/client"]);
 const CLI_LIBRARIES = new Set(["yaml"]);
 
 /** Specifiers of statements that are not `import type`/`export type`: what is still there once built. */
-function runtimeSpecifiers(text) {
-  return new Set([...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?from\s+"([^"]+)"/gms)].map((match) => match[1]));
+function runtimeSpecifiers(text: string): Set<string> {
+  return new Set([...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?from\s+"([^"]+)"/gms)].map((match) => match[1] ?? ""));
+}
+
+const name = (path: string): string => relative(root, path);
+
+/** Which layer a module is in, for the rules below. */
+interface Place {
+  file: string;
+  inDomain: boolean;
+  inClient: boolean;
+  inCli: boolean;
+  /** The specifiers still there once built. */
+  atRunTime: Set<string>;
+}
+
+/** The problems of one import of a library (a bare specifier). */
+function libraryProblems({ file, inDomain, inClient, inCli, atRunTime }: Place, spec: string): string[] {
+  const problems: string[] = [];
+  if (inCli && atRunTime.has(spec) && !spec.startsWith("node:") && !CLI_LIBRARIES.has(spec)) {
+    problems.push(`${name(file)} imports "${spec}": cli/ imports only node:*, ${[...CLI_LIBRARIES].join(", ")} and client/ at run time`);
+  }
+  if (inClient && atRunTime.has(spec) && !CLIENT_LIBRARIES.has(spec)) {
+    problems.push(`${name(file)} imports "${spec}": client/ imports only ${[...CLIENT_LIBRARIES].join(" and ")} at run time`);
+  }
+  if (inDomain && !PURE_LIBRARIES.has(spec)) problems.push(`${name(file)} imports "${spec}": domain/ imports only ${[...PURE_LIBRARIES].join(" and ")}`);
+  return problems;
+}
+
+/** The problems of one import of a module of src/ (`target`, resolved). */
+function moduleProblems({ file, inDomain, inClient, inCli, atRunTime }: Place, spec: string, target: string): string[] {
+  const problems: string[] = [];
+  if (inCli && atRunTime.has(spec) && !target.startsWith(join(src, "cli") + sep) && !target.startsWith(join(src, "client") + sep)) {
+    problems.push(`${name(file)} imports ${name(target)}: cli/ imports only client/ and its own modules at run time`);
+  }
+  if (inDomain && !target.startsWith(join(src, "domain"))) problems.push(`${name(file)} imports ${name(target)}: domain/ depends on nothing outside it`);
+  if (inClient && atRunTime.has(spec) && !target.startsWith(join(src, "client"))) {
+    problems.push(`${name(file)} imports ${name(target)}: client/ imports only its own modules at run time`);
+  }
+  // src/client/ takes the server's route types from api/ (erased when built), and nothing else of the server.
+  const typesForClient = inClient && !atRunTime.has(spec);
+  if (target.startsWith(join(src, "api")) && !file.startsWith(join(src, "api")) && file !== join(src, "index.ts") && !typesForClient) {
+    problems.push(`${name(file)} imports ${name(target)}: nothing imports api/`);
+  }
+  return problems;
 }
 
 const files = sourceFiles(src);
-const name = (path) => relative(root, path);
-const graph = new Map();
-const problems = [];
+const graph = new Map<string, string[]>();
+const problems: string[] = [];
 for (const file of files) {
-  const targets = [];
+  const targets: string[] = [];
   const text = readFileSync(file, "utf8");
-  const atRunTime = runtimeSpecifiers(text);
+  const place: Place = {
+    file,
+    inDomain: file.startsWith(join(src, "domain")),
+    inClient: file.startsWith(join(src, "client")),
+    inCli: file.startsWith(join(src, "cli") + sep),
+    atRunTime: runtimeSpecifiers(text),
+  };
   for (const spec of specifiers(text)) {
-    const inDomain = file.startsWith(join(src, "domain"));
-    // src/client/ takes the server's route types from api/ (erased when built), and nothing else of the server.
-    const inClient = file.startsWith(join(src, "client"));
-    const inCli = file.startsWith(join(src, "cli") + sep);
-    if (inCli && atRunTime.has(spec) && !spec.startsWith(".") && !spec.startsWith("node:") && !CLI_LIBRARIES.has(spec)) {
-      problems.push(`${name(file)} imports "${spec}": cli/ imports only node:*, ${[...CLI_LIBRARIES].join(", ")} and client/ at run time`);
-    }
-    if (inClient && atRunTime.has(spec) && !spec.startsWith(".") && !CLIENT_LIBRARIES.has(spec)) {
-      problems.push(`${name(file)} imports "${spec}": client/ imports only ${[...CLIENT_LIBRARIES].join(" and ")} at run time`);
-    }
     if (!spec.startsWith(".")) {
-      if (inDomain && !PURE_LIBRARIES.has(spec)) problems.push(`${name(file)} imports "${spec}": domain/ imports only ${[...PURE_LIBRARIES].join(" and ")}`);
+      problems.push(...libraryProblems(place, spec));
       continue;
     }
     const target = resolve(dirname(file), spec) + ".ts";
-    if (inCli && atRunTime.has(spec) && !target.startsWith(join(src, "cli") + sep) && !target.startsWith(join(src, "client") + sep)) {
-      problems.push(`${name(file)} imports ${name(target)}: cli/ imports only client/ and its own modules at run time`);
-    }
-    if (inDomain && !target.startsWith(join(src, "domain"))) problems.push(`${name(file)} imports ${name(target)}: domain/ depends on nothing outside it`);
-    if (inClient && atRunTime.has(spec) && !target.startsWith(join(src, "client"))) {
-      problems.push(`${name(file)} imports ${name(target)}: client/ imports only its own modules at run time`);
-    }
-    const typesForClient = inClient && !atRunTime.has(spec);
-    if (target.startsWith(join(src, "api")) && !file.startsWith(join(src, "api")) && file !== join(src, "index.ts") && !typesForClient) {
-      problems.push(`${name(file)} imports ${name(target)}: nothing imports api/`);
-    }
+    problems.push(...moduleProblems(place, spec, target));
     targets.push(target);
   }
   graph.set(file, targets);
 }
 
 // Depth-first search; a back edge is a cycle, reported once per module that closes it.
-const state = new Map();
-const trail = [];
-function visit(file) {
+const state = new Map<string, "open" | "done">();
+const trail: string[] = [];
+function visit(file: string): void {
   state.set(file, "open");
   trail.push(file);
   for (const next of graph.get(file) ?? []) {

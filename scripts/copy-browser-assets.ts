@@ -4,7 +4,8 @@
 // `npm install`, and before start, test and deploy.
 import { copyFile, mkdir } from "node:fs/promises";
 
-const COPIES = [
+/** [what in node_modules, where under public/]. */
+const COPIES: ReadonlyArray<readonly [string, string]> = [
   // The API reference's single-file bundle (/docs).
   ["@scalar/api-reference/dist/browser/standalone.js", "docs/scalar/standalone.js"],
   // The dashboard's view library: Preact, its hooks and htm (tagged templates instead of a JSX build step).

@@ -17,8 +17,11 @@
 // The HTTP server itself (127.0.0.1, bodies, the per-key request log, JSON answers, the stored charge per
 // key, closing) is the shared fake remote's (scripts/lib/fake-remote.ts); the endpoints are this file's.
 /* global fetch, AbortSignal */
+import type { IncomingMessage } from "node:http";
 import { setTimeout } from "node:timers";
 import { HOST, idempotencyStore, startFakeRemote } from "./lib/fake-remote.ts";
+import type { FakeRemoteCall, Reply } from "./lib/fake-remote.ts";
+import { errorMessage, field } from "./lib/json.ts";
 
 const PORT = Number(process.env.PORT ?? 8788);
 const SHEPHERD_URL = new URL(process.env.SHEPHERD_URL ?? "http://localhost:8787");
@@ -40,25 +43,45 @@ if (!LOCAL_HOSTS.has(SHEPHERD_URL.hostname) || !["http:", "https:"].includes(SHE
   process.exit(1);
 }
 
+interface Charge {
+  chargeId: string;
+  amount: unknown;
+}
+
 /** Effects applied per Idempotency-Key, served by GET /effects. */
-const effects = new Map();
+const effects = new Map<string, number>();
 /** The charge made for each Idempotency-Key, so a repeated request gets the same one back. */
-const charges = idempotencyStore();
+const charges = idempotencyStore<Charge>();
 /** Per-prefix counters for the ids the endpoints hand out (res_0001, ch_0001, ...). */
-const sequences = new Map();
+const sequences = new Map<string, number>();
 let pendingCallbacks = 0;
 
-function applyEffect(key = "(no key)") {
+function applyEffect(key: string = "(no key)"): void {
   effects.set(key, (effects.get(key) ?? 0) + 1);
 }
 
-function nextId(prefix) {
+function nextId(prefix: string): string {
   const n = (sequences.get(prefix) ?? 0) + 1;
   sequences.set(prefix, n);
   return `${prefix}_${String(n).padStart(4, "0")}`;
 }
 
-const handlers = {
+/** What an endpoint gets: the request's key, body, and how many requests this key made to this path. */
+interface EndpointCall {
+  key: string | undefined;
+  body: unknown;
+  /** Requests with this key to this path so far, this one included. */
+  seen: number;
+  req: IncomingMessage;
+  json: unknown;
+  token: string | undefined;
+  hold: (ms?: number) => undefined;
+}
+
+/** [status, body], or undefined when the request is held and answered nothing. */
+type EndpointReply = [status: number, body: unknown] | undefined;
+
+const handlers: Record<string, (call: EndpointCall) => EndpointReply> = {
   "POST /reserve": ({ key }) => {
     applyEffect(key);
     return [200, { reservationId: nextId("res") }];
@@ -66,7 +89,7 @@ const handlers = {
   "POST /charge": ({ key, body }) => {
     const { value: charge } = charges.once(key, () => {
       applyEffect(key);
-      return { chargeId: nextId("ch"), amount: body?.amount ?? null };
+      return { chargeId: nextId("ch"), amount: field(body, "amount") ?? null };
     });
     return [200, charge];
   },
@@ -109,7 +132,7 @@ const handlers = {
   "POST /pay": ({ key, body, seen, hold }) => {
     const { value: charge } = charges.once(key, () => {
       applyEffect(key);
-      return { chargeId: nextId("ch"), amount: body?.amount ?? null };
+      return { chargeId: nextId("ch"), amount: field(body, "amount") ?? null };
     });
     // The charge is made, but the answer never arrives: the caller cannot tell whether it landed.
     if (seen === 1) return hold(LOST_ANSWER_HOLD_MS);
@@ -121,20 +144,20 @@ const handlers = {
   },
   "POST /unavailable": () => [503, { error: "down for maintenance" }],
   "POST /hooks": ({ req, json }) => {
-    console.log(`  webhook ${req.headers["webhook-id"]} ${json?.type} signed=${Boolean(req.headers["webhook-signature"])}`);
+    console.log(`  webhook ${req.headers["webhook-id"]} ${field(json, "type")} signed=${Boolean(req.headers["webhook-signature"])}`);
     return [200, { received: true }];
   },
   "GET /effects": () => [200, Object.fromEntries(effects)],
 };
 
 /** A job stuck "at 47 %" heartbeats for ever (until Shepherd says stop); a healthy one moves on and finishes. */
-async function renderJob(token, key, jobId, { stuck }) {
+async function renderJob(token: string, key: string | undefined, jobId: string, { stuck }: { stuck: boolean }): Promise<void> {
   pendingCallbacks += 1;
   try {
     for (let beat = 1; beat <= (stuck ? STUCK_HEARTBEATS : 2); beat += 1) {
       await new Promise((resolve) => setTimeout(resolve, CALLBACK_DELAY_MS));
       const reply = await callShepherd(token, "heartbeat", { progress: { jobId, percent: stuck ? 47 : 50 * beat } });
-      if (!reply || reply.cancelRequested) return;
+      if (!reply || field(reply, "cancelRequested")) return;
     }
     if (stuck) return;
     if (await callShepherd(token, "complete", { output: { jobId, frames: 120 } })) applyEffect(key);
@@ -144,9 +167,9 @@ async function renderJob(token, key, jobId, { stuck }) {
 }
 
 /** Plays a slow job: one heartbeat with progress, then completion, both through the task token. */
-async function reportJob(token, key, jobId) {
+async function reportJob(token: string, key: string | undefined, jobId: string): Promise<void> {
   const heartbeat = await callShepherd(token, "heartbeat", { progress: { jobId, percent: 50 } });
-  if (heartbeat?.cancelRequested) {
+  if (field(heartbeat, "cancelRequested")) {
     console.log(`  job ${jobId}: Shepherd asked to cancel; not completing`);
     return;
   }
@@ -154,7 +177,8 @@ async function reportJob(token, key, jobId) {
   if (completed) applyEffect(key);
 }
 
-async function callShepherd(token, action, body) {
+/** A task-token callback; resolves to Shepherd's answer when it is a success, else undefined. */
+async function callShepherd(token: string, action: string, body: unknown): Promise<unknown> {
   const url = new URL(`/v1/tasks/${encodeURIComponent(token)}/${action}`, SHEPHERD_URL);
   try {
     const response = await fetch(url, {
@@ -165,21 +189,21 @@ async function callShepherd(token, action, body) {
     });
     const text = await response.text();
     console.log(`  -> POST ${url.origin}/v1/tasks/<token>/${action} ${response.status} ${text}`);
-    return response.ok ? JSON.parse(text) : undefined;
+    return response.ok ? (JSON.parse(text) as unknown) : undefined;
   } catch (error) {
-    console.log(`  -> POST ${url.origin}/v1/tasks/<token>/${action} failed: ${error.message}`);
+    console.log(`  -> POST ${url.origin}/v1/tasks/<token>/${action} failed: ${errorMessage(error)}`);
     return undefined;
   }
 }
 
 /** Answers one request from the table above and logs it with what it answered. */
-function answer(call) {
+function answer(call: FakeRemoteCall): Reply | undefined {
   const { method, path, key, text, json, req } = call;
   const handler = handlers[`${method} ${path}`];
   // /flaky counts per key and path, so a key used elsewhere first does not use up its failures.
   const seen = call.requests.filter((entry) => entry.path === path).length;
-  const reply = handler
-    ? handler({ key, body: json, seen, req, json, token: req.headers["shepherd-task-token"], hold: (ms) => call.hold(ms) })
+  const reply: EndpointReply = handler
+    ? handler({ key, body: json, seen, req, json, token: header(req, "shepherd-task-token"), hold: (ms) => call.hold(ms) })
     : Object.keys(handlers).some((route) => route.endsWith(` ${path}`))
       ? [405, { error: `method ${method} not allowed on ${path}` }]
       : [404, { error: `no endpoint ${path}` }];
@@ -194,10 +218,16 @@ function answer(call) {
   return { status, body };
 }
 
+/** A request header as one string (Node joins a repeated one). */
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
 const remote = await startFakeRemote({ port: PORT, handle: answer });
 console.log(`example remote listening on http://${HOST}:${PORT} (callbacks to ${SHEPHERD_URL.origin})`);
 
-function shutdown() {
+function shutdown(): void {
   remote.close().finally(() => process.exit(0));
 }
 process.on("SIGINT", shutdown);

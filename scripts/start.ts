@@ -15,14 +15,17 @@ const extraArgs = process.argv.slice(2);
 // No telemetry, and no download of the `Request.cf` placeholder data (override via the environment).
 const env = { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...process.env };
 
-function hasFlag(name) {
+function hasFlag(name: string): boolean {
   return extraArgs.some((arg) => arg === name || arg.startsWith(`${name}=`));
 }
 
-function run(args) {
+/** Runs wrangler with `args` to its end, forwarding Ctrl-C and SIGTERM; resolves with its exit code. */
+function run(args: readonly string[]): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [wranglerBin, ...args], { cwd: root, env, stdio: "inherit" });
-    const forward = (signal) => child.kill(signal);
+    const forward = (signal: NodeJS.Signals): void => {
+      child.kill(signal);
+    };
     process.on("SIGINT", forward);
     process.on("SIGTERM", forward);
     child.on("error", reject);
@@ -34,10 +37,10 @@ function run(args) {
   });
 }
 
-function flagValue(name) {
+function flagValue(name: string): string | undefined {
   const index = extraArgs.findIndex((arg) => arg === name || arg.startsWith(`${name}=`));
-  if (index === -1) return undefined;
   const arg = extraArgs[index];
+  if (arg === undefined) return undefined;
   return arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : extraArgs[index + 1];
 }
 

@@ -2,9 +2,14 @@
 // Reading and checking them is scripts/lib/cli.ts's, as for chaos.
 import { flagSpec, integer, list, oneOf, readFlags } from "../../scripts/lib/cli.ts";
 import { checkPortBase } from "../../scripts/lib/ports.ts";
+import type { PortRange } from "../../scripts/lib/ports.ts";
+import type { SnapshotSource } from "../../scripts/lib/wrangler-dev.ts";
+import type { EngineName } from "./engines/engine.ts";
 
-export const ALL_CASES = ["throughput", "latency", "retry", "detection", "supervisor", "mixed", "burst"];
-export const ALL_ENGINES = ["shepherd", "workflows"];
+export const ALL_CASES = ["throughput", "latency", "retry", "detection", "supervisor", "mixed", "burst"] as const;
+export const ALL_ENGINES: readonly EngineName[] = ["shepherd", "workflows"];
+
+export type CaseName = (typeof ALL_CASES)[number];
 
 export const USAGE = `npm run bench -- [options]
 
@@ -48,7 +53,7 @@ export const USAGE = `npm run bench -- [options]
 `;
 
 /** The bench owns ports 8800-8809; other sessions on this machine use the ones around them. */
-export const PORT_RANGE = [8800, 8809];
+export const PORT_RANGE: PortRange = [8800, 8809];
 /** Remote, Shepherd, its inspector, Workflows, its inspector. */
 export const PORT_COUNT = 5;
 
@@ -60,42 +65,103 @@ const FLAGS = flagSpec({
   switches: ["quick", "docs", "no-docs", "keep-tmp", "verbose", "profile-isolates", "fresh"],
 });
 
-export function parseOptions(argv) {
-  const { values } = readFlags(argv, FLAGS);
-  const quick = Boolean(values.quick);
-  const pick = (name, full, small, parse = (v) => integer(v, `--${name}`)) => (values[name] !== undefined ? parse(values[name]) : quick ? small : full);
-  const sizes = (name) => (v) => list(v).map((n) => integer(n, `--${name}`));
-  const options = {
-    help: Boolean(values.help),
-    quick,
-    repeat: pick("repeat", 3, 1),
-    cases: values.cases ? list(values.cases).map((name) => oneOf(name, "--cases", ALL_CASES)) : ALL_CASES,
-    engines: values.engines ? list(values.engines).map((name) => oneOf(name, "--engines", ALL_ENGINES)) : ALL_ENGINES,
-    throughputSizes: pick("sizes", [200, 1000], [50], sizes("sizes")),
-    concurrency: pick("concurrency", 50, 20),
-    latencyRuns: pick("latency-runs", 20, 5),
-    retrySamples: pick("retry-samples", 5, 2),
-    detectionSamples: pick("detection-samples", 20, 3),
-    mixedSize: pick("mixed-size", 50, 20),
-    burstSizes: pick("burst-sizes", [1000, 2000, 5000, 10000], [300], sizes("burst-sizes")),
-    // A curve of four sizes, each several minutes long: once per point unless asked for more.
-    burstRepeat: values["burst-repeat"] !== undefined ? integer(values["burst-repeat"], "--burst-repeat") : values.repeat !== undefined ? integer(values.repeat, "--repeat") : 1,
-    burstClients: pick("burst-clients", 32, 32),
-    fresh: Boolean(values.fresh),
-    burstCapS: ((cap) => (cap > 0 ? cap : undefined))(pick("burst-cap", 180, 0, (v) => integer(v, "--burst-cap", 0))),
-    idleSeconds: pick("idle-seconds", 20, 5),
-    supervisorWorkflows: quick ? 5 : 20,
-    quietWaitS: pick("quiet-wait", 60, 5),
-    order: oneOf(values.order ?? "interleaved", "--order", ["interleaved", "sequential"]),
-    source: oneOf(values.source ?? "worktree", "--source", ["worktree", "head"]),
-    // A profiled run's figures carry the profiler's cost: they replace neither the page's table nor latest.json.
+/** A run's options: the flags read, defaults and the --quick preset applied. */
+export interface BenchOptions {
+  help: boolean;
+  quick: boolean;
+  repeat: number;
+  cases: readonly CaseName[];
+  engines: readonly EngineName[];
+  throughputSizes: number[];
+  concurrency: number;
+  latencyRuns: number;
+  retrySamples: number;
+  detectionSamples: number;
+  mixedSize: number;
+  burstSizes: number[];
+  burstRepeat: number;
+  burstClients: number;
+  fresh: boolean;
+  /** undefined: an engine without burstAtScale runs only the smallest burst size. */
+  burstCapS: number | undefined;
+  idleSeconds: number;
+  supervisorWorkflows: number;
+  quietWaitS: number;
+  order: "interleaved" | "sequential";
+  source: SnapshotSource;
+  profile: string | undefined;
+  profileIsolates: boolean;
+  writeDocs: boolean;
+  out: string;
+  keepTmp: boolean;
+  verbose: boolean;
+  portBase: number;
+}
+
+type Values = ReturnType<typeof readFlags<typeof FLAGS>>["values"];
+type ValueFlag = { [K in keyof Values]-?: Values[K] extends string | undefined ? K : never }[keyof Values];
+
+/** Reads value flags: the flag's value parsed, or the default of a full run, or of --quick. */
+function flagReader(values: Values, quick: boolean) {
+  const pick = <T>(name: ValueFlag, full: T, small: T, parse: (text: string) => T): T => {
+    const text = values[name];
+    return text !== undefined ? parse(text) : quick ? small : full;
+  };
+  const count = (name: ValueFlag, full: number, small: number): number => pick(name, full, small, (text) => integer(text, `--${name}`));
+  const sizes = (name: ValueFlag, full: number[], small: number[]): number[] =>
+    pick(name, full, small, (text) => list(text).map((n) => integer(n, `--${name}`)));
+  return { pick, count, sizes };
+}
+
+/** --burst-cap 0 means none. */
+const orNone = (seconds: number): number | undefined => (seconds > 0 ? seconds : undefined);
+
+/** A curve of four sizes, each several minutes long: once per point unless asked for more (--burst-repeat, else --repeat). */
+function burstRepeat(values: Values): number {
+  if (values["burst-repeat"] !== undefined) return integer(values["burst-repeat"], "--burst-repeat");
+  return values.repeat !== undefined ? integer(values.repeat, "--repeat") : 1;
+}
+
+/** A profiled run's figures carry the profiler's cost: they replace neither the page's table nor latest.json. */
+function outputOptions(values: Values, quick: boolean): Pick<BenchOptions, "profile" | "profileIsolates" | "writeDocs" | "out"> {
+  return {
     profile: values.profile,
     profileIsolates: Boolean(values["profile-isolates"]),
     writeDocs: values["no-docs"] ? false : (values.docs ?? (!quick && !values.profile)),
     out: values.out ?? (quick ? "bench/results/quick.json" : values.profile ? "bench/results/profile.json" : "bench/results/latest.json"),
+  };
+}
+
+export function parseOptions(argv: string[]): BenchOptions {
+  const { values } = readFlags(argv, FLAGS);
+  const quick = Boolean(values.quick);
+  const { pick, count, sizes } = flagReader(values, quick);
+  const options: BenchOptions = {
+    help: Boolean(values.help),
+    quick,
+    repeat: count("repeat", 3, 1),
+    cases: values.cases ? list(values.cases).map((name) => oneOf(name, "--cases", ALL_CASES)) : ALL_CASES,
+    engines: values.engines ? list(values.engines).map((name) => oneOf(name, "--engines", ALL_ENGINES)) : ALL_ENGINES,
+    throughputSizes: sizes("sizes", [200, 1000], [50]),
+    concurrency: count("concurrency", 50, 20),
+    latencyRuns: count("latency-runs", 20, 5),
+    retrySamples: count("retry-samples", 5, 2),
+    detectionSamples: count("detection-samples", 20, 3),
+    mixedSize: count("mixed-size", 50, 20),
+    burstSizes: sizes("burst-sizes", [1000, 2000, 5000, 10000], [300]),
+    burstRepeat: burstRepeat(values),
+    burstClients: count("burst-clients", 32, 32),
+    fresh: Boolean(values.fresh),
+    burstCapS: orNone(pick("burst-cap", 180, 0, (text) => integer(text, "--burst-cap", 0))),
+    idleSeconds: count("idle-seconds", 20, 5),
+    supervisorWorkflows: quick ? 5 : 20,
+    quietWaitS: count("quiet-wait", 60, 5),
+    order: oneOf(values.order ?? "interleaved", "--order", ["interleaved", "sequential"]),
+    source: oneOf(values.source ?? "worktree", "--source", ["worktree", "head"]),
+    ...outputOptions(values, quick),
     keepTmp: Boolean(values["keep-tmp"]),
     verbose: Boolean(values.verbose),
-    portBase: pick("port-base", PORT_RANGE[0], PORT_RANGE[0]),
+    portBase: count("port-base", PORT_RANGE[0], PORT_RANGE[0]),
   };
   checkPortBase(options.portBase, PORT_COUNT, PORT_RANGE);
   if (options.profileIsolates && !options.profile) throw new Error("--profile-isolates needs --profile FILE");

@@ -4,91 +4,118 @@
 // schedule-to-start timeout (the steps set none, so the engine's default applies), and whether goodput
 // (steps/s) holds as W grows. Clients honour back-pressure: 429/503 with Retry-After is tried again later.
 // Every wait is bounded; a run that cannot finish reports what did not end instead of hanging.
-import { DEFAULT_RETRY, DEFAULT_TIMEOUTS, STEPS_PER_WORKFLOW, idFor, stepsFor } from "./cases.ts";
 import { mapPool, sampleEvery, sleep } from "../../scripts/lib/async.ts";
 import { percentile } from "../../scripts/lib/stats.ts";
+import type { Engine, WorkflowStatus } from "./engines/engine.ts";
+import { cancelAll, cpuPerStatusRead, waitForLastSteps, watchRemote } from "./load-phases.ts";
+import type { RemoteProgress } from "./load-phases.ts";
 import { cpuMs, sampleRss } from "./proc-readings.ts";
 import { now } from "./remote.ts";
 import { newStartTally, START_RETRY_BUDGET_MS, startWithBackPressure } from "./starts.ts";
+import type { StartTally } from "./starts.ts";
+import { DEFAULT_RETRY, DEFAULT_TIMEOUTS, idFor, STEPS_PER_WORKFLOW, stepsFor } from "./workload.ts";
+import type { BenchContext } from "./workload.ts";
 
-/** Nothing reached the remote for this long: the engine has nothing left to do (or is stuck); stop waiting. */
-const STALL_MS = 30_000;
 /** However the deadline falls, the engine gets this long after the last start to finish what it accepted. */
 const MIN_WAIT_AFTER_STARTS_MS = 60_000;
 
+export interface BurstRun {
+  tag: string;
+  workflows: number;
+  /** Concurrent clients starting the burst. */
+  clients: number;
+  /** Bounds the wait for workflows to end, from the first start (with cutOff: the whole run). */
+  timeoutMs: number;
+  cutOff?: boolean;
+}
+
+/** The figures of the ended workflows' views (undefined for an engine without views). */
+export type ViewFigures = {
+  queueLagP50Ms: number | undefined;
+  queueLagP99Ms: number | undefined;
+  schedToStartTimeouts: number | undefined;
+  attemptsPerStep: number | undefined;
+};
+
+export type BurstFigures = ViewFigures & {
+  workflows: number;
+  clients: number;
+  completed: number;
+  failed: number;
+  notEnded: number;
+  startFailures: number;
+  stepsPerSec: number | undefined;
+  wallS: number | undefined;
+  startPhaseS: number;
+  maxReportedLagMs: number | undefined;
+  cpuMsPerStep: number | undefined;
+  startPhaseCpuMsPerStart: number | undefined;
+  stepsDuringStartPhase: number;
+  cpuMsPerStepAfterStarts: number | undefined;
+  workerdRestarted: number;
+  peakRssMb: number;
+  backPressureAnswers: number;
+  retryAfterWaitS: number;
+  startNoAnswers: number;
+  firstStartError: string | undefined;
+};
+
+/** When the run began, and what was running at its start. */
+interface Begun {
+  pids: number[];
+  cpuBefore: number;
+  startedAt: number;
+  firstStartMs: number;
+}
+
+/** The start phase's outcome: who was started, when the last start was answered, the CPU and steps by then. */
+interface BurstStarts {
+  started: string[];
+  startsDoneAt: number;
+  atStartsDone: { cpu: number; steps: number };
+  tally: StartTally;
+}
+
+/** What the run measured after the starts. */
+interface Measured {
+  outcomes: Map<string, WorkflowStatus>;
+  reads: number;
+  notEnded: string[];
+  peakRssKb: number;
+  maxReportedLagMs: number | undefined;
+  /** A workerd that died and was started again mid-run took its CPU figures with it. */
+  workerdRestarted: boolean;
+  cpuRun: number;
+  cpuPerRead: number;
+}
+
 /**
- * Figures for one W (see the fields returned at the end). `timeoutMs` bounds the wait for workflows to end,
- * from the first start; the start phase has its own bound (START_RETRY_BUDGET_MS per start, and no start is
- * begun once max(that, timeoutMs) has passed since the first). With `cutOff`, `timeoutMs` bounds the whole run.
+ * Figures for one W (see BurstFigures). `timeoutMs` bounds the wait for workflows to end, from the first
+ * start; the start phase has its own bound (START_RETRY_BUDGET_MS per start, and no start is begun once
+ * max(that, timeoutMs) has passed since the first). With `cutOff`, `timeoutMs` bounds the whole run.
  */
-export async function burst(ctx, engine, { tag, workflows, clients, timeoutMs, cutOff = false }) {
-  const { remote } = ctx;
-  const ids = Array.from({ length: workflows }, (_, index) => idFor(ctx, tag, index));
-  const progress = watchRemote(remote, `${ctx.runTag}-${tag}-`);
+export async function burst(ctx: BenchContext, engine: Engine, run: BurstRun): Promise<BurstFigures> {
+  const progress = watchRemote(ctx.remote, `${ctx.runTag}-${run.tag}-`);
   const pids = engine.workerdPids();
   const cpuBefore = cpuMs(pids);
   const stopRss = sampleRss(() => pids);
   const stopLag = await watchDispatchLag(engine);
-  const startedAt = now();
-  const firstStartMs = Date.now();
+  const begun: Begun = { pids, cpuBefore, startedAt: now(), firstStartMs: Date.now() };
   try {
-    const tally = newStartTally();
-    // Cut off (--burst-cap): no start begun and no wait after `timeoutMs`, whatever is left unstarted or running.
-    const startsClosedAt = firstStartMs + (cutOff ? timeoutMs : Math.max(START_RETRY_BUDGET_MS, timeoutMs));
-    const spec = (id) => ({ id, steps: stepsFor(remote.url, STEPS_PER_WORKFLOW), retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS });
-    const startedFlags = await mapPool(ids, clients, (id) => startWithBackPressure(engine, spec(id), tally, startsClosedAt));
-    const startsDoneAt = now();
-    // Starts and steps apart: the start phase's CPU (with the steps that ran meanwhile), then the steps' alone.
-    const atStartsDone = { cpu: cpuMs(pids), steps: progress.stepsSeen.size };
-    const started = ids.filter((_, index) => startedFlags[index]);
-    if (started.length === 0) throw new Error(`${engine.label}: every start failed, e.g. ${tally.firstError}`);
-
-    const deadline = cutOff ? firstStartMs + timeoutMs : Math.max(firstStartMs + timeoutMs, Date.now() + MIN_WAIT_AFTER_STARTS_MS);
-    await waitForLastSteps(progress, started.length, deadline);
-    const { outcomes, reads } = await readUntilEnded(engine, started, clients, deadline);
+    const starts = await startBurst(ctx, engine, run, begun, progress);
+    const { timeoutMs, cutOff = false, clients } = run;
+    const deadline = cutOff ? begun.firstStartMs + timeoutMs : Math.max(begun.firstStartMs + timeoutMs, Date.now() + MIN_WAIT_AFTER_STARTS_MS);
+    await waitForLastSteps(progress, starts.started.length, deadline);
+    const { outcomes, reads } = await readUntilEnded(engine, starts.started, clients, deadline);
     const peakRssKb = stopRss();
     const maxReportedLagMs = stopLag();
-    // A workerd that died and was started again mid-run took its CPU figures with it: no figure rather than a wrong one.
     const workerdRestarted = engine.workerdPids().join(",") !== pids.join(",");
     const cpuRun = cpuMs(pids) - cpuBefore;
-    const cpuPerRead = await cpuPerStatusRead(engine, pids, started, clients);
-
-    // A run cut short leaves workflows running: end them so they do not weigh on the next measurement.
-    const notEnded = started.filter((id) => !outcomes.has(id));
-    await mapPool(notEnded, clients, (id) => engine.cancel(id).catch(() => undefined));
-
-    const ended = [...outcomes.values()];
-    const completed = ended.filter((status) => status.completed);
-    // The engine's own completion stamps: reading the statuses back adds nothing to the wall time.
-    const endedAt = completed.length > 0 ? Math.max(...completed.map((status) => status.endedAt ?? 0)) : undefined;
-    const wallMs = endedAt === undefined ? undefined : endedAt - startedAt;
-    const executedSteps = progress.stepsSeen.size;
-    const cpuFigure = (value) => (workerdRestarted ? undefined : Math.max(0, value));
-    const stepsAfterStarts = executedSteps - atStartsDone.steps;
-    return {
-      workflows,
-      clients,
-      completed: completed.length,
-      failed: ended.length - completed.length,
-      notEnded: notEnded.length,
-      startFailures: workflows - started.length,
-      stepsPerSec: wallMs > 0 ? (completed.length * STEPS_PER_WORKFLOW) / (wallMs / 1000) : undefined,
-      wallS: wallMs === undefined ? undefined : wallMs / 1000,
-      startPhaseS: (startsDoneAt - startedAt) / 1000,
-      ...viewFigures(ended),
-      maxReportedLagMs,
-      // Per step that reached the remote at least once, so retries and failed workflows' work weigh in.
-      cpuMsPerStep: executedSteps > 0 ? cpuFigure((cpuRun - cpuPerRead * reads) / executedSteps) : undefined,
-      startPhaseCpuMsPerStart: cpuFigure((atStartsDone.cpu - cpuBefore) / started.length),
-      stepsDuringStartPhase: atStartsDone.steps,
-      cpuMsPerStepAfterStarts: stepsAfterStarts > 0 ? cpuFigure((cpuBefore + cpuRun - atStartsDone.cpu - cpuPerRead * reads) / stepsAfterStarts) : undefined,
-      workerdRestarted: workerdRestarted ? 1 : 0,
-      peakRssMb: peakRssKb / 1024,
-      backPressureAnswers: tally.backPressureAnswers,
-      retryAfterWaitS: tally.retryAfterWaitMs / 1000,
-      startNoAnswers: tally.noAnswers,
-      firstStartError: tally.firstError,
-    };
+    const cpuPerRead = await cpuPerStatusRead(engine, pids, starts.started, clients);
+    const notEnded = starts.started.filter((id) => !outcomes.has(id));
+    await cancelAll(engine, notEnded, clients);
+    const measured: Measured = { outcomes, reads, notEnded, peakRssKb, maxReportedLagMs, workerdRestarted, cpuRun, cpuPerRead };
+    return burstFigures(run, begun, starts, progress.stepsSeen.size, measured);
   } finally {
     stopRss();
     stopLag();
@@ -96,29 +123,58 @@ export async function burst(ctx, engine, { tag, workflows, clients, timeoutMs, c
   }
 }
 
-/**
- * Follows the run at the remote, so the harness need not poll the engine while it works: every step key
- * seen (executed steps) and every workflow whose last step arrived, and when anything last arrived.
- */
-function watchRemote(remote, prefix) {
-  const lastStep = `:s${STEPS_PER_WORKFLOW}`;
-  const progress = { stepsSeen: new Set(), finished: new Set(), lastProgressAt: Date.now() };
-  const onRequest = (key) => {
-    if (!key.startsWith(prefix)) return;
-    progress.lastProgressAt = Date.now();
-    progress.stepsSeen.add(key);
-    if (key.endsWith(lastStep)) progress.finished.add(key);
-  };
-  remote.events.on("request", onRequest);
-  progress.stop = () => remote.events.off("request", onRequest);
-  return progress;
+/** Every workflow started by `clients` concurrent clients; throws when every start failed. */
+async function startBurst(ctx: BenchContext, engine: Engine, { tag, workflows, clients, timeoutMs, cutOff = false }: BurstRun, begun: Begun, progress: RemoteProgress): Promise<BurstStarts> {
+  const ids = Array.from({ length: workflows }, (_, index) => idFor(ctx, tag, index));
+  const tally = newStartTally();
+  // Cut off (--burst-cap): no start begun and no wait after `timeoutMs`, whatever is left unstarted or running.
+  const startsClosedAt = begun.firstStartMs + (cutOff ? timeoutMs : Math.max(START_RETRY_BUDGET_MS, timeoutMs));
+  const spec = (id: string) => ({ id, steps: stepsFor(ctx.remote.url, STEPS_PER_WORKFLOW), retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS });
+  const startedFlags = await mapPool(ids, clients, (id) => startWithBackPressure(engine, spec(id), tally, startsClosedAt));
+  const startsDoneAt = now();
+  // Starts and steps apart: the start phase's CPU (with the steps that ran meanwhile), then the steps' alone.
+  const atStartsDone = { cpu: cpuMs(begun.pids), steps: progress.stepsSeen.size };
+  const started = ids.filter((_, index) => startedFlags[index]);
+  if (started.length === 0) throw new Error(`${engine.label}: every start failed, e.g. ${tally.firstError}`);
+  return { started, startsDoneAt, atStartsDone, tally };
 }
 
-/** Until the remote saw every started workflow's last step, nothing arrived for STALL_MS, or the deadline. */
-async function waitForLastSteps(progress, started, deadline) {
-  while (progress.finished.size < started && Date.now() < deadline && Date.now() - progress.lastProgressAt < STALL_MS) {
-    await sleep(50);
-  }
+function burstFigures({ workflows, clients }: BurstRun, begun: Begun, starts: BurstStarts, executedSteps: number, measured: Measured): BurstFigures {
+  const { startedAt, cpuBefore } = begun;
+  const { started, startsDoneAt, atStartsDone, tally } = starts;
+  const { outcomes, reads, notEnded, peakRssKb, maxReportedLagMs, workerdRestarted, cpuRun, cpuPerRead } = measured;
+  const ended = [...outcomes.values()];
+  const completed = ended.filter((status) => status.completed);
+  // The engine's own completion stamps: reading the statuses back adds nothing to the wall time.
+  const endedAt = completed.length > 0 ? Math.max(...completed.map((status) => status.endedAt ?? 0)) : undefined;
+  const wallMs = endedAt === undefined ? undefined : endedAt - startedAt;
+  // A workerd that died and was started again mid-run took its CPU figures with it: no figure rather than a wrong one.
+  const cpuFigure = (value: number): number | undefined => (workerdRestarted ? undefined : Math.max(0, value));
+  const stepsAfterStarts = executedSteps - atStartsDone.steps;
+  return {
+    workflows,
+    clients,
+    completed: completed.length,
+    failed: ended.length - completed.length,
+    notEnded: notEnded.length,
+    startFailures: workflows - started.length,
+    stepsPerSec: wallMs !== undefined && wallMs > 0 ? (completed.length * STEPS_PER_WORKFLOW) / (wallMs / 1000) : undefined,
+    wallS: wallMs === undefined ? undefined : wallMs / 1000,
+    startPhaseS: (startsDoneAt - startedAt) / 1000,
+    ...viewFigures(ended),
+    maxReportedLagMs,
+    // Per step that reached the remote at least once, so retries and failed workflows' work weigh in.
+    cpuMsPerStep: executedSteps > 0 ? cpuFigure((cpuRun - cpuPerRead * reads) / executedSteps) : undefined,
+    startPhaseCpuMsPerStart: cpuFigure((atStartsDone.cpu - cpuBefore) / started.length),
+    stepsDuringStartPhase: atStartsDone.steps,
+    cpuMsPerStepAfterStarts: stepsAfterStarts > 0 ? cpuFigure((cpuBefore + cpuRun - atStartsDone.cpu - cpuPerRead * reads) / stepsAfterStarts) : undefined,
+    workerdRestarted: workerdRestarted ? 1 : 0,
+    peakRssMb: peakRssKb / 1024,
+    backPressureAnswers: tally.backPressureAnswers,
+    retryAfterWaitS: tally.retryAfterWaitMs / 1000,
+    startNoAnswers: tally.noAnswers,
+    firstStartError: tally.firstError,
+  };
 }
 
 /**
@@ -126,14 +182,14 @@ async function waitForLastSteps(progress, started, deadline) {
  * their views) and how many reads it took, to discount their CPU. A read answered with an HTTP error (an
  * overloaded object, a timeout) says nothing about the workflow: it is read again in the next pass.
  */
-async function readUntilEnded(engine, ids, concurrency, deadline) {
-  const outcomes = new Map();
+async function readUntilEnded(engine: Engine, ids: string[], concurrency: number, deadline: number): Promise<{ outcomes: Map<string, WorkflowStatus>; reads: number }> {
+  const outcomes = new Map<string, WorkflowStatus>();
   let reads = 0;
   let pending = ids;
   for (;;) {
     const statuses = await mapPool(pending, concurrency, async (id) => {
       reads++;
-      return [id, await engine.readStatus(id).catch(() => undefined)];
+      return [id, await engine.readStatus(id).catch(() => undefined)] as const;
     });
     for (const [id, status] of statuses) if (status?.terminal && !status.state.startsWith("http_")) outcomes.set(id, status);
     pending = pending.filter((id) => !outcomes.has(id));
@@ -142,38 +198,31 @@ async function readUntilEnded(engine, ids, concurrency, deadline) {
   }
 }
 
-/** The CPU of one status read, measured by reading every workflow again now that nothing else runs. */
-async function cpuPerStatusRead(engine, pids, ids, concurrency) {
-  const before = cpuMs(pids);
-  await mapPool(ids, concurrency, (id) => engine.readStatus(id).catch(() => undefined));
-  return (cpuMs(pids) - before) / ids.length;
-}
-
 /**
  * Figures from the ended workflows' views, for an engine that has them (Shepherd); undefined otherwise.
  * Queue lag is how long the first step's first attempt waited before an agent claimed it; an attempt that
  * timed out unclaimed counts its wait until the timeout, a lower bound, so the failures the case looks for
  * are not left out of the percentiles.
  */
-function viewFigures(ended) {
+export function viewFigures(ended: readonly WorkflowStatus[]): ViewFigures {
   const views = ended.filter((status) => Array.isArray(status.steps));
   if (views.length === 0) {
     return { queueLagP50Ms: undefined, queueLagP99Ms: undefined, schedToStartTimeouts: undefined, attemptsPerStep: undefined };
   }
-  const lags = [];
+  const lags: number[] = [];
   let schedToStartTimeouts = 0;
   let attempts = 0;
   let steps = 0;
-  for (const status of views) {
-    const first = status.steps[0]?.attempts?.[0];
-    const claimedOrGaveUpAt = first?.startedAt ?? (first?.error?.timeout === "schedule_to_start" ? first.endedAt : undefined);
-    if (claimedOrGaveUpAt !== undefined) lags.push(claimedOrGaveUpAt - first.scheduledAt);
-    for (const step of status.steps) {
-      for (const attempt of step.attempts ?? []) if (attempt.error?.timeout === "schedule_to_start") schedToStartTimeouts++;
+  for (const { steps: stepViews = [], completed } of views) {
+    const first = stepViews[0]?.attempts[0];
+    const claimedOrGaveUpAt = first?.startedAt ?? (first?.timeout === "schedule_to_start" ? first.endedAt : undefined);
+    if (first && claimedOrGaveUpAt !== undefined) lags.push(claimedOrGaveUpAt - (first.scheduledAt ?? NaN));
+    for (const step of stepViews) {
+      for (const attempt of step.attempts) if (attempt.timeout === "schedule_to_start") schedToStartTimeouts++;
     }
-    if (status.completed) {
-      steps += status.steps.length;
-      attempts += status.steps.reduce((sum, step) => sum + (step.attempts ?? []).filter((attempt) => attempt.kind === "action").length, 0);
+    if (completed) {
+      steps += stepViews.length;
+      attempts += stepViews.reduce((sum, step) => sum + step.attempts.filter((attempt) => attempt.kind === "action").length, 0);
     }
   }
   return {
@@ -188,18 +237,19 @@ function viewFigures(ended) {
  * Samples the engine's dev-only dispatch figures every second, for an engine that has them; the returned
  * stop() gives the largest lag it reported (undefined when it has no such route or reported no lag).
  */
-async function watchDispatchLag(engine) {
-  const first = await engine.dispatchInfo?.().catch(() => undefined);
-  if (first === undefined) return () => undefined;
-  let maxLagMs;
-  const record = (info) => {
-    if (Number.isFinite(info?.lagMs)) maxLagMs = Math.max(maxLagMs ?? 0, info.lagMs);
+async function watchDispatchLag(engine: Engine): Promise<() => number | undefined> {
+  const dispatchInfo = engine.dispatchInfo?.bind(engine);
+  const first = await dispatchInfo?.().catch(() => undefined);
+  if (dispatchInfo === undefined || first === undefined) return () => undefined;
+  let maxLagMs: number | undefined;
+  const record = (info: { lagMs: number | null } | undefined): void => {
+    if (info && Number.isFinite(info.lagMs)) maxLagMs = Math.max(maxLagMs ?? 0, info.lagMs ?? 0);
   };
   record(first);
   // A sample lost to a busy engine is skipped; the next second tries again.
-  const sampler = sampleEvery(1_000, async () => record(await engine.dispatchInfo().catch(() => undefined)));
+  const sampler = sampleEvery(1_000, async () => record(await dispatchInfo().catch(() => undefined)));
   return () => {
-    sampler.stop();
+    void sampler.stop();
     return maxLagMs;
   };
 }

@@ -3,25 +3,34 @@
 // with no JS on the stack, which in workerd also covers some waiting, so it is shown apart), and its
 // heaviest functions; then what of the thread's CPU no isolate's JavaScript accounts for (the runtime's
 // native work: sockets, HTTP, timers, RPC plumbing, SQLite commits, and the profilers' own signals).
+import type { CpuProfile } from "./cpu-profile.ts";
 import { frameLabel, selfTimes } from "./profile-summary.ts";
 
 const NOT_JS = new Set(["(idle)", "(program)", "(root)"]);
 
+/** One isolate's profile in brief: entered, its JS + GC, its (program), and its heaviest functions. */
+export interface IsolateSummary {
+  id: string;
+  enteredMs: number;
+  busyMs: number;
+  programMs: number;
+  top: Array<{ label: string; ms: number }>;
+}
+
 /**
- * { id, enteredMs, busyMs, programMs, top }: one isolate's profile in brief (`top` functions by self time).
- * `intervalUs`: the sampling interval, which a sparsely sampled isolate cannot tell by itself.
+ * The `top` functions are by self time. `intervalUs`: the sampling interval, which a sparsely sampled isolate
+ * cannot tell by itself.
  */
-export function summarizeIsolate(id, profile, { top = 3, intervalUs } = {}) {
+export function summarizeIsolate(id: string, profile: CpuProfile, { top = 3, intervalUs }: { top?: number; intervalUs?: number } = {}): IsolateSummary {
   const { self } = selfTimes(profile, { intervalUs });
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-  const byFunction = new Map();
+  const byFunction = new Map<string, number>();
   let enteredUs = 0;
   let busyUs = 0;
   let programUs = 0;
   for (const [nodeId, us] of self) {
-    if (us <= 0) continue;
-    const frame = byId.get(nodeId).callFrame;
-    if (frame.functionName === "(idle)") continue;
+    const frame = byId.get(nodeId)?.callFrame;
+    if (us <= 0 || !frame || frame.functionName === "(idle)") continue;
     enteredUs += us;
     if (frame.functionName === "(program)") programUs += us;
     if (NOT_JS.has(frame.functionName)) continue;
@@ -42,8 +51,8 @@ export function summarizeIsolate(id, profile, { top = 3, intervalUs } = {}) {
  * The isolates that were entered at all, largest first, as a Markdown table per step; with the runtime
  * thread's CPU (`runtimeMainThreadMs`), a last row for what no isolate accounts for.
  */
-export function renderIsolates(isolates, { steps, runtimeMainThreadMs }) {
-  const per = (ms) => (steps > 0 ? (ms / steps).toFixed(3) : ms.toFixed(0));
+export function renderIsolates(isolates: readonly IsolateSummary[], { steps, runtimeMainThreadMs }: { steps: number; runtimeMainThreadMs?: number }): string {
+  const per = (ms: number): string => (steps > 0 ? (ms / steps).toFixed(3) : ms.toFixed(0));
   const unit = steps > 0 ? "ms per step" : "ms";
   const used = isolates.filter((isolate) => isolate.enteredMs > 0).sort((a, b) => b.enteredMs - a.enteredMs);
   const lines = [

@@ -10,20 +10,20 @@ import { cpuMs } from "./proc-readings.ts";
 const TICK_MS = 10; // /proc/stat counts USER_HZ ticks, 100 per second on Linux.
 
 /** Busy CPU time of the whole machine so far, in ms (all cores; idle and iowait excluded). */
-function machineBusyMs() {
-  const fields = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+function machineBusyMs(): number {
+  const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number);
   const total = fields.slice(0, 8).reduce((sum, value) => sum + value, 0); // user..steal; guest is inside user
-  const idle = fields[3] + (fields[4] ?? 0);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
   return (total - idle) * TICK_MS;
 }
 
 /** CPU time of the bench process and everything it started, in ms. */
-function ownMs() {
+function ownMs(): number {
   return cpuMs([process.pid, ...descendants(process.pid)]);
 }
 
 /** Starts watching; the returned function gives other processes' CPU since then, in % of one core. */
-export function watchOtherLoad() {
+export function watchOtherLoad(): () => number {
   const startedAt = Date.now();
   const busy = machineBusyMs();
   const own = ownMs();
@@ -38,7 +38,7 @@ export function watchOtherLoad() {
  * Waits (at most maxWaitMs) until other processes used under thresholdPct of one core over a 1 s window.
  * Returns the last window's figure, so the caller can say when it gave up waiting.
  */
-export async function waitForQuiet({ maxWaitMs = 60_000, thresholdPct = 25 } = {}) {
+export async function waitForQuiet({ maxWaitMs = 60_000, thresholdPct = 25 }: { maxWaitMs?: number; thresholdPct?: number } = {}): Promise<number> {
   const deadline = Date.now() + maxWaitMs;
   for (;;) {
     const stop = watchOtherLoad();

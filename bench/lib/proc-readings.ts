@@ -5,21 +5,21 @@ import { sampleEvery } from "../../scripts/lib/async.ts";
 import { descendants, readStat } from "../../scripts/lib/process-tree.ts";
 
 /** The workerd processes that a wrangler process spawned (the runtime that runs the Worker). */
-export function workerdPids(root) {
+export function workerdPids(root: number | undefined): number[] {
   return root === undefined ? [] : descendants(root).filter((pid) => readStat(pid)?.comm === "workerd");
 }
 
 /** Sum of user+system CPU of these processes, in ms (processes that exited are left out). */
-export function cpuMs(pids) {
+export function cpuMs(pids: readonly number[]): number {
   return pids.reduce((sum, pid) => sum + (readStat(pid)?.cpuMs ?? 0), 0);
 }
 
 /** { rssKb, hwmKb }: current and peak resident memory, summed over these processes. */
-export function memoryKb(pids) {
+export function memoryKb(pids: readonly number[]): { rssKb: number; hwmKb: number } {
   let rssKb = 0;
   let hwmKb = 0;
   for (const pid of pids) {
-    let status;
+    let status: string;
     try {
       status = readFileSync(`/proc/${pid}/status`, "utf8");
     } catch {
@@ -35,13 +35,13 @@ export function memoryKb(pids) {
  * Samples the summed RSS of `pids()` every intervalMs until stopped; `stop()` returns the peak in KB.
  * VmHWM alone would only give the peak since the process started, not the peak of one run.
  */
-export function sampleRss(pids, intervalMs = 200) {
+export function sampleRss(pids: () => readonly number[], intervalMs = 200): () => number {
   let peakKb = memoryKb(pids()).rssKb;
   const sampler = sampleEvery(intervalMs, () => {
     peakKb = Math.max(peakKb, memoryKb(pids()).rssKb);
   });
   return () => {
-    sampler.stop();
+    void sampler.stop();
     return Math.max(peakKb, memoryKb(pids()).rssKb);
   };
 }

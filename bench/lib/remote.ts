@@ -10,13 +10,14 @@
 //   /hang-once      never answers the first time per Idempotency-Key, 200 after (the detection case)
 //   /accept         202 {accepted: true}: the work continues elsewhere (the idle-supervisor case)
 import { startFakeRemote } from "../../scripts/lib/fake-remote.ts";
+import type { FakeRemote, FakeRemoteCall, Reply } from "../../scripts/lib/fake-remote.ts";
 
 export { now } from "../../scripts/lib/fake-remote.ts";
 
-const OK = { status: 200, body: { ok: true } };
-const RETRIED = { status: 200, body: { ok: true, retried: true } };
+const OK: Reply = { status: 200, body: { ok: true } };
+const RETRIED: Reply = { status: 200, body: { ok: true, retried: true } };
 
-async function answer(call) {
+async function answer(call: FakeRemoteCall): Promise<Reply | undefined> {
   const first = call.requests.length === 1;
   switch (call.path) {
     case "/ok":
@@ -37,6 +38,6 @@ async function answer(call) {
 }
 
 /** { url, events, requestsFor(key), close() }: see startFakeRemote. */
-export function startRemote(port) {
+export function startRemote(port: number): Promise<FakeRemote> {
   return startFakeRemote({ port, handle: answer });
 }

@@ -2,6 +2,8 @@
 // again (same id and body, so a replay) after the delay, within a bound. Every case that starts many
 // workflows at once uses it, since an engine under load is entitled to push back.
 import { sleep } from "../../scripts/lib/async.ts";
+import { errorMessage } from "../../scripts/lib/json.ts";
+import type { Engine, StartResult, WorkflowSpec } from "./engines/engine.ts";
 
 /** One start is tried again for at most this long after its first try, then counted as a start failure. */
 export const START_RETRY_BUDGET_MS = 10 * 60_000;
@@ -12,7 +14,14 @@ const NO_ANSWER_RETRY_MS = 1_000;
 const MIN_RETRY_WAIT_MS = 100;
 
 /** What the clients of one run went through. */
-export function newStartTally() {
+export interface StartTally {
+  backPressureAnswers: number;
+  retryAfterWaitMs: number;
+  noAnswers: number;
+  firstError: string | undefined;
+}
+
+export function newStartTally(): StartTally {
   return { backPressureAnswers: 0, retryAfterWaitMs: 0, noAnswers: 0, firstError: undefined };
 }
 
@@ -21,15 +30,15 @@ export function newStartTally() {
  * Retry-After or after no answer at all, until it is accepted or its retry budget or the start phase runs
  * out. Resolves true when the engine has the workflow.
  */
-export async function startWithBackPressure(engine, spec, tally, startsClosedAt) {
+export async function startWithBackPressure(engine: Engine, spec: WorkflowSpec, tally: StartTally, startsClosedAt: number): Promise<boolean> {
   const firstTryAt = Date.now();
   if (firstTryAt >= startsClosedAt) return failStart(tally, "not sent: the start phase's bound had passed");
   const giveUpAt = Math.min(firstTryAt + START_RETRY_BUDGET_MS, startsClosedAt);
   for (let tries = 1; ; tries++) {
-    const result = await engine.startWorkflow(spec).catch((error) => ({ ok: false, status: "no answer", error: error.message }));
+    const result = await engine.startWorkflow(spec).catch((error: unknown): StartResult => ({ ok: false, status: "no answer", error: errorMessage(error) }));
     if (result.ok || (tries > 1 && result.existing)) return true;
-    let waitMs;
-    if (BACK_PRESSURE.has(result.status) && result.retryAfterS !== undefined) {
+    let waitMs: number;
+    if (typeof result.status === "number" && BACK_PRESSURE.has(result.status) && result.retryAfterS !== undefined) {
       tally.backPressureAnswers++;
       waitMs = Math.max(MIN_RETRY_WAIT_MS, result.retryAfterS * 1000);
     } else if (result.status === "no answer") {
@@ -47,12 +56,12 @@ export async function startWithBackPressure(engine, spec, tally, startsClosedAt)
   }
 }
 
-function failStart(tally, error) {
+function failStart(tally: StartTally, error: string): false {
   tally.firstError ??= error;
   return false;
 }
 
-async function engineKnows(engine, id) {
+async function engineKnows(engine: Engine, id: string): Promise<boolean> {
   const status = await engine.readStatus(id).catch(() => undefined);
   return status !== undefined && status.state !== "http_404";
 }

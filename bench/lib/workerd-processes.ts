@@ -3,10 +3,11 @@
 // port (it picks one at random, and only that inspector lists every isolate), and CPU time per process and
 // per thread over a span of time.
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { readStat } from "../../scripts/lib/process-tree.ts";
+import { readStat, readThreadStat } from "../../scripts/lib/process-tree.ts";
 import { inspectorTargets } from "./inspector.ts";
+import type { InspectorTarget } from "./inspector.ts";
 
-const isRuntime = (pid) => {
+const isRuntime = (pid: number): boolean => {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--inspector-addr");
   } catch {
@@ -15,11 +16,11 @@ const isRuntime = (pid) => {
 };
 
 /** What a workerd process of `wrangler dev` is: the one with an inspector runs the Worker; the other is wrangler's proxy. */
-export const processRole = (pid) => (isRuntime(pid) ? "runtime (the Worker and the local emulations)" : "wrangler's proxy");
+export const processRole = (pid: number): string => (isRuntime(pid) ? "runtime (the Worker and the local emulations)" : "wrangler's proxy");
 
 /** The TCP ports a process listens on, from its socket inodes and /proc/net/tcp{,6}. */
-export function listeningPorts(pid) {
-  const inodes = new Set();
+export function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
     try {
       const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
@@ -28,9 +29,9 @@ export function listeningPorts(pid) {
       // Closed meanwhile.
     }
   }
-  const ports = [];
+  const ports: number[] = [];
   for (const table of ["tcp", "tcp6"]) {
-    let lines;
+    let lines: string[];
     try {
       lines = readFileSync(`/proc/${pid}/net/${table}`, "utf8").trim().split("\n").slice(1);
     } catch {
@@ -39,7 +40,7 @@ export function listeningPorts(pid) {
     for (const line of lines) {
       const fields = line.trim().split(/\s+/);
       // local_address is ADDR:PORT in hex; state 0A is LISTEN; field 9 is the socket's inode.
-      if (fields[3] === "0A" && inodes.has(fields[9])) ports.push(parseInt(fields[1].split(":")[1], 16));
+      if (fields[3] === "0A" && inodes.has(fields[9] ?? "")) ports.push(parseInt(fields[1]?.split(":")[1] ?? "", 16));
     }
   }
   return ports;
@@ -49,7 +50,7 @@ export function listeningPorts(pid) {
  * { port, targets } of the runtime's own inspector: the listening port of the runtime process whose /json
  * lists workerd's isolates (ids like `core:user:<worker>`, `queues:queue:<name>`, `d1:db`).
  */
-export async function runtimeInspector(pids) {
+export async function runtimeInspector(pids: readonly number[]): Promise<{ port: number; targets: InspectorTarget[] }> {
   for (const pid of pids.filter(isRuntime)) {
     for (const port of listeningPorts(pid)) {
       const targets = await inspectorTargets(port, { timeoutMs: 2_000 }).catch(() => undefined);
@@ -64,35 +65,39 @@ export async function runtimeInspector(pids) {
  * I/O on one thread, so what the others (V8's helpers: concurrent GC, compilers, the profiler's own thread)
  * took is in no isolate's profile.
  */
-function threadCpuOf(pid) {
-  const byName = new Map();
-  let tids;
+function threadCpuOf(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  let tids: string[];
   try {
     tids = readdirSync(`/proc/${pid}/task`);
   } catch {
     return byName;
   }
   for (const tid of tids) {
-    // A thread's stat file has the process's format.
-    const stat = readStat(`${pid}/task/${tid}`);
+    const stat = readThreadStat(pid, tid);
     if (stat) byName.set(stat.comm, (byName.get(stat.comm) ?? 0) + stat.cpuMs);
   }
   return byName;
 }
 
-/**
- * Starts counting the CPU of these processes; the function it returns gives, for the span since,
- * [{ pid, role, cpuMs, threads: [{ name, cpuMs }] }], threads largest first.
- */
-export function cpuSpan(pids) {
+/** One workerd process's CPU over a span, and its threads' (largest first). */
+export interface ProcessCpu {
+  pid: number;
+  role: string;
+  cpuMs: number;
+  threads: Array<{ name: string; cpuMs: number }>;
+}
+
+/** Starts counting the CPU of these processes; the function it returns gives each one's for the span since. */
+export function cpuSpan(pids: readonly number[]): () => ProcessCpu[] {
   const before = new Map(pids.map((pid) => [pid, { cpuMs: readStat(pid)?.cpuMs ?? 0, threads: threadCpuOf(pid) }]));
   return () =>
     pids.map((pid) => ({
       pid,
       role: processRole(pid),
-      cpuMs: (readStat(pid)?.cpuMs ?? 0) - before.get(pid).cpuMs,
+      cpuMs: (readStat(pid)?.cpuMs ?? 0) - (before.get(pid)?.cpuMs ?? 0),
       threads: [...threadCpuOf(pid)]
-        .map(([name, cpuMs]) => ({ name, cpuMs: cpuMs - (before.get(pid).threads.get(name) ?? 0) }))
+        .map(([name, cpuMs]) => ({ name, cpuMs: cpuMs - (before.get(pid)?.threads.get(name) ?? 0) }))
         .filter((thread) => thread.cpuMs > 0)
         .sort((a, b) => b.cpuMs - a.cpuMs),
     }));

@@ -4,10 +4,13 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { indexShardsConfigured, renderReport, simulate, taskQueuesConfigured } from "../capacity-sim.ts";
+import { indexShardsConfigured, taskQueuesConfigured } from "../lib/capacity/configuration.ts";
+import type { CapacityInputs } from "../lib/capacity/limits.ts";
+import { simulate } from "../lib/capacity/model.ts";
+import { renderReport } from "../lib/capacity/report.ts";
 
 /** A wrangler.toml in miniature: [vars] with `vars`, then the D1 databases `databases` binds. */
-function toml(vars, databases) {
+function toml(vars: string, databases: string[]): string {
   const blocks = databases.map((binding) => `[[d1_databases]]\nbinding = "${binding}"\ndatabase_name = "x"\nmigrations_dir = "migrations"\n`);
   return `name = "shepherd"\n\n[vars]\n${vars}\n\n[[queues.producers]]\nbinding = "TASKS"\nqueue = "q"\n\n${blocks.join("\n")}`;
 }
@@ -42,7 +45,7 @@ describe("indexShardsConfigured", () => {
 });
 
 describe("the report's D1 section", () => {
-  const d1Line = (input) => renderReport(simulate(input, {}), {}).split("\n").find((line) => line.includes("index shard(s)"));
+  const d1Line = (input: Partial<CapacityInputs>): string => renderReport(simulate(input, {}), {}).split("\n").find((line) => line.includes("index shard(s)")) ?? "";
 
   it("says how many index shards the configuration uses against how many the load needs, and what to raise", () => {
     const result = simulate({ indexShards: 1, indexShardsBound: 2 }, {});

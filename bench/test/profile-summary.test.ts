@@ -9,15 +9,18 @@ import { pathToFileURL } from "node:url";
 import { mapProfileToSources } from "../lib/profile-sources.ts";
 import { profilePath } from "../lib/profiling.ts";
 import { renderIsolates, summarizeIsolate } from "../lib/isolate-summary.ts";
-import { categoryOf, renderProfileSummary, selfTimes, summarizeProfile } from "../lib/profile-summary.ts";
+import { categoryOf } from "../lib/profile-categories.ts";
+import { renderProfileSummary, selfTimes, summarizeProfile } from "../lib/profile-summary.ts";
+import type { CategorySummary, ProfileSummary } from "../lib/profile-summary.ts";
+import type { CallFrame, CpuProfile } from "../lib/cpu-profile.ts";
 
-const frame = (functionName, url = "", lineNumber = -1) => ({ functionName, url, lineNumber, columnNumber: 0, scriptId: "0" });
+const frame = (functionName: string, url = "", lineNumber = -1): CallFrame => ({ functionName, url, lineNumber, columnNumber: 0, scriptId: "0" });
 
 /**
  * A report RPC in miniature: the scheduler object's method parses rows with zod (from the store), clones the
  * state, runs the machine (which calls an unnamed native), and writes with sql.exec; plus GC and (program).
  */
-function reportProfile() {
+function reportProfile(): CpuProfile {
   const nodes = [
     { id: 1, callFrame: frame("(root)"), children: [2, 3, 4] },
     { id: 2, callFrame: frame("(program)") },
@@ -35,7 +38,7 @@ function reportProfile() {
   return { nodes, startTime: 0, endTime: (samples.length + 1) * 1000, samples, timeDeltas: samples.map(() => 1000) };
 }
 
-const byKey = (summary) => Object.fromEntries(summary.categories.map((category) => [category.key, category]));
+const byKey = (summary: ProfileSummary): Partial<Record<string, CategorySummary>> => Object.fromEntries(summary.categories.map((category) => [category.key, category]));
 
 describe("selfTimes", () => {
   it("counts each sample as one interval, so a gap with no samples (the isolate not entered) goes to no function", () => {
@@ -86,22 +89,22 @@ describe("summarizeProfile", () => {
 
   it("groups self time into categories, per step and as a share of the busy time", () => {
     const categories = byKey(summary);
-    assert.equal(categories.zod.ms, 3);
-    assert.equal(categories.sql.ms, 1 + 1, "the store's own code and sql.exec");
-    assert.equal(categories.clone.ms, 2);
-    assert.equal(categories.machine.ms, 2, "the machine and the unnamed native it called");
-    assert.equal(categories.scheduler.ms, 2);
-    assert.equal(categories.gc.ms, 1);
-    assert.equal(categories.program.ms, 2);
-    assert.equal(categories.zod.msPerStep, 1.5);
-    assert.equal(categories.zod.pct, 25);
-    assert.equal(categories.program.busy, false);
-    assert.equal(summary.categories[0].key, "zod", "largest first");
+    assert.equal(categories.zod?.ms, 3);
+    assert.equal(categories.sql?.ms, 1 + 1, "the store's own code and sql.exec");
+    assert.equal(categories.clone?.ms, 2);
+    assert.equal(categories.machine?.ms, 2, "the machine and the unnamed native it called");
+    assert.equal(categories.scheduler?.ms, 2);
+    assert.equal(categories.gc?.ms, 1);
+    assert.equal(categories.program?.ms, 2);
+    assert.equal(categories.zod?.msPerStep, 1.5);
+    assert.equal(categories.zod?.pct, 25);
+    assert.equal(categories.program?.busy, false);
+    assert.equal(summary.categories[0]?.key, "zod", "largest first");
   });
 
   it("names the code of ours that asked for a mechanism's time", () => {
-    assert.deepEqual(byKey(summary).zod.callers, [{ label: "readSteps src/workflow/store.ts:42 ← report src/workflow/object.ts:100", ms: 3 }]);
-    assert.deepEqual(byKey(summary).clone.callers, [{ label: "report src/workflow/object.ts:100", ms: 2 }]);
+    assert.deepEqual(byKey(summary).zod?.callers, [{ label: "readSteps src/workflow/store.ts:42 ← report src/workflow/object.ts:100", ms: 3 }]);
+    assert.deepEqual(byKey(summary).clone?.callers, [{ label: "report src/workflow/object.ts:100", ms: 2 }]);
   });
 
   it("lists the top functions by self time with their file and 1-based line", () => {
@@ -137,7 +140,7 @@ describe("summarizeIsolate and renderIsolates", () => {
     };
     const isolates = [summarizeIsolate("queues:queue", broker, { intervalUs: 1000 }), summarizeIsolate("core:user:shepherd", reportProfile())];
     assert.deepEqual(isolates[0], { id: "queues:queue", enteredMs: 2, busyMs: 1, programMs: 1, top: [{ label: "flush broker.worker.js:10", ms: 1 }] });
-    assert.equal(isolates[1].busyMs, 12);
+    assert.equal(isolates[1]?.busyMs, 12);
     const markdown = renderIsolates(isolates, { steps: 2, runtimeMainThreadMs: 20 });
     assert.match(markdown, /\| core:user:shepherd \| 7\.000 \| 6\.000 \| 1\.000 \| _parse/);
     assert.match(markdown, /\| … less all isolates' JS \+ GC: native work outside JavaScript \| 3\.500 \|/);

@@ -16,13 +16,21 @@ const STARTUP_GRACE_MS = 2 * MINUTE_MS;
  * until stop() is called. Says once when it starts failing and once when it works again, nothing otherwise
  * (wrangler logs each call as `GET /__scheduled`).
  */
-export function fireCronEveryMinute({ url, cron = "* * * * *", log = console.error }) {
+export interface CronTriggerOptions {
+  /** Where wrangler dev answers. */
+  url: string;
+  /** The cron expression the handler is told (default every minute, as wrangler.toml's trigger). */
+  cron?: string;
+  log?: (message: string) => void;
+}
+
+export function fireCronEveryMinute({ url, cron = "* * * * *", log = console.error }: CronTriggerOptions): { stop: () => void } {
   const startedAt = Date.now();
   let ran = false;
   let failing = false;
-  let timer;
+  let timer: ReturnType<typeof setTimeout> | undefined;
 
-  const fire = async () => {
+  const fire = async (): Promise<void> => {
     try {
       const response = await fetch(`${url}/__scheduled?cron=${encodeURIComponent(cron)}`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
       await response.body?.cancel();
@@ -32,11 +40,12 @@ export function fireCronEveryMinute({ url, cron = "* * * * *", log = console.err
       failing = false;
     } catch (error) {
       const starting = !ran && Date.now() - startedAt < STARTUP_GRACE_MS;
-      if (!failing && !starting) log(`[start] the cron sweep did not run (${error.message}); trying again every minute`);
+      const reason = error instanceof Error ? error.message : String(error);
+      if (!failing && !starting) log(`[start] the cron sweep did not run (${reason}); trying again every minute`);
       failing = failing || !starting;
     }
   };
-  const next = () => {
+  const next = (): void => {
     timer = setTimeout(() => fire().finally(next), MINUTE_MS - (Date.now() % MINUTE_MS));
     // The timer never keeps the script alive once wrangler dev has exited.
     timer.unref();
@@ -46,7 +55,7 @@ export function fireCronEveryMinute({ url, cron = "* * * * *", log = console.err
 }
 
 /** Where wrangler dev answers, from its --ip, --port and --local-protocol flags (its defaults: localhost, 8787). */
-export function devServerUrl({ ip, port = "8787", protocol = "http" }) {
+export function devServerUrl({ ip, port = "8787", protocol = "http" }: { ip?: string; port?: string; protocol?: string }): string {
   const wildcard = ip === undefined || ip === "*" || ip === "0.0.0.0" || ip === "::";
   const host = wildcard ? "localhost" : ip.includes(":") ? `[${ip}]` : ip;
   return `${protocol}://${host}:${port}`;

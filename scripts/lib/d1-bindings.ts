@@ -4,10 +4,10 @@
 import { readFileSync } from "node:fs";
 
 /** The bindings of wrangler.toml's [[d1_databases]] tables, in the order the file lists them. */
-export function d1Bindings(tomlPath) {
+export function d1Bindings(tomlPath: string): string[] {
   const tables = readFileSync(tomlPath, "utf8").split(/^(?=\s*\[)/m);
   return tables
     .filter((table) => /^\s*\[\[d1_databases\]\]/.test(table))
     .map((table) => /^\s*binding\s*=\s*"([^"]+)"/m.exec(table)?.[1])
-    .filter((binding) => binding !== undefined);
+    .filter((binding): binding is string => binding !== undefined);
 }

@@ -1,11 +1,28 @@
 // The tools' side of HTTP: one JSON request with a timeout, and what a Retry-After header asks for.
 /* global fetch, AbortSignal */
 
+export interface JsonRequestOptions {
+  method?: string;
+  /** Sent as JSON (with its Content-Type) when given. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Default 30 s. */
+  timeoutMs?: number;
+}
+
+export interface JsonResponse {
+  status: number;
+  /** The answer parsed, undefined when it is not JSON: the caller narrows it. */
+  body: unknown;
+  text: string;
+  headers: Headers;
+}
+
 /**
  * One JSON request with a timeout; never throws for an HTTP status, only for a network failure or a
  * timeout. Returns { status, body, text, headers } (body undefined when the answer is not JSON).
  */
-export async function requestJson(url, { method = "GET", body, headers = {}, timeoutMs = 30_000 } = {}) {
+export async function requestJson(url: string | URL, { method = "GET", body, headers = {}, timeoutMs = 30_000 }: JsonRequestOptions = {}): Promise<JsonResponse> {
   const response = await fetch(url, {
     method,
     headers: { ...(body === undefined ? {} : { "Content-Type": "application/json" }), ...headers },
@@ -13,7 +30,7 @@ export async function requestJson(url, { method = "GET", body, headers = {}, tim
     signal: AbortSignal.timeout(timeoutMs),
   });
   const text = await response.text();
-  let parsed;
+  let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {
@@ -26,7 +43,7 @@ export async function requestJson(url, { method = "GET", body, headers = {}, tim
  * Milliseconds a Retry-After value asks for (delta-seconds or an HTTP date), or null without a usable one,
  * so a caller can tell "no advice" from "retry at once".
  */
-export function retryAfterMs(header, now = Date.now()) {
+export function retryAfterMs(header: string | null | undefined, now: number = Date.now()): number | null {
   if (header === null || header === undefined || header.trim() === "") return null;
   const seconds = Number(header);
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1_000;
@@ -35,7 +52,7 @@ export function retryAfterMs(header, now = Date.now()) {
 }
 
 /** The Retry-After of a response's headers in seconds, undefined without a usable one. */
-export function retryAfterSeconds(headers) {
+export function retryAfterSeconds(headers: Headers | undefined): number | undefined {
   const ms = retryAfterMs(headers?.get("retry-after"));
   return ms === null ? undefined : ms / 1000;
 }

@@ -7,22 +7,33 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { ChildProcess } from "node:child_process";
 import { waitUntil } from "./async.ts";
 import { assertPortsFree } from "./ports.ts";
+import type { PortRange } from "./ports.ts";
 import { applyD1Migrations, snapshotProject, wranglerDev } from "./wrangler-dev.ts";
 
-const REPO = fileURLToPath(new URL("../../", import.meta.url));
+const REPO = fileURLToPath(new URL("../../", import.meta.url).href);
 const REMOTE_READY_TIMEOUT_MS = 15_000;
 
-/**
- * Starts both. `ports` is `{ base, range }`: Shepherd on base, the remote on base + 1, wrangler's inspector on
- * base + 9, all inside `range` ([low, high]); taken ports fail at once, naming `tool`. `tenant` and `token` make
- * the one API token. Resolves to `{ url, remoteUrl, stop() }`.
- *
- * @param {{ tool: string, ports: { base: number, range: [number, number] }, tenant: string, token: string }} options
- * @returns {Promise<{ url: string, remoteUrl: string, stop: () => Promise<void> }>}
- */
-export async function startLocalService({ tool, ports, tenant, token }) {
+export interface LocalServiceOptions {
+  /** Named when a port is taken. */
+  tool: string;
+  /** Shepherd on base, the remote on base + 1, wrangler's inspector on base + 9, all inside `range`. */
+  ports: { base: number; range: PortRange };
+  /** With `token`, the one API token. */
+  tenant: string;
+  token: string;
+}
+
+export interface LocalService {
+  url: string;
+  remoteUrl: string;
+  stop(): Promise<void>;
+}
+
+/** Starts both; taken ports fail at once, naming the tool. */
+export async function startLocalService({ tool, ports, tenant, token }: LocalServiceOptions): Promise<LocalService> {
   const [shepherdPort, remotePort, inspectorPort] = [ports.base, ports.base + 1, ports.base + 9];
   await assertPortsFree([shepherdPort, remotePort, inspectorPort], { tool, range: ports.range });
   const dir = mkdtempSync(join(tmpdir(), "shepherd-service-"));
@@ -56,7 +67,7 @@ export async function startLocalService({ tool, ports, tenant, token }) {
 }
 
 /** The example remote on `port`, calling back (for /async) the service under test. */
-async function startExampleRemote(port, shepherdUrl) {
+async function startExampleRemote(port: number, shepherdUrl: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, [join(REPO, "scripts", "example-remote.ts")], {
     env: { ...process.env, PORT: String(port), SHEPHERD_URL: shepherdUrl },
     stdio: "ignore",

@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 
-export function writeJson(path, value) {
+export function writeJson(path: string, value: unknown): void {
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
 }
@@ -12,7 +12,15 @@ export function writeJson(path, value) {
  * Puts `section` (which starts with `begin` and ends with `end`) in place of the page's section between
  * those markers; a page without them gets it appended, a missing page is created with `title`.
  */
-export function replaceMarkedSection(path, { begin, end, section, title }) {
+export interface MarkedSection {
+  begin: string;
+  end: string;
+  section: string;
+  /** The first line of a page that does not exist yet. */
+  title: string;
+}
+
+export function replaceMarkedSection(path: string, { begin, end, section, title }: MarkedSection): void {
   if (!existsSync(path)) {
     writeFileSync(path, `${title}\n\n${section}\n`);
     return;

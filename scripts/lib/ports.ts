@@ -3,18 +3,21 @@
 // naming the port, rather than half-starting against another session's server.
 import { createServer } from "node:net";
 
+/** A tool's ports: [lowest, highest]. */
+export type PortRange = readonly [number, number];
+
 /** Throws unless `count` ports from `base` stay within [low, high]. */
-export function checkPortBase(base, count, [low, high]) {
+export function checkPortBase(base: number, count: number, [low, high]: PortRange): void {
   if (base < low || base + count - 1 > high) throw new Error(`--port-base must keep all ${count} ports within ${low}–${high} (got ${base})`);
 }
 
 /** Fails early, with the port named, when something already listens on one of ours. */
-export async function assertPortsFree(ports, { tool, range: [low, high] }) {
+export async function assertPortsFree(ports: readonly number[], { tool, range: [low, high] }: { tool: string; range: PortRange }): Promise<void> {
   for (const port of ports) {
-    await new Promise((resolve, reject) => {
+    await new Promise<void>((resolve, reject) => {
       const probe = createServer();
       probe.once("error", () => reject(new Error(`port ${port} on 127.0.0.1 is in use (${tool} uses ${low}–${high}; see --port-base)`)));
-      probe.listen(port, "127.0.0.1", () => probe.close(resolve));
+      probe.listen(port, "127.0.0.1", () => probe.close(() => resolve()));
     });
   }
 }

@@ -3,9 +3,11 @@
 // file with colours stripped. Whatever ends the tool (a normal end, an error, a signal, a watchdog), every
 // group it started is killed, by its own id and nothing else.
 import { spawn } from "node:child_process";
+import type { ChildProcessByStdio } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { constants } from "node:os";
 import { Transform } from "node:stream";
+import type { Readable } from "node:stream";
 import { within } from "./async.ts";
 import { descendants, readStat } from "./process-tree.ts";
 
@@ -22,10 +24,31 @@ const REAP_WAIT_MS = 5_000;
 /** Runs to completion (a migration) are bounded by default too: 2 min is far beyond the seconds they take. */
 const RUN_TIMEOUT_MS = 120_000;
 
+/** A child started by spawnGroup: its stdin ignored, its stdout and stderr piped to the log. */
+export type GroupChild = ChildProcessByStdio<null, Readable, Readable>;
+
+/** A process group the tool started. */
+export interface ProcessGroup {
+  child: GroupChild;
+  /** Resolves with the exit status (see exitStatus). */
+  exited: Promise<number>;
+  /** Resolves once the log has everything. */
+  logged: Promise<void>;
+}
+
+export interface SpawnOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Where stdout and stderr go; dropped without one. */
+  logFile?: string;
+  /** Names the run in the log and in errors (default: the command line). */
+  title?: string;
+}
+
 /** Every group started and not yet seen exit: the exit and signal hooks stop whatever is left. */
-const live = new Set();
+const live = new Set<ProcessGroup>();
 /** The tool's own clean-ups for a signal (chaos's temp dir), run once the children are gone. */
-const interruptHooks = [];
+const interruptHooks: Array<() => void> = [];
 let cleanupInstalled = false;
 
 /**
@@ -35,9 +58,9 @@ let cleanupInstalled = false;
  * "killed" from "failed" (a code of 1). The tools themselves exit the same way after a signal: see
  * installCleanup.
  */
-export function exitStatus(code, signal) {
+export function exitStatus(code: number | null | undefined, signal: NodeJS.Signals | null): number {
   if (code !== null && code !== undefined) return code;
-  return 128 + (constants.signals[signal] ?? 0);
+  return 128 + ((signal === null ? undefined : constants.signals[signal]) ?? 0);
 }
 
 /**
@@ -45,9 +68,9 @@ export function exitStatus(code, signal) {
  * line naming the run) with ANSI colours stripped, or dropped without a log file. Returns
  * { child, exited, logged }: `exited` resolves with the exit status, `logged` once the log has everything.
  */
-export function spawnGroup(command, args, { cwd, env, logFile, title = [command, ...args].join(" ") }) {
+export function spawnGroup(command: string, args: readonly string[], { cwd, env, logFile, title = [command, ...args].join(" ") }: SpawnOptions): ProcessGroup {
   const child = spawn(command, args, { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  const proc = { child, logged: logOutput(child, logFile, title) };
+  const proc: ProcessGroup = { child, logged: logOutput(child, logFile, title), exited: Promise.resolve(0) };
   live.add(proc);
   proc.exited = new Promise((resolve) => {
     child.once("error", () => {
@@ -63,7 +86,7 @@ export function spawnGroup(command, args, { cwd, env, logFile, title = [command,
 }
 
 /** Pipes the child's output into the log file; resolves once both streams ended and the file is closed. */
-function logOutput(child, logFile, title) {
+function logOutput(child: GroupChild, logFile: string | undefined, title: string): Promise<void> {
   if (!logFile) {
     child.stdout.resume();
     child.stderr.resume();
@@ -77,23 +100,23 @@ function logOutput(child, logFile, title) {
       if (--open === 0) file.end();
     }).pipe(file, { end: false });
   }
-  return new Promise((resolve) => file.once("close", resolve).on("error", resolve));
+  return new Promise((resolve) => file.once("close", () => resolve()).on("error", () => resolve()));
 }
 
 // eslint-disable-next-line no-control-regex -- matching the escape character is the point
 const ANSI_COLOUR = /\x1b\[[0-9;]*m/g;
 
 /** workerd and wrangler colour some lines whatever NO_COLOR says; the logs are for grepping, so colours go. */
-function stripAnsi() {
+function stripAnsi(): Transform {
   return new Transform({
     transform(chunk, _encoding, callback) {
-      callback(null, chunk.toString("utf8").replace(ANSI_COLOUR, ""));
+      callback(null, (chunk as Buffer).toString("utf8").replace(ANSI_COLOUR, ""));
     },
   });
 }
 
 /** Runs a command to completion in its own group, bounded by timeoutMs; resolves with its exit status. */
-export async function runGroup(command, args, options, timeoutMs = RUN_TIMEOUT_MS) {
+export async function runGroup(command: string, args: readonly string[], options: SpawnOptions, timeoutMs: number = RUN_TIMEOUT_MS): Promise<number> {
   const proc = spawnGroup(command, args, options);
   const result = await within(proc.exited, timeoutMs, "timeout");
   if (result === "timeout") {
@@ -110,11 +133,11 @@ export async function runGroup(command, args, options, timeoutMs = RUN_TIMEOUT_M
  * left the group (a daemonising child would) are found through /proc before the leader goes and killed
  * too, unless their pid has meanwhile passed to another process. Waits for the leader and the log.
  */
-export async function stopGroup(proc, { graceMs = STOP_GRACE_MS } = {}) {
+export async function stopGroup(proc: ProcessGroup, { graceMs = STOP_GRACE_MS }: { graceMs?: number } = {}): Promise<void> {
   const { child, exited } = proc;
   if (child.pid === undefined) return;
   const running = live.has(proc);
-  const strays = running ? descendants(child.pid).map(readStat).filter(Boolean) : [];
+  const strays = running ? descendants(child.pid).map(readStat).filter((stat) => stat !== undefined) : [];
   if (running && graceMs > 0) {
     signalGroup(child.pid, "SIGTERM");
     await within(exited, graceMs);
@@ -127,26 +150,26 @@ export async function stopGroup(proc, { graceMs = STOP_GRACE_MS } = {}) {
 }
 
 /** Kills a group at once, as a crash of the whole machine would: no SIGTERM, no grace. */
-export function crashGroup(proc) {
+export function crashGroup(proc: ProcessGroup): Promise<void> {
   return stopGroup(proc, { graceMs: 0 });
 }
 
 /** Stops every live group (each with the grace period), in parallel. */
-export function stopAllGroups() {
-  return Promise.all([...live].map((proc) => stopGroup(proc)));
+export async function stopAllGroups(): Promise<void> {
+  await Promise.all([...live].map((proc) => stopGroup(proc)));
 }
 
 /** SIGKILLs every live group. Synchronous, so it also works from process.on("exit") and a watchdog. */
-export function killAllGroups() {
+export function killAllGroups(): void {
   for (const proc of live) signalGroup(proc.child.pid, "SIGKILL");
   live.clear();
 }
 
-function signalGroup(pid, name) {
+function signalGroup(pid: number | undefined, name: NodeJS.Signals): void {
   if (pid !== undefined) signal(-pid, name);
 }
 
-function signal(pid, name) {
+function signal(pid: number, name: NodeJS.Signals): void {
   try {
     process.kill(pid, name);
   } catch {
@@ -155,7 +178,7 @@ function signal(pid, name) {
 }
 
 /** A synchronous clean-up to run when the tool is interrupted, after its children are gone. */
-export function atInterrupt(fn) {
+export function atInterrupt(fn: () => void): void {
   interruptHooks.push(fn);
 }
 
@@ -165,38 +188,47 @@ export function atInterrupt(fn) {
  * atInterrupt clean-ups run, and the tool exits 128 + the signal's number, as a shell reports a process a
  * signal ended (130 for Ctrl-C); an uncaught error kills them and exits 1. `tool` prefixes the messages.
  */
-export function installCleanup(tool) {
+export function installCleanup(tool: string): void {
   if (cleanupInstalled) return;
   cleanupInstalled = true;
   process.on("exit", killAllGroups);
+  const onSignal = stopOnSignal(tool);
+  for (const name of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(name, onSignal);
+  process.on("uncaughtException", (error: unknown) => dieOf(tool, "uncaught exception", error));
+  process.on("unhandledRejection", (error: unknown) => dieOf(tool, "unhandled rejection", error));
+}
+
+/** The signal handler: stop the groups gracefully and exit, or kill them at once on a second signal. */
+function stopOnSignal(tool: string): (name: NodeJS.Signals) => void {
   let stopping = false;
-  for (const name of ["SIGINT", "SIGTERM", "SIGHUP"]) {
-    process.on(name, () => {
-      const status = exitStatus(null, name);
-      if (stopping) {
-        killAllGroups();
-        process.exit(status);
-      }
-      stopping = true;
-      console.error(`\n${tool}: ${name}, stopping child processes`);
-      within(stopAllGroups(), STOP_GRACE_MS + REAP_WAIT_MS).finally(() => {
-        killAllGroups();
-        for (const hook of interruptHooks) {
-          try {
-            hook();
-          } catch {
-            // Best effort: the children are gone, which is what matters.
-          }
-        }
-        process.exit(status);
-      });
-    });
-  }
-  for (const event of ["uncaughtException", "unhandledRejection"]) {
-    process.on(event, (error) => {
-      console.error(`${tool}: ${event === "uncaughtException" ? "uncaught exception" : "unhandled rejection"}:`, error);
+  return (name) => {
+    const status = exitStatus(null, name);
+    if (stopping) {
       killAllGroups();
-      process.exit(1);
+      process.exit(status);
+    }
+    stopping = true;
+    console.error(`\n${tool}: ${name}, stopping child processes`);
+    void within(stopAllGroups(), STOP_GRACE_MS + REAP_WAIT_MS).finally(() => {
+      killAllGroups();
+      runInterruptHooks();
+      process.exit(status);
     });
+  };
+}
+
+function runInterruptHooks(): void {
+  for (const hook of interruptHooks) {
+    try {
+      hook();
+    } catch {
+      // Best effort: the children are gone, which is what matters.
+    }
   }
+}
+
+function dieOf(tool: string, what: string, error: unknown): void {
+  console.error(`${tool}: ${what}:`, error);
+  killAllGroups();
+  process.exit(1);
 }

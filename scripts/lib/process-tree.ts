@@ -13,14 +13,32 @@ export const CLOCK_TICKS = (() => {
   }
 })();
 
-/**
- * { pid, ppid, comm, cpuMs, startTicks } from /proc/<pid>/stat, or undefined when the process is gone.
- * startTicks (when it started, since boot) tells a process apart from a later one that reused its pid.
- */
-export function readStat(pid) {
-  let text;
+/** What /proc/<pid>/stat says of a process (or of one of its threads). */
+export interface ProcStat {
+  pid: number;
+  ppid: number;
+  comm: string;
+  /** User and system CPU time. */
+  cpuMs: number;
+  /** When it started, since boot: tells a process apart from a later one that reused its pid. */
+  startTicks: number;
+}
+
+/** The process's stat, or undefined when the process is gone. */
+export function readStat(pid: number): ProcStat | undefined {
+  const stat = statAt(String(pid));
+  return stat && { pid, ...stat };
+}
+
+/** A thread's stat (the file has the process's format), or undefined when it is gone. */
+export function readThreadStat(pid: number, tid: string): Omit<ProcStat, "pid"> | undefined {
+  return statAt(`${pid}/task/${tid}`);
+}
+
+function statAt(dir: string): Omit<ProcStat, "pid"> | undefined {
+  let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    text = readFileSync(`/proc/${dir}/stat`, "utf8");
   } catch {
     return undefined;
   }
@@ -30,26 +48,27 @@ export function readStat(pid) {
   const fields = text.slice(close + 2).split(" ");
   // Fields after comm start at field 3 (state): ppid is field 4, utime and stime 14 and 15, starttime 22.
   const ticks = Number(fields[11]) + Number(fields[12]);
-  return { pid, ppid: Number(fields[1]), comm, cpuMs: (ticks * 1000) / CLOCK_TICKS, startTicks: Number(fields[19]) };
+  return { ppid: Number(fields[1]), comm, cpuMs: (ticks * 1000) / CLOCK_TICKS, startTicks: Number(fields[19]) };
 }
 
-function allPids() {
+function allPids(): number[] {
   return readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number);
 }
 
 /** Every process below `root` (not root itself), found by walking parent links in /proc. */
-export function descendants(root) {
-  const children = new Map();
+export function descendants(root: number): number[] {
+  const children = new Map<number, number[]>();
   for (const pid of allPids()) {
     const stat = readStat(pid);
     if (!stat) continue;
-    if (!children.has(stat.ppid)) children.set(stat.ppid, []);
-    children.get(stat.ppid).push(pid);
+    const siblings = children.get(stat.ppid) ?? [];
+    children.set(stat.ppid, siblings);
+    siblings.push(pid);
   }
-  const found = [];
+  const found: number[] = [];
   const stack = [root];
-  while (stack.length > 0) {
-    for (const pid of children.get(stack.pop()) ?? []) {
+  for (let parent = stack.pop(); parent !== undefined; parent = stack.pop()) {
+    for (const pid of children.get(parent) ?? []) {
       found.push(pid);
       stack.push(pid);
     }

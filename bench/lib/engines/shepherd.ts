@@ -5,19 +5,30 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { requestJson, retryAfterSeconds } from "../../../scripts/lib/http-json.ts";
 import { applyD1Migrations, describeSource, snapshotProject, wranglerDev } from "../../../scripts/lib/wrangler-dev.ts";
+import type { SnapshotSource, SourceDescription, WranglerDev } from "../../../scripts/lib/wrangler-dev.ts";
 import { devLifecycle } from "./dev-lifecycle.ts";
+import type { Engine, ProfiledEngine, WorkflowSpec } from "./engine.ts";
+import { devInfo, dispatchInfo, historyEvents, workflowStatus } from "./shepherd-answers.ts";
 
 const TOKEN = "bench-token";
 const AUTH = { Authorization: `Bearer ${TOKEN}` };
-const TERMINAL = new Set(["completed", "failed", "compensated", "cancelled", "needs_attention"]);
 
-/** The snapshot's origin as the report prints it: the commit, and whether uncommitted work came with it. */
-function sourceLabel({ source, commit, dirtyFiles }) {
-  if (source === "head") return `${commit} (HEAD)`;
-  return dirtyFiles > 0 ? `${commit} + uncommitted changes` : commit;
+export interface EngineOptions {
+  repo: string;
+  tmp: string;
+  port: number;
+  inspectorPort: number;
+  /** wrangler's per-request logs. */
+  verbose: boolean;
 }
 
-export function shepherdEngine({ repo, tmp, port, inspectorPort, source, verbose }) {
+/** The snapshot's origin as the report prints it: the commit, and whether uncommitted work came with it. */
+function sourceLabel({ source, commit, dirtyFiles }: SourceDescription): string {
+  if (source === "head") return `${commit} (HEAD)`;
+  return dirtyFiles > 0 ? `${commit} + uncommitted changes` : `${commit}`;
+}
+
+export function shepherdEngine({ repo, tmp, port, inspectorPort, source, verbose }: EngineOptions & { source: SnapshotSource }): ProfiledEngine {
   const dir = join(tmp, "shepherd-app");
   const persistTo = join(tmp, "shepherd-state");
   const dev = wranglerDev({
@@ -32,26 +43,10 @@ export function shepherdEngine({ repo, tmp, port, inspectorPort, source, verbose
       DEV_HOOKS: "true",
     },
   });
-  const prepare = async () => {
+  const prepare = async (): Promise<void> => {
     snapshotProject(repo, dir, { source });
     await applyD1Migrations({ repo, tmp, cwd: dir, persistTo, logFile: join(tmp, "shepherd-migrate.log") });
   };
-
-  /** A start request: sequential steps (each depends on the one before), the same body shape for every step. */
-  function startBody(spec) {
-    return {
-      id: spec.id,
-      definition: {
-        name: "bench",
-        defaults: { retry: spec.retry, timeouts: spec.timeouts },
-        steps: spec.steps.map((step) => ({
-          id: step.id,
-          action: { type: "http", url: step.url, body: { workflow: "{{ workflow.id }}", step: step.id } },
-        })),
-      },
-    };
-  }
-
   return {
     name: "shepherd",
     label: "Shepherd",
@@ -62,59 +57,54 @@ export function shepherdEngine({ repo, tmp, port, inspectorPort, source, verbose
     workerName: /^name\s*=\s*"([^"]+)"/m.exec(readFileSync(join(repo, "wrangler.toml"), "utf8"))?.[1] ?? "shepherd",
     appDir: dir,
     ...devLifecycle(dev, prepare),
+    ...shepherdApi(dev),
+  };
+}
 
-    /**
-     * spec: { id, steps: [{id, url}], retry: Shepherd retry policy, timeouts: Shepherd timeouts }.
-     * `existing`: the engine already had this id with this body (a 200 replay), which is only a success for a
-     * caller that sent the start before; `retryAfterS` is the engine's advice on a 429 or 503.
-     */
+/** A start request: sequential steps (each depends on the one before), the same body shape for every step. */
+function startBody(spec: WorkflowSpec): unknown {
+  return {
+    id: spec.id,
+    definition: {
+      name: "bench",
+      defaults: { retry: spec.retry, timeouts: spec.timeouts },
+      steps: spec.steps.map((step) => ({
+        id: step.id,
+        action: { type: "http", url: step.url, body: { workflow: "{{ workflow.id }}", step: step.id } },
+      })),
+    },
+  };
+}
+
+type ShepherdApi = Pick<Engine, "startWorkflow" | "readStatus" | "history" | "devInfo" | "dispatchInfo" | "cancel">;
+
+/** The adapter's calls of Shepherd's API. */
+function shepherdApi(dev: WranglerDev): ShepherdApi {
+  const workflow = (id: string): string => `${dev.url}/v1/workflows/${encodeURIComponent(id)}`;
+  return {
     async startWorkflow(spec) {
       const { status, text, headers } = await requestJson(`${dev.url}/v1/workflows`, { method: "POST", body: startBody(spec), headers: AUTH });
-      return {
-        ok: status === 201,
-        status,
-        existing: status === 200,
-        retryAfterS: retryAfterSeconds(headers),
-        error: status === 201 ? undefined : text.slice(0, 300),
-      };
+      return { ok: status === 201, status, existing: status === 200, retryAfterS: retryAfterSeconds(headers), error: status === 201 ? undefined : text.slice(0, 300) };
     },
-
-    /** { state, terminal, completed, endedAt? } with the engine's own completion stamp. */
     async readStatus(id) {
-      const { status, body, text } = await requestJson(`${dev.url}/v1/workflows/${encodeURIComponent(id)}`, { headers: AUTH });
-      if (status !== 200) return { state: `http_${status}`, terminal: status === 404 ? false : true, completed: false, error: text.slice(0, 300) };
-      return {
-        state: body.status,
-        terminal: TERMINAL.has(body.status),
-        completed: body.status === "completed",
-        endedAt: body.endedAt,
-        steps: body.steps,
-      };
+      const { status, body, text } = await requestJson(workflow(id), { headers: AUTH });
+      return workflowStatus(status, body, text);
     },
-
     async history(id) {
-      const { status, body } = await requestJson(`${dev.url}/v1/workflows/${encodeURIComponent(id)}/history`, { headers: AUTH });
-      return status === 200 ? body.events : [];
+      const { status, body } = await requestJson(`${workflow(id)}/history`, { headers: AUTH });
+      return historyEvents(status, body);
     },
-
-    /** The dev-only supervisor counters, or undefined while the endpoint does not exist (404). */
     async devInfo(id) {
       const { status, body } = await requestJson(`${dev.url}/dev/workflows/${encodeURIComponent(id)}`, { headers: AUTH });
-      return status === 200 && body?.storage ? body : undefined;
+      return devInfo(status, body);
     },
-
-    /**
-     * The dev-only dispatch figures { lagMs, reportedAt, boundMs, backPressure } (lagMs null until the
-     * consumers first report one), or undefined while the endpoint does not exist (404). A short timeout: it
-     * is sampled every second while the engine is busy.
-     */
+    // A short timeout: it is sampled every second while the engine is busy.
     async dispatchInfo() {
       const { status, body } = await requestJson(`${dev.url}/dev/dispatch`, { headers: AUTH, timeoutMs: 5_000 });
-      return status === 200 && body ? body : undefined;
+      return dispatchInfo(status, body);
     },
-
     async cancel(id) {
-      await requestJson(`${dev.url}/v1/workflows/${encodeURIComponent(id)}/cancel`, { method: "POST", headers: AUTH });
+      await requestJson(`${workflow(id)}/cancel`, { method: "POST", headers: AUTH });
     },
   };
 }

@@ -3,22 +3,39 @@
 import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { requestJson, retryAfterSeconds } from "../../../scripts/lib/http-json.ts";
+import { field, numberField } from "../../../scripts/lib/json.ts";
 import { wranglerDev } from "../../../scripts/lib/wrangler-dev.ts";
 import { devLifecycle } from "./dev-lifecycle.ts";
+import type { Engine, RetryPolicy, WorkflowStatus } from "./engine.ts";
+import type { EngineOptions } from "./shepherd.ts";
 
 const TERMINAL = new Set(["complete", "errored", "terminated"]);
+
+/** Workflows' step retry config. */
+export interface WorkflowsRetry {
+  limit: number;
+  delay: number;
+  backoff: "constant" | "exponential";
+}
 
 /**
  * Shepherd's retry policy as Workflows' step config. Workflows counts retries (not attempts) and its
  * exponential backoff doubles, which is Shepherd's default coefficient; it has no jitter. A zero initial
  * interval is a zero delay either way.
  */
-export function toWorkflowsRetry(policy) {
+export function toWorkflowsRetry(policy: RetryPolicy): WorkflowsRetry {
   const constant = policy.initialIntervalMs === 0 || (policy.backoffCoefficient ?? 2) === 1;
   return { limit: policy.maxAttempts - 1, delay: policy.initialIntervalMs, backoff: constant ? "constant" : "exponential" };
 }
 
-export function workflowsEngine({ repo, tmp, port, inspectorPort, verbose }) {
+/** GET /instances/{id}: instance.status() with the baseline's own completion stamp (its output's finishedAt). */
+function instanceStatus(status: number, body: unknown, text: string): WorkflowStatus {
+  if (status !== 200) return { state: `http_${status}`, terminal: false, completed: false, error: text.slice(0, 300) };
+  const state = String(field(body, "status"));
+  return { state, terminal: TERMINAL.has(state), completed: state === "complete", endedAt: numberField(field(body, "output"), "finishedAt") };
+}
+
+export function workflowsEngine({ repo, tmp, port, inspectorPort, verbose }: EngineOptions): Engine {
   const dir = join(tmp, "workflows-app");
   const dev = wranglerDev({
     repo, tmp, cwd: dir, port, inspectorPort,
@@ -26,7 +43,8 @@ export function workflowsEngine({ repo, tmp, port, inspectorPort, verbose }) {
     logFile: join(tmp, "workflows-dev.log"),
     logLevel: verbose ? "info" : "warn",
   });
-  const prepare = () => cpSync(join(repo, "bench", "workflows-baseline"), dir, { recursive: true, filter: (path) => !path.includes(".wrangler") });
+  const prepare = (): void => cpSync(join(repo, "bench", "workflows-baseline"), dir, { recursive: true, filter: (path) => !path.includes(".wrangler") });
+  const instance = (id: string): string => `${dev.url}/instances/${encodeURIComponent(id)}`;
   return {
     name: "workflows",
     label: "Workflows",
@@ -37,30 +55,17 @@ export function workflowsEngine({ repo, tmp, port, inspectorPort, verbose }) {
     ...devLifecycle(dev, prepare),
 
     async startWorkflow(spec) {
-      const body = {
-        id: spec.id,
-        steps: spec.steps,
-        retry: toWorkflowsRetry(spec.retry),
-        timeoutMs: spec.timeouts.startToCloseMs,
-      };
+      const body = { id: spec.id, steps: spec.steps, retry: toWorkflowsRetry(spec.retry), timeoutMs: spec.timeouts.startToCloseMs };
       const { status, text, headers } = await requestJson(`${dev.url}/instances`, { method: "POST", body });
       // The baseline answers 409 for any failed create, a known id included, so it cannot say `existing`.
       return { ok: status === 201, status, existing: false, retryAfterS: retryAfterSeconds(headers), error: status === 201 ? undefined : text.slice(0, 300) };
     },
-
     async readStatus(id) {
-      const { status, body, text } = await requestJson(`${dev.url}/instances/${encodeURIComponent(id)}`);
-      if (status !== 200) return { state: `http_${status}`, terminal: false, completed: false, error: text.slice(0, 300) };
-      return {
-        state: body.status,
-        terminal: TERMINAL.has(body.status),
-        completed: body.status === "complete",
-        endedAt: body.output?.finishedAt,
-      };
+      const { status, body, text } = await requestJson(instance(id));
+      return instanceStatus(status, body, text);
     },
-
     async cancel(id) {
-      await requestJson(`${dev.url}/instances/${encodeURIComponent(id)}/terminate`, { method: "POST" });
+      await requestJson(`${instance(id)}/terminate`, { method: "POST" });
     },
   };
 }

@@ -1,0 +1,141 @@
+// What the cases see of an engine: one adapter interface over Shepherd and the Workflows baseline, each
+// under its own `wrangler dev`. A case drives an engine only through these methods and reads its answers only
+// in these shapes, so both engines are measured by the same code.
+
+export type EngineName = "shepherd" | "workflows";
+
+/** Shepherd's retry policy; the baseline gets its nearest equivalent (toWorkflowsRetry). */
+export interface RetryPolicy {
+  maxAttempts: number;
+  initialIntervalMs: number;
+  backoffCoefficient?: number;
+  jitter: number;
+}
+
+export interface StepTimeouts {
+  startToCloseMs: number;
+  heartbeatMs: number;
+}
+
+/** One workflow of the bench: sequential steps, each a POST to `url`. */
+export interface WorkflowSpec {
+  id: string;
+  steps: Array<{ id: string; url: string }>;
+  retry: RetryPolicy;
+  timeouts: StepTimeouts;
+}
+
+/** A start's answer. `status` is "no answer" when the request got none (timeout, reset). */
+export interface StartResult {
+  ok: boolean;
+  status: number | "no answer";
+  /** The engine already had this id with this body (a 200 replay): a success only for a caller that sent it before. */
+  existing?: boolean;
+  /** The engine's advice on a 429 or 503. */
+  retryAfterS?: number;
+  error?: string;
+}
+
+/** One attempt of a step, as Shepherd's view shows it (only what the cases read). */
+export interface AttemptView {
+  kind?: string;
+  scheduledAt?: number;
+  startedAt?: number;
+  endedAt?: number;
+  /** Which deadline ended it, when one did. */
+  timeout?: string;
+}
+
+export interface StepView {
+  status?: string;
+  attempts: AttemptView[];
+}
+
+/** A workflow read back. `state` is `http_<status>` for a read the engine did not answer with a workflow. */
+export interface WorkflowStatus {
+  state: string;
+  terminal: boolean;
+  completed: boolean;
+  /** The engine's own completion stamp. */
+  endedAt?: number;
+  /** The steps' views, for an engine that has them (Shepherd). */
+  steps?: StepView[];
+  error?: string;
+}
+
+/** A history event (Shepherd's), with the fields the cases read. */
+export interface HistoryEvent {
+  type: string;
+  stepId?: string;
+  attempt?: number;
+  /** The object's clock. */
+  at: number;
+  data?: unknown;
+}
+
+/** The Scheduler object's storage counters (the dev-only GET /dev/workflows/{id}). */
+export interface StorageCounters {
+  sqlCalls: number;
+  rowsRead: number;
+  rowsWritten: number;
+  alarmWrites?: number;
+}
+
+export interface DevInfo {
+  storage: StorageCounters;
+  /** The object's alarm (null: none set). */
+  alarmAt?: number | null;
+}
+
+/** The dev-only dispatch figures (GET /dev/dispatch): lagMs is null until the consumers first report one. */
+export interface DispatchInfo {
+  lagMs: number | null;
+}
+
+/** Which cases an engine has. */
+export interface EngineSupport {
+  detection: boolean;
+  supervisor: boolean;
+  /** It finishes the large burst sizes (see the burst case in run.ts). */
+  burstAtScale: boolean;
+  /** Its isolate can be CPU-profiled (--profile). */
+  profile?: boolean;
+}
+
+/** An engine's `wrangler dev`, as every adapter runs it (dev-lifecycle.ts). */
+export interface Lifecycle {
+  start(): Promise<void>;
+  /** wrangler dev again on the same directory and state, for an engine that stopped answering mid-run. */
+  restart(): Promise<unknown>;
+  stop(): Promise<void>;
+  /** The workerd processes of its wrangler dev, for the CPU and memory figures. */
+  workerdPids(): number[];
+  logFile: string;
+}
+
+export interface Engine extends Lifecycle {
+  name: EngineName;
+  label: string;
+  supports: EngineSupport;
+  /** Where its code came from, as the report prints it. */
+  source: string;
+  startWorkflow(spec: WorkflowSpec): Promise<StartResult>;
+  readStatus(id: string): Promise<WorkflowStatus>;
+  cancel(id: string): Promise<void>;
+  /** The workflow's history, for an engine that keeps one (Shepherd). */
+  history?(id: string): Promise<HistoryEvent[]>;
+  /** The dev-only supervisor counters, undefined while the endpoint does not exist. */
+  devInfo?(id: string): Promise<DevInfo | undefined>;
+  /** The dev-only dispatch figures, undefined while the endpoint does not exist. */
+  dispatchInfo?(): Promise<DispatchInfo | undefined>;
+}
+
+/** An engine whose isolate --profile can reach: the inspector, the Worker's name, the snapshot its bundle names. */
+export interface ProfiledEngine extends Engine {
+  inspectorPort: number;
+  workerName: string;
+  appDir: string;
+}
+
+export const canProfile = (engine: Engine): engine is ProfiledEngine =>
+  Boolean(engine.supports.profile) && "inspectorPort" in engine && "workerName" in engine && "appDir" in engine;
