@@ -35,7 +35,7 @@ export const CATEGORIES: Category[] = [
   { key: "json", label: "JSON.parse / JSON.stringify", mechanism: true, test: NATIVE(/^(JSON\.)?(parse|stringify)$|^Json(Parse|Stringify)/) },
   { key: "clone", label: "structuredClone", mechanism: true, test: (f) => f.functionName === "structuredClone" },
   {
-    key: "sql", label: "SQL: sql.exec, cursors, alarms, transactionSync; src/scheduler/store.ts", mechanism: true,
+    key: "sql", label: "SQL: sql.exec, cursors, alarms, transactionSync; src/workflow/store.ts", mechanism: true,
     test: any(NATIVE(/^(exec|toArray|one|raw|columnNames|transactionSync|setAlarm|getAlarm|deleteAlarm)$/), (f) => /^src\/scheduler\/(store|schema|inbox-rows)\.ts$/.test(f.url)),
   },
   { key: "d1", label: "D1 index writes: src/workflow-index, the D1 API", mechanism: true, test: (f) => f.url.startsWith("src/workflow-index/") || (/d1/i.test(f.url) && RUNTIME_URL.test(f.url)) },
@@ -46,13 +46,13 @@ export const CATEGORIES: Category[] = [
   {
     // The client's call is where a stub method is invoked: its self time is the runtime's native work for the
     // call (arguments serialised; on the first call to a new object, the object and its storage created).
-    key: "rpc", label: "RPC calls: the stub invocation (src/scheduler/scheduler-client.ts), getByName, queue sends", mechanism: true,
-    test: any(NATIVE(/^(getByName|idFromName|get|send|sendBatch)$/), (f) => f.url === "src/scheduler/scheduler-client.ts", (f) => RUNTIME_URL.test(f.url) && /rpc|workers|queue/i.test(f.url)),
+    key: "rpc", label: "RPC calls: the stub invocation (src/workflow/client.ts), getByName, queue sends", mechanism: true,
+    test: any(NATIVE(/^(getByName|idFromName|get|send|sendBatch)$/), (f) => f.url === "src/workflow/client.ts", (f) => RUNTIME_URL.test(f.url) && /rpc|workers|queue/i.test(f.url)),
   },
   { key: "hono", label: "Hono routing, middleware, validators", test: (f) => /(^|\/)node_modules\/(hono|@hono)\//.test(f.url) },
   { key: "machine", label: "state machine: src/domain/machine", test: SRC("domain/machine/") },
   { key: "domain", label: "other domain code: src/domain", test: SRC("domain/") },
-  { key: "scheduler", label: "scheduler object: src/scheduler (but the store)", test: SRC("scheduler/") },
+  { key: "scheduler", label: "scheduler object: src/workflow (but the store)", test: SRC("workflow/") },
   { key: "agents", label: "agents: src/agents", test: SRC("agents/") },
   { key: "api", label: "front door: src/api, src/starts", test: any(SRC("api/"), SRC("starts/")) },
   { key: "ours", label: "other code of ours: src/", test: SRC("") },

@@ -122,7 +122,7 @@ function workers(p: CapacityInputs, d: Derived, costs: MeasuredCosts, cpuMsPerSt
   return { cpuSecondsPerSec, cpuMsPerStep, subrequestsPerBatch: p.batchSize * 2 };
 }
 
-/** A queue message as src/scheduler/workflow-scheduler.ts builds it, at the longest ids the API accepts. */
+/** A queue message as src/workflow/deliveries/tasks.ts builds it, at the longest ids the API accepts. */
 function largestTaskMessageBytes(): number {
   const id = "x".repeat(128);
   const payload = Buffer.from(JSON.stringify([id, id, id, 100])).toString("base64url");
