@@ -36,7 +36,7 @@ export const CATEGORIES: Category[] = [
   { key: "clone", label: "structuredClone", mechanism: true, test: (f) => f.functionName === "structuredClone" },
   {
     key: "sql", label: "SQL: sql.exec, cursors, alarms, transactionSync; src/workflow/store.ts", mechanism: true,
-    test: any(NATIVE(/^(exec|toArray|one|raw|columnNames|transactionSync|setAlarm|getAlarm|deleteAlarm)$/), (f) => /^src\/scheduler\/(store|schema|inbox-rows)\.ts$/.test(f.url)),
+    test: any(NATIVE(/^(exec|toArray|one|raw|columnNames|transactionSync|setAlarm|getAlarm|deleteAlarm)$/), (f) => /^src\/workflow\/(store|schema|inbox-rows|outbox-rows)\.ts$/.test(f.url)),
   },
   { key: "d1", label: "D1 index writes: src/workflow-index, the D1 API", mechanism: true, test: (f) => f.url.startsWith("src/workflow-index/") || (/d1/i.test(f.url) && RUNTIME_URL.test(f.url)) },
   {

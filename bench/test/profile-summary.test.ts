@@ -126,7 +126,7 @@ describe("summarizeProfile", () => {
   it("renders its tables as Markdown", () => {
     const markdown = renderProfileSummary(summary, { title: "tiny" });
     assert.match(markdown, /^\*\*tiny\*\*: the isolate was entered 14 ms of the 15 ms profiled \(samples every 1\.00 ms\), 12 ms of it .*: 6\.000 ms per step over 2 steps\./);
-    assert.match(markdown, /\| zod parsing; from readSteps src\/scheduler\/store\.ts:42 ← report src\/scheduler\/workflow-scheduler\.ts:100 \(3 ms\) \| 3 \| 1\.500 \| 25\.0 \|/);
+    assert.match(markdown, /\| zod parsing; from readSteps src\/workflow\/store\.ts:42 ← report src\/workflow\/object\.ts:100 \(3 ms\) \| 3 \| 1\.500 \| 25\.0 \|/);
     assert.match(markdown, /\| _parse `node_modules\/zod\/v4\/core\/schemas\.js:10` \| zod \| 3 \| 1\.500 \| 25\.0 \|/);
   });
 });
