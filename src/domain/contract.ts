@@ -66,6 +66,8 @@ export interface OperatorCommandContract {
   summary: string;
   /** The fields of its JSON body, when it takes one (domain/operator-commands.ts holds the schema). */
   fields?: Record<string, CommandField>;
+  /** The body must be sent (else a caller may send none, read as `{}`). */
+  bodyRequired?: true;
   /**
    * The workflow statuses in which it acts, so the dashboard offers it then; elsewhere the API answers 409, or
    * 200 in `unchangedIn` (nothing to do). A status the view cannot tell apart (a cancel during a compensation
@@ -108,6 +110,7 @@ export const OPERATOR_COMMANDS = {
     operationId: "skipStep",
     summary: "Treat a failed step as succeeded with the given output (workflow in needs_attention)",
     fields: { output: { value: "<json>", description: "the step's output, as JSON (default null)", json: true } },
+    bodyRequired: true,
     workflowStatuses: ["needs_attention"],
     stepStatuses: ["failed"],
   },
