@@ -57,6 +57,12 @@ export interface CommandField {
   json?: true;
 }
 
+/**
+ * Whether the object's client sends a command again after the object was reset mid-call: only when a second
+ * delivery changes nothing, since one applied before the reset would otherwise answer a confusing 409.
+ */
+export type RpcRetry = "retried" | "once";
+
 /** An operator command as it is seen from outside the service: its route, its words and when it applies. */
 export interface OperatorCommandContract {
   /** The route (POST); `{stepId}` in it makes the command act on one step. */
@@ -70,13 +76,15 @@ export interface OperatorCommandContract {
   bodyRequired?: true;
   /**
    * The workflow statuses in which it acts, so the dashboard offers it then; elsewhere the API answers 409, or
-   * 200 in `unchangedIn` (nothing to do). A status the view cannot tell apart (a cancel during a compensation
+   * 200 in `unchanged.in` (nothing to do). A status the view cannot tell apart (a cancel during a compensation
    * that a failure began) may still be refused with a 409 that says why.
    */
   workflowStatuses: readonly WorkflowStatus[];
   /** For a step command, the step statuses it acts on. */
   stepStatuses?: readonly StepStatus[];
-  unchangedIn?: readonly WorkflowStatus[];
+  /** Where it has nothing to do: the API answers 200 with the workflow as it was, and why (the 200's description). */
+  unchanged?: { in: readonly WorkflowStatus[]; description: string };
+  retries: RpcRetry;
 }
 
 const OPEN: readonly WorkflowStatus[] = ["running", "paused", "compensating", "needs_attention"];
@@ -91,12 +99,14 @@ export const OPERATOR_COMMANDS = {
     operationId: "cancelWorkflow",
     summary: "Cancel: fence running attempts, compensate succeeded steps, end cancelled",
     workflowStatuses: ["running", "paused", "needs_attention"],
+    retries: "once",
   },
   compensate: {
     path: "/v1/workflows/{id}/compensate",
     operationId: "compensateWorkflow",
     summary: "Give up on a workflow in needs_attention: compensate, then end compensated",
     workflowStatuses: ["needs_attention"],
+    retries: "once",
   },
   retryStep: {
     path: "/v1/workflows/{id}/steps/{stepId}/retry",
@@ -104,6 +114,7 @@ export const OPERATOR_COMMANDS = {
     summary: "Retry a failed step with a fresh attempt budget (workflow in needs_attention)",
     workflowStatuses: ["needs_attention"],
     stepStatuses: ["failed"],
+    retries: "once",
   },
   skipStep: {
     path: "/v1/workflows/{id}/steps/{stepId}/skip",
@@ -113,19 +124,23 @@ export const OPERATOR_COMMANDS = {
     bodyRequired: true,
     workflowStatuses: ["needs_attention"],
     stepStatuses: ["failed"],
+    retries: "once",
   },
   pause: {
     path: "/v1/workflows/{id}/pause",
     operationId: "pauseWorkflow",
     summary: "Pause: dispatch nothing and hold timers until resumed; running attempts go on",
     workflowStatuses: ["running"],
-    unchangedIn: ["paused"],
+    unchanged: { in: ["paused"], description: "It was already paused: nothing changed" },
+    // Pausing a paused workflow changes nothing.
+    retries: "retried",
   },
   resume: {
     path: "/v1/workflows/{id}/resume",
     operationId: "resumeWorkflow",
     summary: "Resume a paused workflow: what fell due while paused happens now",
     workflowStatuses: ["paused"],
+    retries: "once",
   },
   terminate: {
     path: "/v1/workflows/{id}/terminate",
@@ -133,6 +148,7 @@ export const OPERATOR_COMMANDS = {
     summary: "Terminate: end terminated at once, fence running attempts, compensate nothing",
     fields: { reason: { value: "<text>", description: "why, kept in the history" } },
     workflowStatuses: OPEN,
+    retries: "once",
   },
   redrive: {
     path: "/v1/workflows/{id}/redrive",
@@ -140,6 +156,7 @@ export const OPERATOR_COMMANDS = {
     summary: "Redrive a failed, cancelled or terminated workflow: steps that did not succeed (or fromStep and everything downstream) run again",
     fields: { fromStep: { value: "<step>", description: "also run this step and everything downstream of it again" } },
     workflowStatuses: ["failed", "cancelled", "terminated"],
+    retries: "once",
   },
 } as const satisfies Record<string, OperatorCommandContract>;
 

@@ -1,25 +1,18 @@
 /**
- * The operator commands' table. contract.ts gives each command its route, words and the statuses that allow it
- * (what the client, the CLI and the dashboard also read); this module gives the rest of its row: its body's schema,
- * the event the machine is given and whether the object's client may send it again. `COMMAND_RULES` is typed over
- * every name there, so a command added to the contract without its rule here does not compile, nor one without a
- * handler in machine/commands/.
+ * The operator commands' table. contract.ts gives each command its route, its words, the statuses that allow it
+ * and whether the object's client may send it again: what the client, the CLI and the dashboard read too. This
+ * module gives the rest of its row, for the Worker: its body's schema and the event the machine is given.
+ * `COMMAND_RULES` is typed over every name there, so a command added to the contract without its rule here does
+ * not compile, nor one without a handler in machine/commands/.
  */
 import type { z } from "zod";
 import { OPERATOR_COMMANDS, type OperatorCommandContract, type OperatorCommandName, type StepStatus, type WorkflowStatus } from "./contract";
 import { RedriveSchema, SkipStepSchema, TerminateSchema } from "./schemas";
 
-/**
- * Whether the object's client sends a command again after the object was reset mid-call: only when a second
- * delivery changes nothing, since one applied before the reset would otherwise answer a confusing 409.
- */
-export type RpcRetry = "retried" | "once";
-
 interface CommandRule<Body, Event extends { type: string }> {
   /** The schema of its JSON body, when the contract gives it fields. */
   body?: z.ZodType<Body>;
   event(target: { stepId: string }, body: Body): Event;
-  retries: RpcRetry;
 }
 
 function rule<Event extends { type: string }, Body = Record<string, never>>(row: CommandRule<Body, Event>): CommandRule<Body, Event> {
@@ -27,26 +20,22 @@ function rule<Event extends { type: string }, Body = Record<string, never>>(row:
 }
 
 export const COMMAND_RULES = {
-  cancel: rule({ event: () => ({ type: "CancelRequested" as const }), retries: "once" }),
-  compensate: rule({ event: () => ({ type: "CompensationRequested" as const }), retries: "once" }),
-  retryStep: rule({ event: ({ stepId }) => ({ type: "StepRetryRequested" as const, stepId }), retries: "once" }),
+  cancel: rule({ event: () => ({ type: "CancelRequested" as const }) }),
+  compensate: rule({ event: () => ({ type: "CompensationRequested" as const }) }),
+  retryStep: rule({ event: ({ stepId }) => ({ type: "StepRetryRequested" as const, stepId }) }),
   skipStep: rule({
     body: SkipStepSchema,
-    event: ({ stepId }, { output }) => ({ type: "StepSkipRequested" as const, stepId, output }),
-    retries: "once",
+    event: ({ stepId }, { output }) => ({ type: "StepSkipRequested" as const, stepId, ...(output === undefined ? {} : { output }) }),
   }),
-  // Pausing a paused workflow changes nothing.
-  pause: rule({ event: () => ({ type: "PauseRequested" as const }), retries: "retried" }),
-  resume: rule({ event: () => ({ type: "ResumeRequested" as const }), retries: "once" }),
+  pause: rule({ event: () => ({ type: "PauseRequested" as const }) }),
+  resume: rule({ event: () => ({ type: "ResumeRequested" as const }) }),
   terminate: rule({
     body: TerminateSchema,
     event: (_, { reason }) => ({ type: "TerminateRequested" as const, ...(reason === undefined ? {} : { reason }) }),
-    retries: "once",
   }),
   redrive: rule({
     body: RedriveSchema,
     event: (_, { fromStep }) => ({ type: "RedriveRequested" as const, ...(fromStep === undefined ? {} : { fromStep }) }),
-    retries: "once",
   }),
 } satisfies { [K in OperatorCommandName]: unknown };
 

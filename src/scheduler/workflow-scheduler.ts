@@ -6,6 +6,7 @@ import { claimEagerly, nextDeadlineAt, queueChecksDue, reportEvent, startWorkflo
 import type { EventReply, SentEvent, TransitionResult, WorkflowEvent } from "../domain/machine";
 import { currentQueueLag } from "../queue-lag/monitor";
 import type { AttemptReport } from "../domain/task-message";
+import { commandEvent, type CommandRequest } from "../domain/operator-commands";
 import { isTerminal, type WorkflowState } from "../domain/state";
 import { scheduleObjectName } from "../schedules/schedule-name";
 import { toWorkflowView, type WorkflowView } from "../domain/view";
@@ -101,20 +102,9 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return { ...result.reply, followUps };
   }
 
-  cancel() {
-    return this.apply({ type: "CancelRequested" });
-  }
-
-  retryStep(stepId: string) {
-    return this.apply({ type: "StepRetryRequested", stepId });
-  }
-
-  skipStep(stepId: string, output?: unknown) {
-    return this.apply({ type: "StepSkipRequested", stepId, output });
-  }
-
-  compensate() {
-    return this.apply({ type: "CompensationRequested" });
+  /** An operator's command; the table (domain/operator-commands.ts) says which event it becomes. */
+  command(request: CommandRequest) {
+    return this.apply(commandEvent(request));
   }
 
   /**
@@ -131,22 +121,6 @@ export class WorkflowScheduler extends DurableObject<Env> {
     const eventReceipt = result.reply.ok && sent.id !== undefined ? { id: sent.id, answer: result.reply } : undefined;
     await this.commit(loaded.state, result, now, eventReceipt ? { eventReceipt } : {});
     return result.reply;
-  }
-
-  pause() {
-    return this.apply({ type: "PauseRequested" });
-  }
-
-  resume() {
-    return this.apply({ type: "ResumeRequested" });
-  }
-
-  terminate(reason?: string) {
-    return this.apply({ type: "TerminateRequested", ...(reason === undefined ? {} : { reason }) });
-  }
-
-  redrive(fromStep?: string) {
-    return this.apply({ type: "RedriveRequested", ...(fromStep === undefined ? {} : { fromStep }) });
   }
 
   /** The queue gave up delivering this attempt's message (the dead-letter queue's consumer tells us). */
