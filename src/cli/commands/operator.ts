@@ -16,7 +16,7 @@ function tableCommand(name: OperatorCommandName): Command {
   const fields = Object.entries(row.fields ?? {});
   const command: Command = {
     name: kebab(name),
-    summary: row.summary,
+    summary: row.summary.charAt(0).toLowerCase() + row.summary.slice(1),
     args: onStep ? ["<id>", "<step>"] : ["<id>"],
     flags: Object.fromEntries(fields.map(([field, spec]) => [kebab(field), { type: "string", value: spec.value, description: spec.description }])),
     async run({ client, out, args: [id = "", stepId = ""], flags }) {
