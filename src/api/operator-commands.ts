@@ -14,7 +14,7 @@ import { workflowOr404 } from "./workflow-or-404";
 
 const accepted = { 202: jsonContent(WorkflowViewSchema, "Accepted: the workflow after the action"), ...errorResponses(400, 401, 404, 409, 413, 429, 503) };
 
-export const COMMAND_NAMES = Object.keys(OPERATOR_COMMANDS) as OperatorCommandName[];
+const COMMAND_NAMES = Object.keys(OPERATOR_COMMANDS) as OperatorCommandName[];
 
 function commandRoute(name: OperatorCommandName) {
   const row: OperatorCommandContract = OPERATOR_COMMANDS[name];
