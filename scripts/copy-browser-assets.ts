@@ -3,6 +3,7 @@
 // access). The copies are not committed: they are rebuilt from the installed packages after every
 // `npm install`, and before start, test and deploy.
 import { copyFile, mkdir } from "node:fs/promises";
+import "./generate-contract.ts";
 
 /** [what in node_modules, where under public/]. */
 const COPIES: ReadonlyArray<readonly [string, string]> = [

@@ -6,12 +6,12 @@ import { devRoutes } from "./dev-routes";
 import { limitTenantWrites } from "./rate-limit";
 import type { AppEnv } from "./app-env";
 import { ApiError, errorBody, onApiError, validationFailed } from "./errors";
-import { controlRoutes } from "./control-routes";
 import { diagnosisRoutes } from "./diagnosis";
 import { definitionRoutes } from "./definitions";
 import { dashboardPage, wantsHtml } from "./dashboard";
 import { docsRoutes } from "./docs";
-import { operatorRoutes } from "./operator-actions";
+import { eventRoutes } from "./events";
+import { operatorCommandRoutes } from "./operator-commands";
 import { metricsRoutes } from "./metrics";
 import { scheduleRoutes } from "./schedules";
 import { targetRoutes } from "./targets";
@@ -23,13 +23,13 @@ type RoutesOf<T> = T extends OpenAPIHono<AppEnv, infer S> ? S : never;
 
 /**
  * Every route's request and response types, for the typed client (src/client): `createApp` mounts the modules at
- * "/" in statements, which keep no types, so they are gathered here. Types only: nothing of it runs.
+ * "/" in statements, which keep no types, so they are gathered here. Types only: nothing of it runs. The operator
+ * commands' routes are not among them: the client makes its methods from the commands' table, as the routes are.
  */
 export type ApiRoutes = OpenAPIHono<
   AppEnv,
   RoutesOf<typeof workflowRoutes> &
-    RoutesOf<typeof operatorRoutes> &
-    RoutesOf<typeof controlRoutes> &
+    RoutesOf<typeof eventRoutes> &
     RoutesOf<typeof diagnosisRoutes> &
     RoutesOf<typeof definitionRoutes> &
     RoutesOf<typeof scheduleRoutes> &
@@ -69,8 +69,8 @@ export function createApp() {
   });
 
   app.route("/", workflowRoutes);
-  app.route("/", operatorRoutes);
-  app.route("/", controlRoutes);
+  app.route("/", operatorCommandRoutes);
+  app.route("/", eventRoutes);
   app.route("/", diagnosisRoutes);
   app.route("/", definitionRoutes);
   app.route("/", scheduleRoutes);

@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { DefinitionSchema, definitionHash } from "../domain/definition";
+import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../domain/contract";
 import { IdSchema } from "../domain/schemas";
 import { decodeNameCursor, encodeNameCursor } from "../registry/cursor";
 import { findDefinition, listLatestVersions, publishDefinition } from "../registry/d1-registry";
@@ -36,9 +37,6 @@ const VersionParamsSchema = NameParamsSchema.extend({
     .regex(/^[1-9][0-9]{0,8}$/, "must be a version number (1, 2, 3 …)")
     .openapi({ param: { name: "version", in: "path" }, example: "1" }),
 });
-
-const LIST_PAGE_MAX = 100;
-const LIST_PAGE_DEFAULT = 50;
 
 const ListQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(LIST_PAGE_MAX).optional().openapi({ description: `Names per page, at most ${LIST_PAGE_MAX} (default ${LIST_PAGE_DEFAULT})` }),

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { devHooksEnabled } from "../dev/faults";
-import { ID_PATTERN } from "../domain/schemas";
+import { ID_PATTERN } from "../domain/contract";
 import { schedulerFor } from "../workflow/client";
 import { requireApiToken } from "./auth";
 import { backPressureNow } from "../queue-lag/back-pressure";

@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { canonicalJson } from "../domain/canonical-json";
+import { LIST_PAGE_MAX } from "../domain/contract";
 import { ScheduleIdSchema, ScheduleSpecSchema } from "../domain/schedule/spec";
 import { runnableDefinition } from "../starts/start-workflow";
 import { ScheduleViewSchema as DomainScheduleViewSchema, type ScheduleView } from "../domain/schedule/view";
@@ -13,7 +14,6 @@ import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-he
 
 const ScheduleViewSchema = DomainScheduleViewSchema.openapi("Schedule");
 const ScheduleParamsSchema = z.object({ id: ScheduleIdSchema.openapi({ param: { name: "id", in: "path" } }) });
-const LIST_PAGE_MAX = 100;
 const ScheduleListSchema = z.object({ schedules: z.array(ScheduleViewSchema), nextCursor: z.string().optional() }).openapi("ScheduleList");
 
 const createScheduleRoute = createRoute({

@@ -1,10 +1,9 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { CIRCUIT_STATES } from "../breaker/breaker-machine";
 import { listTargets } from "../breaker/targets-index";
+import { LIST_PAGE_MAX } from "../domain/contract";
 import type { AppEnv } from "./app-env";
 import { BEARER_AUTH, errorResponses, jsonContent } from "./openapi-helpers";
-
-const LIST_PAGE_MAX = 100;
 
 /** A breaker's host as `breakerHostOf` writes it: lower case, with a port when it is not the scheme's default. */
 const HostSchema = z.string().regex(/^[a-z0-9._:[\]-]{1,300}$/, "must be a host as GET /v1/targets lists it");

@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { StartWorkflowSchema } from "../domain/definition";
+import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../domain/contract";
 import { IdSchema } from "../domain/schemas";
 import { WORKFLOW_STATUSES } from "../domain/state";
 import { schedulerFor } from "../workflow/client";
@@ -51,9 +52,6 @@ const historyRoute = createRoute({
   request: { params: WorkflowParamsSchema, query: HistoryQuerySchema },
   responses: { 200: jsonContent(HistorySchema, "Events in order; nextAfter is set when more follow"), ...errorResponses(400, 401, 404, 503) },
 });
-
-const LIST_PAGE_MAX = 100;
-const LIST_PAGE_DEFAULT = 50;
 
 const ListQuerySchema = z.strictObject({
   status: z.enum(WORKFLOW_STATUSES).optional().openapi({ description: "Only workflows with this status" }),

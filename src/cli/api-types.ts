@@ -15,6 +15,3 @@ export type PublishedDefinition = Answer<ShepherdClient["definitions"]["get"]>;
 export type DefinitionVersion = Answer<ShepherdClient["definitions"]["publish"]>;
 export type ScheduleView = Answer<ShepherdClient["schedules"]["get"]>;
 export type ScheduleList = Answer<ShepherdClient["schedules"]["list"]>;
-
-/** Statuses a workflow does not leave on its own (a redrive may reopen failed, cancelled and terminated). */
-export const ENDED_STATUSES: ReadonlySet<string> = new Set(["completed", "failed", "compensated", "cancelled", "terminated"]);

@@ -1,8 +1,10 @@
 import { hc, type InferRequestType } from "hono/client";
 import type { ApiRoutes } from "../api/app";
+import type { CommandBody } from "../domain/operator-commands";
+import { commandOperations } from "./commands";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry";
 import { REAL_RUNTIME, retryingFetch, type FetchLike, type RetryRuntime } from "./retrying-fetch";
-import { unwrap } from "./unwrap";
+import { unwrap, type SuccessBody } from "./unwrap";
 
 export interface ShepherdClientOptions {
   /** Where the API is, e.g. "https://shepherd.example.com" (no trailing /v1). */
@@ -22,12 +24,15 @@ type Workflow = Api["v1"]["workflows"][":id"];
 type Schedule = Api["v1"]["schedules"][":id"];
 type Definition = Api["v1"]["definitions"][":name"];
 
+/** The workflow as the API shows it, which every operator command answers too. */
+export type WorkflowView = SuccessBody<Awaited<ReturnType<Workflow["$get"]>>>;
+
 export type StartRequest = InferRequestType<Api["v1"]["workflows"]["$post"]>["json"];
 export type ListQuery = InferRequestType<Api["v1"]["workflows"]["$get"]>["query"];
 export type HistoryQuery = InferRequestType<Workflow["history"]["$get"]>["query"];
-export type TerminateRequest = NonNullable<InferRequestType<Workflow["terminate"]["$post"]>["json"]>;
-export type RedriveRequest = NonNullable<InferRequestType<Workflow["redrive"]["$post"]>["json"]>;
-export type SkipStepRequest = InferRequestType<Workflow["steps"][":stepId"]["skip"]["$post"]>["json"];
+export type TerminateRequest = CommandBody<"terminate">;
+export type RedriveRequest = CommandBody<"redrive">;
+export type SkipStepRequest = CommandBody<"skipStep">;
 export type SendEventRequest = InferRequestType<Workflow["events"]["$post"]>["json"];
 export type DefinitionBody = InferRequestType<Definition["$put"]>["json"];
 export type DefinitionListQuery = InferRequestType<Api["v1"]["definitions"]["$get"]>["query"];
@@ -41,10 +46,11 @@ export function createShepherdClient(options: ShepherdClientOptions) {
     { ...DEFAULT_RETRY_POLICY, ...options.retry },
     { ...REAL_RUNTIME, ...options.runtime },
   );
-  const api = hc<ApiRoutes>(options.url, { fetch, headers: { Authorization: `Bearer ${options.token}` } });
+  const headers = { Authorization: `Bearer ${options.token}` };
+  const api = hc<ApiRoutes>(options.url, { fetch, headers });
   return {
     ...workflowOperations(api),
-    ...operatorOperations(api),
+    ...commandOperations<WorkflowView>({ url: options.url, fetch, headers }),
     definitions: definitionOperations(api),
     schedules: scheduleOperations(api),
     metrics: () => unwrap(api.v1.metrics.$get()),
@@ -62,21 +68,6 @@ function workflowOperations(api: Api) {
     history: (id: string, query: HistoryQuery = {}) => unwrap(workflow.history.$get({ param: { id }, query })),
     diagnosis: (id: string) => unwrap(workflow.diagnosis.$get({ param: { id } })),
     sendEvent: (id: string, event: SendEventRequest) => unwrap(workflow.events.$post({ param: { id }, json: event })),
-  };
-}
-
-function operatorOperations(api: Api) {
-  const workflow: Workflow = api.v1.workflows[":id"];
-  const step = workflow.steps[":stepId"];
-  return {
-    cancel: (id: string) => unwrap(workflow.cancel.$post({ param: { id } })),
-    terminate: (id: string, request: TerminateRequest = {}) => unwrap(workflow.terminate.$post({ param: { id }, json: request })),
-    pause: (id: string) => unwrap(workflow.pause.$post({ param: { id } })),
-    resume: (id: string) => unwrap(workflow.resume.$post({ param: { id } })),
-    redrive: (id: string, request: RedriveRequest = {}) => unwrap(workflow.redrive.$post({ param: { id }, json: request })),
-    compensate: (id: string) => unwrap(workflow.compensate.$post({ param: { id } })),
-    retryStep: (id: string, stepId: string) => unwrap(step.retry.$post({ param: { id, stepId } })),
-    skipStep: (id: string, stepId: string, request: SkipStepRequest) => unwrap(step.skip.$post({ param: { id, stepId }, json: request })),
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ID_PATTERN } from "./contract";
 import { jsonLimitProblem, LIMITS } from "./limits";
 
 /** Any JSON we store and pass on (input, outputs, progress): bounded in size and depth. */
@@ -7,12 +8,7 @@ export const PayloadSchema = z.unknown().superRefine((value, ctx) => {
   if (problem) ctx.addIssue({ code: "custom", message: problem });
 });
 
-/** Workflow ids, step ids and definition names share one format so they are safe in keys and URLs. */
-export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
-
-export const IdSchema = z
-  .string()
-  .regex(ID_PATTERN, "must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$");
+export const IdSchema = z.string().regex(ID_PATTERN, `must match ${ID_PATTERN.source}`);
 
 /**
  * Retry policy of a step (and of its compensation).

@@ -1,32 +1,10 @@
 import { z } from "zod";
 import { WorkflowPlanSchema } from "./plan";
 import { WorkflowMetricsSchema } from "./metrics";
+import { STEP_STATUSES, TERMINAL_WORKFLOW_STATUSES, WORKFLOW_STATUSES, type StepStatus, type WorkflowStatus } from "./contract";
 
-export const WORKFLOW_STATUSES = [
-  "running",
-  "paused",
-  "compensating",
-  "needs_attention",
-  "completed",
-  "failed",
-  "compensated",
-  "cancelled",
-  "terminated",
-] as const;
-export const STEP_STATUSES = [
-  "pending",
-  "scheduled",
-  "running",
-  "waiting",
-  "sleeping",
-  "retrying",
-  "succeeded",
-  "failed",
-  "skipped",
-  "compensating",
-  "compensated",
-  "cancelled",
-] as const;
+export { STEP_STATUSES, TERMINAL_WORKFLOW_STATUSES, WORKFLOW_STATUSES, type StepStatus, type WorkflowStatus };
+
 /** An attempt either performs the step's action or, once the workflow unwinds, its compensation. */
 export const ATTEMPT_KINDS = ["action", "compensation"] as const;
 export const ATTEMPT_STATUSES = ["scheduled", "running", "waiting", "succeeded", "failed", "timed_out", "cancelled"] as const;
@@ -164,8 +142,6 @@ export const WorkflowFieldsSchema = z.object({
   metrics: WorkflowMetricsSchema.optional(),
 });
 
-export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
-export type StepStatus = (typeof STEP_STATUSES)[number];
 export type AttemptKind = (typeof ATTEMPT_KINDS)[number];
 export type AttemptStatus = (typeof ATTEMPT_STATUSES)[number];
 export type StepError = z.infer<typeof StepErrorSchema>;
@@ -176,8 +152,6 @@ export type InboxEvent = z.infer<typeof InboxEventSchema>;
 export type PinnedDefinition = z.infer<typeof PinnedDefinitionSchema>;
 /** The inbox is stored in rows of its own (absent: empty), like the steps. */
 export type WorkflowState = z.infer<typeof WorkflowFieldsSchema> & { steps: StepState[]; inbox?: InboxEvent[] };
-
-export const TERMINAL_WORKFLOW_STATUSES: readonly WorkflowStatus[] = ["completed", "failed", "compensated", "cancelled", "terminated"];
 
 export const ACTIVE_ATTEMPT_STATUSES: readonly AttemptStatus[] = ["scheduled", "running", "waiting"];
 

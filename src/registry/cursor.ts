@@ -1,5 +1,5 @@
 import { fromBase64Url, toBase64Url } from "../domain/base64url";
-import { ID_PATTERN } from "../domain/schemas";
+import { ID_PATTERN } from "../domain/contract";
 
 /**
  * The definitions list's cursor: opaque to clients (base64url of the last name on the page). Like the workflow

@@ -113,7 +113,7 @@ export class CronSchedule extends DurableObject<Env> {
     const stored = this.cached!;
     if (state.pendingCancel) {
       // With compensation, as an operator's cancel; one that has ended meanwhile answers 409, which is fine.
-      await schedulerFor(this.env, state.tenant, state.pendingCancel).cancel();
+      await schedulerFor(this.env, state.tenant, state.pendingCancel).command({ command: "cancel" });
       state = cancelSent(state, Date.now());
       await this.save({ ...stored, state });
     }

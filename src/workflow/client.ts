@@ -1,5 +1,7 @@
 import type { DurableObject } from "cloudflare:workers";
 import { backoffMs } from "../domain/backoff";
+import { OPERATOR_COMMANDS, type RpcRetry } from "../domain/contract";
+import type { CommandRequest } from "../domain/operator-commands";
 import type { WorkflowScheduler } from "./object";
 
 /** The object's own RPC methods: its public methods, less what every Durable Object has. */
@@ -12,9 +14,9 @@ type RpcMethod = {
  * idempotent start, the fenced agent calls: a repeated claim or report for the same attempt is refused, never
  * applied twice) are; operator actions are not, since a reset after one was applied would turn a success into a
  * confusing 409. A `Record` over every RPC method, so a method added to the object without a decision here
- * does not compile.
+ * does not compile; an operator command's is in its row of the commands' table.
  */
-const RETRIES: Record<RpcMethod, "retried" | "once"> = {
+const RETRIES: Record<RpcMethod, RpcRetry | ((args: unknown[]) => RpcRetry)> = {
   start: "retried",
   describe: "retried",
   history: "retried",
@@ -29,16 +31,8 @@ const RETRIES: Record<RpcMethod, "retried" | "once"> = {
   // Fenced by the message's afterSeq: a repeated report finds its message no longer in flight and changes nothing.
   reportWebhooks: "retried",
   inspect: "retried",
-  cancel: "once",
-  retryStep: "once",
-  skipStep: "once",
-  compensate: "once",
-  // Pausing a paused workflow is a no-op; the others would answer a confusing 409 the second time, and an event
-  // sent without an id could be delivered twice.
-  pause: "retried",
-  resume: "once",
-  terminate: "once",
-  redrive: "once",
+  command: ([request]) => OPERATOR_COMMANDS[(request as CommandRequest).command].retries,
+  // An event sent without an id could be delivered twice.
   sendEvent: "once",
 };
 const RPC_METHODS = Object.keys(RETRIES) as RpcMethod[];
@@ -62,6 +56,11 @@ export function worthRetrying(error: unknown): boolean {
   return (flags?.retryable === true || flags?.durableObjectReset === true) && flags.overloaded !== true;
 }
 
+function retriesOf(method: RpcMethod, args: unknown[]): RpcRetry {
+  const retries = RETRIES[method];
+  return typeof retries === "function" ? retries(args) : retries;
+}
+
 async function call(env: Env, name: string, method: RpcMethod, args: unknown[]): Promise<unknown> {
   for (let attempt = 1; ; attempt++) {
     // A fresh stub every time: after a reset ("code was updated", an eviction) the old stub stays broken.
@@ -69,7 +68,7 @@ async function call(env: Env, name: string, method: RpcMethod, args: unknown[]):
     try {
       return await stub[method](...args);
     } catch (error) {
-      if (attempt >= RPC_TRIES || RETRIES[method] !== "retried" || !worthRetrying(error)) throw error;
+      if (attempt >= RPC_TRIES || retriesOf(method, args) !== "retried" || !worthRetrying(error)) throw error;
       // Jittered, so callers hit by the same reset do not come back in lockstep.
       await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt - 1, RPC_RETRY)));
     }

@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { claimEagerly, nextDeadlineAt, reportEvent, startWorkflow, transition, unclaimedSince } from "../domain/machine";
 import type { EventReply, SentEvent } from "../domain/machine";
 import type { AttemptReport } from "../domain/task-message";
+import { commandEvent, type CommandRequest } from "../domain/operator-commands";
 import type { WorkflowState } from "../domain/state";
 import { toWorkflowView, type WorkflowView } from "../domain/view";
 import { diagnose, SUPERVISOR_DECISIONS, type Diagnosis } from "../domain/diagnosis";
@@ -88,20 +89,9 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return { ...result.reply, followUps };
   }
 
-  cancel() {
-    return this.transitions.apply({ type: "CancelRequested" });
-  }
-
-  retryStep(stepId: string) {
-    return this.transitions.apply({ type: "StepRetryRequested", stepId });
-  }
-
-  skipStep(stepId: string, output?: unknown) {
-    return this.transitions.apply({ type: "StepSkipRequested", stepId, output });
-  }
-
-  compensate() {
-    return this.transitions.apply({ type: "CompensationRequested" });
+  /** An operator's command; the table (domain/operator-commands.ts) says which event it becomes. */
+  command(request: CommandRequest) {
+    return this.transitions.apply(commandEvent(request));
   }
 
   /**
@@ -118,22 +108,6 @@ export class WorkflowScheduler extends DurableObject<Env> {
     const eventReceipt = result.reply.ok && sent.id !== undefined ? { id: sent.id, answer: result.reply } : undefined;
     await this.transitions.commit(loaded.state, result, now, eventReceipt ? { eventReceipt } : {});
     return result.reply;
-  }
-
-  pause() {
-    return this.transitions.apply({ type: "PauseRequested" });
-  }
-
-  resume() {
-    return this.transitions.apply({ type: "ResumeRequested" });
-  }
-
-  terminate(reason?: string) {
-    return this.transitions.apply({ type: "TerminateRequested", ...(reason === undefined ? {} : { reason }) });
-  }
-
-  redrive(fromStep?: string) {
-    return this.transitions.apply({ type: "RedriveRequested", ...(fromStep === undefined ? {} : { fromStep }) });
   }
 
   /** The queue gave up delivering this attempt's message (the dead-letter queue's consumer tells us). */

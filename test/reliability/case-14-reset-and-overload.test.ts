@@ -64,7 +64,8 @@ describe("case 14: deploy reset / overload on RPC", () => {
 
   it("does not retry an operator action after a reset: 503 with Retry-After, nothing changed, and the client's retry works", async () => {
     const id = await runningWorkflow();
-    const stubs = failStubs("cancel", RESET);
+    // Every operator command is the object's one `command` method; cancel's row says it is sent once.
+    const stubs = failStubs("command", RESET);
     const first = await api("POST", `/v1/workflows/${id}/cancel`);
     expect(first.status).toBe(503);
     expect(first.body.error.code).toBe("unavailable");
@@ -72,6 +73,15 @@ describe("case 14: deploy reset / overload on RPC", () => {
     expect((await api("GET", `/v1/workflows/${id}`)).body.status).toBe("running");
     expect((await api("POST", `/v1/workflows/${id}/cancel`)).status).toBe(202);
     await waitForStatus(id, "cancelled");
+  });
+
+  it("retries a pause after a reset, as its row of the commands' table says: pausing twice changes nothing", async () => {
+    const id = await runningWorkflow();
+    const stubs = failStubs("command", RESET);
+    const response = await api("POST", `/v1/workflows/${id}/pause`);
+    expect(response.status).toBe(202);
+    expect(response.body.status).toBe("paused");
+    expect(stubs.failed()).toBe(1);
   });
 
   it("gives up after three resets in a row with a 503, not a 500", async () => {

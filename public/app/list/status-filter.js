@@ -1,6 +1,7 @@
 // One link per status the API filters by, with the tenant's count of each when the metrics gave it.
 import { html } from "../html.js";
-import { statusLabel, WORKFLOW_STATUSES } from "../statuses.js";
+import { WORKFLOW_STATUSES } from "../generated/contract.js";
+import { statusLabel } from "../statuses.js";
 
 /** `linkTo(status)` is the list's href for that status (undefined: all). */
 export function StatusFilter({ current, counts, linkTo }) {

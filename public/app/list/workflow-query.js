@@ -3,12 +3,10 @@
 import { api, query } from "../api.js";
 import { href } from "../router.js";
 import { readTrail, trailParam } from "./paging.js";
-import { ID_PATTERN, WORKFLOW_STATUSES } from "../statuses.js";
+import { ID_PATTERN, LIST_PAGE_MAX, WORKFLOW_STATUSES } from "../generated/contract.js";
 
 export const PAGE_SIZES = [10, 25, 50, 100];
 const DEFAULT_PAGE_SIZE = 25;
-/** The API's own bound on `limit`. */
-const MAX_PAGE_SIZE = 100;
 
 /** `{ status, q, limit, trail }` from the route's search; what the API would refuse is dropped. */
 export function readListQuery(search) {
@@ -17,7 +15,7 @@ export function readListQuery(search) {
   return {
     status: WORKFLOW_STATUSES.includes(status) ? status : undefined,
     q: search.get("q")?.trim() || undefined,
-    limit: Number.isInteger(limit) && limit >= 1 && limit <= MAX_PAGE_SIZE ? limit : DEFAULT_PAGE_SIZE,
+    limit: Number.isInteger(limit) && limit >= 1 && limit <= LIST_PAGE_MAX ? limit : DEFAULT_PAGE_SIZE,
     trail: readTrail(search),
   };
 }

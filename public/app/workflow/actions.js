@@ -1,44 +1,47 @@
-// The operator actions the workflow's state allows, each behind a confirmation. Which ones show follows the
-// contract (pause a running workflow, redrive an ended one, retry or skip a failed step while it needs attention…);
-// where the view cannot tell (a cancel during a compensation), the button shows and the API's 409 says why not.
+// The operator actions the workflow's state allows, each behind a confirmation. Which ones show is the API's
+// commands' table (generated/contract.js: pause a running workflow, redrive an ended one, retry or skip a failed
+// step while it needs attention…); where the view cannot tell (a cancel during a compensation), the button shows
+// and the API's 409 says why not. This module keeps only the words of each button.
 import { useState } from "preact/hooks";
 import { api } from "../api.js";
 import { ConfirmButton } from "../confirm.js";
+import { OPERATOR_COMMANDS } from "../generated/contract.js";
 import { html } from "../html.js";
 import { isTerminal } from "../statuses.js";
 
-const REDRIVABLE = new Set(["failed", "cancelled", "terminated"]);
-const CANCELLABLE = new Set(["running", "paused", "needs_attention"]);
-
-/** Which actions a workflow in this state takes: the pure rule the buttons follow. */
+/**
+ * Which commands a workflow in this state takes, by the table's names: `true` for a workflow command, the ids of
+ * the steps it applies to for a step command. Events are not commands: any workflow that has not ended takes one.
+ */
 export function allowedActions(view) {
-  const { status } = view;
-  const attention = status === "needs_attention";
-  return {
-    pause: status === "running",
-    resume: status === "paused",
-    sendEvent: !isTerminal(status),
-    cancel: CANCELLABLE.has(status),
-    compensate: attention,
-    terminate: !isTerminal(status),
-    redrive: REDRIVABLE.has(status),
-    failedSteps: attention ? view.steps.filter((step) => step.status === "failed").map((step) => step.id) : [],
-  };
+  const allowed = Object.entries(OPERATOR_COMMANDS).map(([name, command]) => {
+    const now = command.workflowStatuses.includes(view.status);
+    if (!command.stepStatuses) return [name, now];
+    return [name, now ? view.steps.filter((step) => command.stepStatuses.includes(step.status)).map((step) => step.id) : []];
+  });
+  return { ...Object.fromEntries(allowed), sendEvent: !isTerminal(view.status) };
 }
 
 /** Whether any action applies: an ended workflow that cannot be redriven takes none. */
 export function anyActionAllowed(view) {
-  const allowed = allowedActions(view);
-  return Object.values(allowed).some((value) => value === true) || allowed.failedSteps.length > 0;
+  return Object.values(allowedActions(view)).some((value) => (Array.isArray(value) ? value.length > 0 : value));
+}
+
+/** POSTs one of the table's commands for this workflow (and step), at the command's own path. */
+function runCommand(name, view, { stepId, body } = {}) {
+  const path = OPERATOR_COMMANDS[name].path.replace("{id}", encodeURIComponent(view.id)).replace("{stepId}", encodeURIComponent(stepId ?? ""));
+  return api(path, { method: "POST", body });
 }
 
 export function WorkflowActions({ view, onDone }) {
   const allowed = allowedActions(view);
-  const post = (action, body) => api(`${workflowPath(view.id)}/${action}`, { method: "POST", body });
+  const post = (name, body) => runCommand(name, view, { body });
   const common = { onDone };
+  // Retry and skip apply to the same failed steps; each step gets its row of the buttons it takes.
+  const steps = [...new Set([...allowed.retryStep, ...allowed.skipStep])];
   return html`
     <div class="wf-actions" data-testid="actions">
-      ${allowed.failedSteps.map((stepId) => html`<${StepActions} key=${stepId} view=${view} stepId=${stepId} onDone=${onDone} />`)}
+      ${steps.map((stepId) => html`<${StepActions} key=${stepId} view=${view} stepId=${stepId} allowed=${allowed} onDone=${onDone} />`)}
       <div class="toolbar">
         ${allowed.pause && html`<${ConfirmButton} ...${common} label="Pause" testId="pause" message="Nothing new is dispatched and no sleep or wait completes until you resume it. Running attempts go on." run=${() => post("pause")} />`}
         ${allowed.resume && html`<${ConfirmButton} ...${common} label="Resume" testId="resume" message="The workflow runs again; what fell due while it was paused happens now." run=${() => post("resume")} />`}
@@ -54,17 +57,18 @@ export function WorkflowActions({ view, onDone }) {
   `;
 }
 
-function StepActions({ view, stepId, onDone }) {
-  const path = `${workflowPath(view.id)}/steps/${encodeURIComponent(stepId)}`;
+function StepActions({ view, stepId, allowed, onDone }) {
   return html`
     <div class="toolbar step-actions" data-testid=${`step-actions-${stepId}`}>
       <span>Step <code>${stepId}</code> failed:</span>
-      <${ConfirmButton} label="Retry step" title=${`Retry ${stepId}`} testId=${`retry-${stepId}`} onDone=${onDone}
-        message="The step gets a fresh attempt budget and runs again." run=${() => api(`${path}/retry`, { method: "POST" })} />
-      <${ConfirmButton} label="Skip with output…" title=${`Skip ${stepId}`} testId=${`skip-${stepId}`} onDone=${onDone}
+      ${allowed.retryStep.includes(stepId) &&
+      html`<${ConfirmButton} label="Retry step" title=${`Retry ${stepId}`} testId=${`retry-${stepId}`} onDone=${onDone}
+        message="The step gets a fresh attempt budget and runs again." run=${() => runCommand("retryStep", view, { stepId })} />`}
+      ${allowed.skipStep.includes(stepId) &&
+      html`<${ConfirmButton} label="Skip with output…" title=${`Skip ${stepId}`} testId=${`skip-${stepId}`} onDone=${onDone}
         message="The step counts as succeeded with this output, and the steps after it run (a failed compensation counts as done)."
         field=${{ label: "Output (JSON; empty for null)", initial: "{}", rows: 4 }}
-        run=${(text) => api(`${path}/skip`, { method: "POST", body: optionalJson(text, "output") })} />
+        run=${(text) => runCommand("skipStep", view, { stepId, body: optionalJson(text, "output") })} />`}
     </div>
   `;
 }
@@ -88,7 +92,7 @@ function SendEvent({ view, onDone }) {
 
 function Redrive({ view, onDone }) {
   const [fromStep, setFromStep] = useState("");
-  const run = () => api(`${workflowPath(view.id)}/redrive`, { method: "POST", body: fromStep ? { fromStep } : {} });
+  const run = () => runCommand("redrive", view, { body: fromStep ? { fromStep } : {} });
   return html`
     <${ConfirmButton} label="Redrive…" title="Redrive" testId="redrive" onDone=${onDone} run=${run} confirmLabel="Redrive"
       message="Steps that did not succeed run again with fresh attempt budgets; the outputs of the others are kept.">

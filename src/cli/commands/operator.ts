@@ -1,46 +1,43 @@
 import type { SendEventRequest } from "../../client/index";
-import { stringFlag, usageLine, type Command } from "../command";
+import { OPERATOR_COMMANDS as COMMAND_TABLE, type CommandField, type OperatorCommandContract, type OperatorCommandName } from "../../domain/contract";
+import type { WorkflowView } from "../api-types";
+import { stringFlag, usageLine, type Command, type FlagValues } from "../command";
 import { readDocument, readJsonFlag } from "../documents";
 import { UsageError } from "../failures";
 import { actedLines } from "../views/workflow";
 
-/** An action that takes only the workflow's id and answers the workflow after it. */
-function simpleAction(name: "cancel" | "pause" | "resume", summary: string): Command {
-  return {
-    name,
-    summary,
-    args: ["<id>"],
-    async run({ client, out, args: [id = ""] }) {
-      out.result(await client[name](id), (workflow) => actedLines(name, workflow));
+/** `retryStep` → `retry-step`: how commands and flags are spelt on the command line. */
+const kebab = (name: string): string => name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
+
+/** One operator command of the table: the workflow's id (and the step's), a flag per field of its body. */
+function tableCommand(name: OperatorCommandName): Command {
+  const row: OperatorCommandContract = COMMAND_TABLE[name];
+  const onStep = row.path.includes("{stepId}");
+  const fields = Object.entries(row.fields ?? {});
+  const command: Command = {
+    name: kebab(name),
+    summary: row.summary.charAt(0).toLowerCase() + row.summary.slice(1),
+    args: onStep ? ["<id>", "<step>"] : ["<id>"],
+    flags: Object.fromEntries(fields.map(([field, spec]) => [kebab(field), { type: "string", value: spec.value, description: spec.description }])),
+    async run({ client, out, args: [id = "", stepId = ""], flags }) {
+      const send = client[name] as (id: string, ...rest: unknown[]) => Promise<WorkflowView>;
+      const body = row.fields ? [bodyOf(fields, flags, usageLine(command))] : [];
+      out.result(await send(id, ...(onStep ? [stepId] : []), ...body), (workflow) => actedLines(command.name, workflow));
     },
   };
+  return command;
 }
 
-const cancel = simpleAction("cancel", "cancel a workflow: fence running attempts, compensate what succeeded, end cancelled");
-const pause = simpleAction("pause", "pause a workflow: dispatch nothing and hold its timers until resumed");
-const resume = simpleAction("resume", "resume a paused workflow: what fell due meanwhile happens now");
-
-const terminate: Command = {
-  name: "terminate",
-  summary: "end a workflow terminated at once: fence running attempts, compensate nothing",
-  args: ["<id>"],
-  flags: { reason: { type: "string", value: "<text>", description: "why, kept in the history" } },
-  async run({ client, out, args: [id = ""], flags }) {
-    const reason = stringFlag(flags, "reason");
-    out.result(await client.terminate(id, reason === undefined ? {} : { reason }), (workflow) => actedLines("terminate", workflow));
-  },
-};
-
-const redrive: Command = {
-  name: "redrive",
-  summary: "run a failed, cancelled or terminated workflow again from the steps that did not succeed",
-  args: ["<id>"],
-  flags: { "from-step": { type: "string", value: "<step>", description: "also run this step and everything downstream of it again" } },
-  async run({ client, out, args: [id = ""], flags }) {
-    const fromStep = stringFlag(flags, "from-step");
-    out.result(await client.redrive(id, fromStep === undefined ? {} : { fromStep }), (workflow) => actedLines("redrive", workflow));
-  },
-};
+/** The body from the flags given: a JSON field's flag is parsed, a text field's sent as it is. */
+function bodyOf(fields: [string, CommandField][], flags: FlagValues, usage: string): Record<string, unknown> {
+  return Object.fromEntries(
+    fields.flatMap(([field, spec]) => {
+      const text = stringFlag(flags, kebab(field));
+      if (text === undefined) return [];
+      return [[field, spec.json ? readJsonFlag(kebab(field), text, usage) : text]];
+    }),
+  );
+}
 
 const event: Command = {
   name: "event",
@@ -67,4 +64,5 @@ function payloadOf(inline: unknown, file: unknown): { payload?: unknown } {
   return {};
 }
 
-export const OPERATOR_COMMANDS: Command[] = [cancel, terminate, pause, resume, redrive, event];
+/** The table's commands, then `event` (events are not operator commands: see domain/contract.ts). */
+export const OPERATOR_COMMANDS: Command[] = [...(Object.keys(COMMAND_TABLE) as OperatorCommandName[]).map(tableCommand), event];

@@ -1,4 +1,5 @@
 import type { DefinitionBody, DefinitionListQuery, ScheduleListQuery, ScheduleSpec } from "../../client/index";
+import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../../domain/contract";
 import { stringFlag, usageLine, type Command, type FlagSpec } from "../command";
 import { asObject, readDocument } from "../documents";
 import { UsageError } from "../failures";
@@ -7,7 +8,7 @@ import type { ScheduleView } from "../api-types";
 import { definitionLines, definitionListLines, publishedLines, scheduleLines, scheduleListLines, triggeredLines } from "../views/registry";
 
 const PAGE_FLAGS: Record<string, FlagSpec> = {
-  limit: { type: "string", value: "<n>", description: "entries per page (default 50, at most 100)" },
+  limit: { type: "string", value: "<n>", description: `entries per page (default ${LIST_PAGE_DEFAULT}, at most ${LIST_PAGE_MAX})` },
   cursor: { type: "string", value: "<cursor>", description: "the next page, as the previous one said" },
 };
 

@@ -1,4 +1,5 @@
-import { ENDED_STATUSES, type WorkflowView } from "../api-types";
+import { TERMINAL_WORKFLOW_STATUSES } from "../../domain/contract";
+import type { WorkflowView } from "../api-types";
 import type { Command, CommandContext } from "../command";
 import { EXIT } from "../failures";
 import type { Terminal } from "../output";
@@ -27,7 +28,7 @@ export async function watchWorkflow(context: CommandContext, id: string): Promis
   for (;;) {
     const workflow = await context.client.get(id);
     show(previous, workflow);
-    if (ENDED_STATUSES.has(workflow.status)) return finish(context, workflow);
+    if (TERMINAL_WORKFLOW_STATUSES.includes(workflow.status)) return finish(context, workflow);
     previous = workflow;
     await context.sleep(POLL_INTERVAL_MS);
   }

@@ -1,4 +1,5 @@
 import type { HistoryQuery, ListQuery, StartRequest } from "../../client/index";
+import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../../domain/contract";
 import { stringFlag, usageLine, type Command, type FlagValues } from "../command";
 import { asObject, readDocument, readJsonFlag } from "../documents";
 import { UsageError } from "../failures";
@@ -76,7 +77,7 @@ const list: Command = {
   flags: {
     status: { type: "string", value: "<status>", description: "only workflows with this status (running, completed, failed, ...)" },
     name: { type: "string", value: "<name>", description: "only workflows of this definition" },
-    limit: { type: "string", value: "<n>", description: "workflows per page (default 50, at most 100)" },
+    limit: { type: "string", value: "<n>", description: `workflows per page (default ${LIST_PAGE_DEFAULT}, at most ${LIST_PAGE_MAX})` },
     cursor: { type: "string", value: "<cursor>", description: "the next page, as the previous one said" },
   },
   async run({ client, out, flags }) {

@@ -1,11 +1,11 @@
 // What `watch` shows, as pure functions of the workflow views it polled: the full frame a terminal redraws, and
 // the lines a pipe gets, one per change.
+import { ENDED_STEP_STATUSES } from "../../domain/contract";
 import type { StepView, WorkflowView } from "../api-types";
 import { clip } from "../format";
 import { stepDetail } from "../views/workflow";
 
-/** Step statuses a step leaves only through an operator or a redrive: they count as done for the progress bar. */
-const SETTLED_STEP_STATUSES = new Set(["succeeded", "skipped", "failed", "compensated", "cancelled"]);
+// Steps that ended count as done for the progress bar (a failed one leaves only through an operator or a redrive).
 
 const STEP_MARKS: Record<string, string> = {
   pending: "·",
@@ -25,7 +25,7 @@ const STEP_MARKS: Record<string, string> = {
 const BAR_WIDTH = 24;
 
 export function progressOf(workflow: WorkflowView): { settled: number; total: number } {
-  return { settled: workflow.steps.filter((step) => SETTLED_STEP_STATUSES.has(step.status)).length, total: workflow.steps.length };
+  return { settled: workflow.steps.filter((step) => ENDED_STEP_STATUSES.includes(step.status)).length, total: workflow.steps.length };
 }
 
 /** `[██████████░░░░░░░░░░░░░░] 2/5` */

@@ -2,7 +2,8 @@
 import type { StepState } from "../state";
 import type { TransitionContext } from "./context";
 import { failWorkflow } from "./failure";
-import { giveUp, retryFailedStep, skipFailedStep } from "./operator";
+import { retryFailedStep, skipFailedStep } from "./commands/failed-step";
+import { giveUp } from "./commands/unwind";
 
 /**
  * Called after every transition: entering `needs_attention` starts the clock (when the definition set one), leaving

@@ -1,9 +1,8 @@
+import { ENDED_STEP_STATUSES } from "../contract";
 import { activeAttempt, isTerminal, type Attempt, type StepState } from "../state";
 import type { TransitionContext } from "./context";
 
 export type ReportRejection = { ok: false; code: "not_found" | "stale_attempt" | "gone" | "already_claimed"; message: string };
-
-const ENDED_STEP_STATUSES = new Set(["succeeded", "failed", "skipped", "compensated", "cancelled"]);
 
 /**
  * Fencing: only the step's active attempt may change anything. A report for a step that has ended is `gone`;
@@ -19,7 +18,7 @@ export function locateAttempt(
   if (!step) return { ok: false, code: "not_found", message: `workflow has no step "${stepId}"` };
   const active = activeAttempt(step);
   if (active && active.n === n) return { ok: true, step, attempt: active };
-  if (ENDED_STEP_STATUSES.has(step.status) || isTerminal(ctx.state.status)) {
+  if (ENDED_STEP_STATUSES.includes(step.status) || isTerminal(ctx.state.status)) {
     return { ok: false, code: "gone", message: `step "${stepId}" has ended (${step.status})` };
   }
   ctx.note({ type: "stale_report_rejected", stepId, attempt: n, data: { report, currentAttempt: step.attempt } });

@@ -3,14 +3,14 @@ import type { QueueLagSample } from "../back-pressure";
 import type { PinnedDefinition, StepError, WorkflowState } from "../state";
 import type { AttemptReport, CircuitOpened } from "../task-message";
 import type { HistoryEntryFields } from "../history";
+import type { CommandReply, OperatorEvent } from "../operator-commands";
 import { TransitionContext } from "./context";
 import type { EnqueueAttempt } from "./effects";
 import { superviseDeadlines } from "./deadlines";
-import { cancelWorkflow, compensateWorkflow, retryStep, skipStep } from "./operator";
 import { claimAttempt, type ClaimedTask } from "./claim";
 import { dispatchReadySteps } from "./dispatch";
 import { recordAccepted, recordDeadLetter, recordFailure, recordHeartbeat, recordSuccess, recordVerified } from "./reports";
-import { pauseWorkflow, redriveWorkflow, resumeWorkflow, terminateWorkflow } from "./control";
+import { applyCommand } from "./commands";
 import { receiveEvent, type SentEvent } from "./events";
 import { noteCircuitOpened, parkAttempt, releaseParkedStep } from "./parking";
 import { settleAttentionDeadline } from "./escalation";
@@ -23,8 +23,6 @@ export { commitPlan } from "./commit-plan";
 export type { HistoryEntry, HistoryEntryFields } from "../history";
 export type { ClaimedTask } from "./claim";
 export type { ReportRejection } from "./fencing";
-export type { OperatorResult } from "./operator";
-export type { ControlResult } from "./control";
 export type { EventReply, SentEvent } from "./events";
 export { MAX_INBOX_EVENTS } from "./events";
 export { nextDeadlineAt } from "./deadlines";
@@ -45,15 +43,9 @@ export type WorkflowEvent =
   | { type: "TaskDeadLettered"; stepId: string; attempt: number }
   /** The supervisor's tick; `queueLag` is the task queue's lag, read when a queued attempt's check is due. */
   | { type: "DeadlinesReached"; queueLag?: QueueLagSample }
-  | { type: "CancelRequested" }
-  | { type: "StepRetryRequested"; stepId: string }
-  | { type: "StepSkipRequested"; stepId: string; output?: unknown }
-  | { type: "CompensationRequested" }
   | ({ type: "EventReceived" } & SentEvent)
-  | { type: "PauseRequested" }
-  | { type: "ResumeRequested" }
-  | { type: "TerminateRequested"; reason?: string }
-  | { type: "RedriveRequested"; fromStep?: string };
+  /** An operator's command: the table in domain/operator-commands.ts says which event each one becomes. */
+  | OperatorEvent;
 
 /** An agent's report on an attempt, as the event it is. */
 export function reportEvent(stepId: string, attempt: number, report: AttemptReport): Extract<WorkflowEvent, { type: "AttemptSucceeded" | "AttemptAccepted" | "AttemptFailed" | "AttemptVerified" | "AttemptParked" }> {
@@ -88,11 +80,11 @@ type ReplyOf<E extends WorkflowEvent["type"]> = E extends "AttemptClaimed"
         ? { ok: true }
         : E extends "EventReceived"
           ? ReturnType<typeof receiveEvent>
-          : E extends "PauseRequested" | "ResumeRequested" | "TerminateRequested" | "RedriveRequested"
-            ? ReturnType<typeof pauseWorkflow>
+          : E extends OperatorEvent["type"]
+            ? CommandReply
             : E extends "ParkedStepReleased"
               ? ReturnType<typeof releaseParkedStep>
-              : ReturnType<typeof cancelWorkflow>;
+              : never;
 
 export interface TransitionResult<R = unknown> {
   state: WorkflowState;
@@ -153,24 +145,10 @@ function apply(ctx: TransitionContext, event: WorkflowEvent): unknown {
     case "DeadlinesReached":
       superviseDeadlines(ctx, event.queueLag);
       return { ok: true };
-    case "CancelRequested":
-      return cancelWorkflow(ctx);
-    case "StepRetryRequested":
-      return retryStep(ctx, event.stepId);
-    case "StepSkipRequested":
-      return skipStep(ctx, event.stepId, event.output);
-    case "CompensationRequested":
-      return compensateWorkflow(ctx);
     case "EventReceived":
       return receiveEvent(ctx, { event: event.event, ...(event.payload === undefined ? {} : { payload: event.payload }), ...(event.id === undefined ? {} : { id: event.id }) });
-    case "PauseRequested":
-      return pauseWorkflow(ctx);
-    case "ResumeRequested":
-      return resumeWorkflow(ctx);
-    case "TerminateRequested":
-      return terminateWorkflow(ctx, event.reason);
-    case "RedriveRequested":
-      return redriveWorkflow(ctx, event.fromStep);
+    default:
+      return applyCommand(ctx, event);
   }
 }
 

@@ -1,0 +1,163 @@
+/**
+ * The words of the API that the service, its client, its command line and its dashboard all use, declared once.
+ * A leaf: it imports nothing, so Node loads it as it is (type stripping) and scripts/generate-contract.ts copies
+ * every value below into public/app/generated/contract.js for the dashboard, which has no build step. Values only
+ * (and types): each export must survive being written out as a JavaScript literal.
+ */
+
+export const WORKFLOW_STATUSES = [
+  "running",
+  "paused",
+  "compensating",
+  "needs_attention",
+  "completed",
+  "failed",
+  "compensated",
+  "cancelled",
+  "terminated",
+] as const;
+
+export const STEP_STATUSES = [
+  "pending",
+  "scheduled",
+  "running",
+  "waiting",
+  "sleeping",
+  "retrying",
+  "succeeded",
+  "failed",
+  "skipped",
+  "compensating",
+  "compensated",
+  "cancelled",
+] as const;
+
+export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
+/** Statuses a workflow does not leave on its own (a redrive may reopen failed, cancelled and terminated). */
+export const TERMINAL_WORKFLOW_STATUSES: readonly WorkflowStatus[] = ["completed", "failed", "compensated", "cancelled", "terminated"];
+
+/** Statuses a step does not leave on its own: nothing of it runs any more. */
+export const ENDED_STEP_STATUSES: readonly StepStatus[] = ["succeeded", "skipped", "failed", "compensated", "cancelled"];
+
+/** Workflow ids, step ids, event names and definition names share one format, so they are safe in keys and URLs. */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+/** The bound on `limit` of every list (workflows, definitions, schedules, targets) and the default where it has one. */
+export const LIST_PAGE_MAX = 100;
+export const LIST_PAGE_DEFAULT = 50;
+
+/** A body field of an operator command, as the command line offers it (`--from-step <step>`). */
+export interface CommandField {
+  /** What the value stands for in help, e.g. "<text>". */
+  value: string;
+  description: string;
+  /** The value is JSON (parsed before it is sent), not text. */
+  json?: true;
+}
+
+/**
+ * Whether the object's client sends a command again after the object was reset mid-call: only when a second
+ * delivery changes nothing, since one applied before the reset would otherwise answer a confusing 409.
+ */
+export type RpcRetry = "retried" | "once";
+
+/** An operator command as it is seen from outside the service: its route, its words and when it applies. */
+export interface OperatorCommandContract {
+  /** The route (POST); `{stepId}` in it makes the command act on one step. */
+  path: `/v1/workflows/{id}/${string}`;
+  operationId: string;
+  /** The OpenAPI summary, also the command line's help. */
+  summary: string;
+  /** The fields of its JSON body, when it takes one (domain/operator-commands.ts holds the schema). */
+  fields?: Record<string, CommandField>;
+  /** The body must be sent (else a caller may send none, read as `{}`). */
+  bodyRequired?: true;
+  /**
+   * The workflow statuses in which it acts, so the dashboard offers it then; elsewhere the API answers 409, or
+   * 200 in `unchanged.in` (nothing to do). A status the view cannot tell apart (a cancel during a compensation
+   * that a failure began) may still be refused with a 409 that says why.
+   */
+  workflowStatuses: readonly WorkflowStatus[];
+  /** For a step command, the step statuses it acts on. */
+  stepStatuses?: readonly StepStatus[];
+  /** Where it has nothing to do: the API answers 200 with the workflow as it was, and why (the 200's description). */
+  unchanged?: { in: readonly WorkflowStatus[]; description: string };
+  retries: RpcRetry;
+}
+
+const OPEN: readonly WorkflowStatus[] = ["running", "paused", "compensating", "needs_attention"];
+
+/**
+ * What an operator can tell a workflow to do. Events (signals) sent with `POST /v1/workflows/{id}/events` are not
+ * here: they come from the workflow's own callers, carry a payload and a dedupe receipt, and answer differently.
+ */
+export const OPERATOR_COMMANDS = {
+  cancel: {
+    path: "/v1/workflows/{id}/cancel",
+    operationId: "cancelWorkflow",
+    summary: "Cancel: fence running attempts, compensate succeeded steps, end cancelled",
+    workflowStatuses: ["running", "paused", "needs_attention"],
+    retries: "once",
+  },
+  compensate: {
+    path: "/v1/workflows/{id}/compensate",
+    operationId: "compensateWorkflow",
+    summary: "Give up on a workflow in needs_attention: compensate, then end compensated",
+    workflowStatuses: ["needs_attention"],
+    retries: "once",
+  },
+  retryStep: {
+    path: "/v1/workflows/{id}/steps/{stepId}/retry",
+    operationId: "retryStep",
+    summary: "Retry a failed step with a fresh attempt budget (workflow in needs_attention)",
+    workflowStatuses: ["needs_attention"],
+    stepStatuses: ["failed"],
+    retries: "once",
+  },
+  skipStep: {
+    path: "/v1/workflows/{id}/steps/{stepId}/skip",
+    operationId: "skipStep",
+    summary: "Treat a failed step as succeeded with the given output (workflow in needs_attention)",
+    fields: { output: { value: "<json>", description: "the step's output, as JSON (default null)", json: true } },
+    bodyRequired: true,
+    workflowStatuses: ["needs_attention"],
+    stepStatuses: ["failed"],
+    retries: "once",
+  },
+  pause: {
+    path: "/v1/workflows/{id}/pause",
+    operationId: "pauseWorkflow",
+    summary: "Pause: dispatch nothing and hold timers until resumed; running attempts go on",
+    workflowStatuses: ["running"],
+    unchanged: { in: ["paused"], description: "It was already paused: nothing changed" },
+    // Pausing a paused workflow changes nothing.
+    retries: "retried",
+  },
+  resume: {
+    path: "/v1/workflows/{id}/resume",
+    operationId: "resumeWorkflow",
+    summary: "Resume a paused workflow: what fell due while paused happens now",
+    workflowStatuses: ["paused"],
+    retries: "once",
+  },
+  terminate: {
+    path: "/v1/workflows/{id}/terminate",
+    operationId: "terminateWorkflow",
+    summary: "Terminate: end terminated at once, fence running attempts, compensate nothing",
+    fields: { reason: { value: "<text>", description: "why, kept in the history" } },
+    workflowStatuses: OPEN,
+    retries: "once",
+  },
+  redrive: {
+    path: "/v1/workflows/{id}/redrive",
+    operationId: "redriveWorkflow",
+    summary: "Redrive a failed, cancelled or terminated workflow: steps that did not succeed (or fromStep and everything downstream) run again",
+    fields: { fromStep: { value: "<step>", description: "also run this step and everything downstream of it again" } },
+    workflowStatuses: ["failed", "cancelled", "terminated"],
+    retries: "once",
+  },
+} as const satisfies Record<string, OperatorCommandContract>;
+
+export type OperatorCommandName = keyof typeof OPERATOR_COMMANDS;

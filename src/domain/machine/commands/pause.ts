@@ -1,0 +1,40 @@
+/**
+ * Pause and resume. Pause is a state of the supervisor, not a flag it polls: while `paused`, `nextDeadlineAt`
+ * leaves out the timers that would start or finish work and dispatch starts nothing, so nothing wakes for them;
+ * resume runs the supervisor's tick at once, which finds them due.
+ */
+import { allowsWorkflow, type CommandReply } from "../../operator-commands";
+import { isTerminal } from "../../state";
+import type { TransitionContext } from "../context";
+import { superviseDeadlines } from "../deadlines";
+import { failedForGood } from "../failure";
+import { deliverInbox } from "../steps";
+import { conflict } from "./refusal";
+
+/** Only a running workflow pauses: one that unwinds or waits on an operator is already not moving forward. */
+export function pauseWorkflow(ctx: TransitionContext): CommandReply {
+  const { state } = ctx;
+  if (state.status === "paused") return { ok: true, unchanged: true };
+  if (isTerminal(state.status)) return conflict(`workflow has already ended (${state.status})`);
+  if (!allowsWorkflow("pause", state.status)) return conflict(`only a running workflow can be paused (it is ${state.status})`);
+  state.status = "paused";
+  state.pausedAt = ctx.now;
+  ctx.record({ type: "workflow_paused" });
+  return { ok: true };
+}
+
+/** Back to running; what fell due while paused happens now, in the order a running workflow would have seen it. */
+export function resumeWorkflow(ctx: TransitionContext): CommandReply {
+  const { state } = ctx;
+  if (!allowsWorkflow("resume", state.status)) return conflict(`only a paused workflow can be resumed (it is ${state.status})`);
+  state.status = "running";
+  ctx.record({ type: "workflow_resumed", data: { pausedMs: ctx.now - (state.pausedAt ?? ctx.now) } });
+  delete state.pausedAt;
+  // Events sent while paused were kept: they reach their waits before any wait's timeout is looked at.
+  deliverInbox(ctx);
+  // A step that failed for good while paused waited for this: its workflow's onFailure applies now.
+  const held = state.steps.find((step) => step.status === "failed");
+  if (held) failedForGood(ctx, held, held.error ?? { message: "failed while paused" });
+  superviseDeadlines(ctx);
+  return { ok: true };
+}

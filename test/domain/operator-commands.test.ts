@@ -1,0 +1,127 @@
+// The operator commands' table, row by row: the event each command becomes, the body its schema reads, and the
+// statuses the table says allow it, checked against what the machine answers in a workflow of every status.
+import { describe, expect, it } from "vitest";
+import type { z } from "zod";
+import { OPERATOR_COMMANDS, WORKFLOW_STATUSES, type OperatorCommandContract, type OperatorCommandName, type WorkflowStatus } from "../../src/domain/contract";
+import { allowsWorkflow, COMMAND_RULES, commandEvent, type CommandRequest } from "../../src/domain/operator-commands";
+import type { WorkflowState } from "../../src/domain/state";
+import {
+  cancelRequested,
+  claimed,
+  failedPermanently,
+  pauseRequested,
+  plan,
+  Run,
+  step,
+  succeeded,
+  terminateRequested,
+  undoable,
+  type Script,
+} from "./builders";
+
+const NAMES = Object.keys(OPERATOR_COMMANDS) as OperatorCommandName[];
+
+describe("the event each command becomes", () => {
+  it.each<[string, CommandRequest, object]>([
+    ["cancel", { command: "cancel" }, { type: "CancelRequested" }],
+    ["compensate", { command: "compensate" }, { type: "CompensationRequested" }],
+    ["retryStep", { command: "retryStep", stepId: "b" }, { type: "StepRetryRequested", stepId: "b" }],
+    ["skipStep with an output", { command: "skipStep", stepId: "b", body: { output: { n: 1 } } }, { type: "StepSkipRequested", stepId: "b", output: { n: 1 } }],
+    ["skipStep without one", { command: "skipStep", stepId: "b", body: {} }, { type: "StepSkipRequested", stepId: "b" }],
+    ["pause", { command: "pause" }, { type: "PauseRequested" }],
+    ["resume", { command: "resume" }, { type: "ResumeRequested" }],
+    ["terminate with a reason", { command: "terminate", body: { reason: "not needed" } }, { type: "TerminateRequested", reason: "not needed" }],
+    ["terminate without a body", { command: "terminate" }, { type: "TerminateRequested" }],
+    ["redrive from a step", { command: "redrive", body: { fromStep: "a" } }, { type: "RedriveRequested", fromStep: "a" }],
+    ["redrive without a body", { command: "redrive" }, { type: "RedriveRequested" }],
+  ])("%s", (_name, request, event) => {
+    expect(commandEvent(request)).toStrictEqual(event);
+  });
+
+  it("covers every command of the table", () => {
+    expect(Object.keys(COMMAND_RULES)).toEqual(NAMES);
+  });
+});
+
+describe.each(NAMES)("the row of %s", (name) => {
+  const row: OperatorCommandContract = OPERATOR_COMMANDS[name];
+  const body = COMMAND_RULES[name].body as z.ZodObject | undefined;
+
+  it("has a body schema exactly when the contract names body fields, with the same fields", () => {
+    expect(body === undefined).toBe(row.fields === undefined);
+    expect(Object.keys(body?.shape ?? {})).toEqual(Object.keys(row.fields ?? {}));
+    if (row.bodyRequired) expect(row.fields).toBeDefined();
+  });
+
+  it("routes a step command by its step, a workflow command by the workflow", () => {
+    expect(row.path).toMatch(/^\/v1\/workflows\/\{id\}\/(steps\/\{stepId\}\/)?[a-z]+$/);
+    expect(row.path.includes("{stepId}")).toBe(row.stepStatuses !== undefined);
+  });
+});
+
+/** `a` (undoable) then `b`; how `b`'s failure is handled decides where the workflow goes. */
+const flow = (onFailure: "compensate" | "escalate" | "fail") => plan([undoable("a", { retry: { maxAttempts: 1 } }), step("b")], { onFailure });
+const B_FAILED: Script = [claimed("a"), succeeded("a"), claimed("b"), failedPermanently("b")];
+
+/** A workflow in every status (two compensating ones: a failure's and a cancel's), from real transitions. */
+const WORKFLOWS: { name: string; status: WorkflowStatus; onFailure: "compensate" | "escalate" | "fail"; script: Script }[] = [
+  { name: "running", status: "running", onFailure: "compensate", script: [] },
+  { name: "paused", status: "paused", onFailure: "compensate", script: [pauseRequested()] },
+  { name: "compensating after a failure", status: "compensating", onFailure: "compensate", script: B_FAILED },
+  { name: "compensating after a cancel", status: "compensating", onFailure: "compensate", script: [claimed("a"), succeeded("a"), cancelRequested()] },
+  { name: "needs_attention", status: "needs_attention", onFailure: "escalate", script: B_FAILED },
+  { name: "completed", status: "completed", onFailure: "compensate", script: [claimed("a"), succeeded("a"), claimed("b"), succeeded("b")] },
+  { name: "failed", status: "failed", onFailure: "fail", script: B_FAILED },
+  { name: "compensated", status: "compensated", onFailure: "compensate", script: [...B_FAILED, claimed("a", 2), succeeded("a", 2)] },
+  { name: "cancelled", status: "cancelled", onFailure: "compensate", script: [cancelRequested()] },
+  { name: "terminated", status: "terminated", onFailure: "compensate", script: [terminateRequested()] },
+];
+
+/** Each command on the failed step `b` where it takes a step, with an empty body where it takes one. */
+const REQUESTS: Record<OperatorCommandName, CommandRequest> = {
+  cancel: { command: "cancel" },
+  compensate: { command: "compensate" },
+  retryStep: { command: "retryStep", stepId: "b" },
+  skipStep: { command: "skipStep", stepId: "b", body: {} },
+  pause: { command: "pause" },
+  resume: { command: "resume" },
+  terminate: { command: "terminate", body: {} },
+  redrive: { command: "redrive", body: {} },
+};
+
+/** Where the view cannot tell the status apart: a second cancel of a cancel's compensation changes nothing. */
+const EXCEPTIONS: Record<string, object> = { "compensating after a cancel/cancel": { ok: true } };
+
+function expectedReply(workflow: string, name: OperatorCommandName, status: WorkflowStatus): object {
+  const row: OperatorCommandContract = OPERATOR_COMMANDS[name];
+  const exception = EXCEPTIONS[`${workflow}/${name}`];
+  if (exception) return exception;
+  if (allowsWorkflow(name, status)) return { ok: true };
+  if (row.unchanged?.in.includes(status)) return { ok: true, unchanged: true };
+  return { ok: false, code: "conflict" };
+}
+
+describe("the statuses the table allows, against the machine", () => {
+  it("has a workflow in every status", () => {
+    expect(new Set(WORKFLOWS.map((workflow) => workflow.status))).toEqual(new Set(WORKFLOW_STATUSES));
+  });
+
+  describe.each(WORKFLOWS)("a workflow $name", ({ name: workflow, status, onFailure, script }) => {
+    const state: WorkflowState = new Run(flow(onFailure)).play(script).state;
+
+    it(`is ${status}`, () => {
+      expect(state.status).toBe(status);
+    });
+
+    it.each(NAMES)("answers %s as the table says", (name) => {
+      const run = new Run(flow(onFailure)).play(script);
+      expect(run.send(commandEvent(REQUESTS[name])).reply).toMatchObject(expectedReply(workflow, name, status));
+    });
+  });
+
+  it.each(["retryStep", "skipStep"] as const)("refuses %s on a step whose status the table does not allow", (name) => {
+    const run = new Run(flow("escalate")).play(B_FAILED);
+    expect(run.step("a").status).toBe("succeeded");
+    expect(run.send(commandEvent({ command: name, stepId: "a", body: {} } as CommandRequest)).reply).toMatchObject({ ok: false, code: "conflict" });
+  });
+});
