@@ -1,7 +1,7 @@
 import { backoffMs } from "../../domain/backoff";
 import { scheduleObjectName } from "../../schedules/schedule-name";
 import { SEND_RETRY } from "../delivery-policy";
-import type { OutboxRows } from "../outbox-rows";
+import type { OutboxRow, OutboxRows } from "../outbox-rows";
 import { earliestAfter } from "./tasks";
 import type { Delivery } from "./delivery";
 
@@ -10,12 +10,22 @@ interface ScheduleNotice {
   workflowId: string;
 }
 
+/** Past this many failed tries (about an hour of backoff), the schedule finds the workflow ended at its next fire. */
+const NOTICE_TRIES = 60;
+
 /**
  * A workflow a schedule's fire started tells that schedule when it ends, so a buffered fire starts at once. The
  * notice is an outbox row like any other: a failed call is tried again with backoff, and a schedule told twice
  * finds the workflow already ended (its `workflowEnded` is idempotent).
  */
 export class ScheduleNoticeDelivery implements Delivery {
+  /**
+   * Notices on their way. The schedule may answer by calling this workflow (a `cancel_previous` fire cancels it,
+   * and hears of its end inside that call): that call's commit must not send the notice again, or each would
+   * call the other for ever.
+   */
+  private readonly sending = new Set<number>();
+
   constructor(
     private readonly rows: OutboxRows,
     private readonly env: Env,
@@ -26,22 +36,27 @@ export class ScheduleNoticeDelivery implements Delivery {
   }
 
   async deliver(workflow: { tenant: string }): Promise<boolean> {
-    const due = this.rows.ofKind("schedule").filter((row) => row.nextAttemptAt <= Date.now());
-    const told = await Promise.all(
-      due.map(async (row) => {
-        const notice = row.payload as ScheduleNotice;
-        try {
-          // The namespace's own stub, not the schedule client: that one reaches back to the object's class through its types.
-          await this.env.SCHEDULES.getByName(scheduleObjectName(workflow.tenant, notice.schedule)).workflowEnded(notice.workflowId);
-          this.rows.remove([row.seq]);
-          return true;
-        } catch (error) {
-          console.error(JSON.stringify({ message: "could not tell the schedule its workflow ended; the alarm will", schedule: notice.schedule, workflowId: notice.workflowId, error: String(error) }));
-          this.rows.update(row.seq, { attempts: row.attempts + 1, nextAttemptAt: Date.now() + backoffMs(row.attempts, SEND_RETRY) });
-          return false;
-        }
-      }),
-    );
+    const due = this.rows.ofKind("schedule").filter((row) => row.nextAttemptAt <= Date.now() && !this.sending.has(row.seq));
+    const told = await Promise.all(due.map((row) => this.tell(workflow.tenant, row)));
     return told.every(Boolean);
+  }
+
+  private async tell(tenant: string, row: OutboxRow): Promise<boolean> {
+    const notice = row.payload as ScheduleNotice;
+    this.sending.add(row.seq);
+    try {
+      // The namespace's own stub, not the schedule client: that one reaches back to the object's class through its types.
+      await this.env.SCHEDULES.getByName(scheduleObjectName(tenant, notice.schedule)).workflowEnded(notice.workflowId);
+      this.rows.remove([row.seq]);
+      return true;
+    } catch (error) {
+      const givenUp = row.attempts + 1 >= NOTICE_TRIES;
+      console.error(JSON.stringify({ message: givenUp ? "schedule not told its workflow ended; its next fire finds out" : "could not tell the schedule its workflow ended; the alarm will", schedule: notice.schedule, workflowId: notice.workflowId, error: String(error) }));
+      if (givenUp) this.rows.remove([row.seq]);
+      else this.rows.update(row.seq, { attempts: row.attempts + 1, nextAttemptAt: Date.now() + backoffMs(row.attempts, SEND_RETRY) });
+      return givenUp;
+    } finally {
+      this.sending.delete(row.seq);
+    }
   }
 }
