@@ -43,7 +43,8 @@ import { checkNeighbour, driveNeighbour, neighbourReport } from "./lib/neighbour
 import { mergeRemoteStats } from "./lib/breaker.ts";
 import { SCHEDULE_ID, SCHEDULE_KIND, scheduleWorkflowEntry, startSchedule } from "./lib/schedule.ts";
 import { applyMigrations, createSandbox, startShepherd } from "./lib/shepherd.ts";
-import { buildWorkflows, driveWorkload } from "./lib/workload.ts";
+import { buildWorkflows } from "./lib/workload.ts";
+import { driveWorkload } from "./lib/workload-driver.ts";
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));
