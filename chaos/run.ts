@@ -27,7 +27,14 @@ import { atInterrupt, installCleanup, killAllGroups } from "../scripts/lib/proce
 import { startRemote } from "./remote.ts";
 import { startAlarmSampler } from "./lib/alarms.ts";
 import { buildBurstWorkflows, driveBurst } from "./lib/burst.ts";
-import { checkAlarms, checkEffects, checkEvents, checkIndex, checkNoQueueAttempts, checkProgress, checkScheduleFires, checkScheduleToStart, checkServerFaults, checkSleeps, checkTerminal } from "./lib/checks.ts";
+import { checkAlarms } from "./lib/checks/alarms.ts";
+import { checkIndex } from "./lib/checks/d1-index.ts";
+import { checkEffects } from "./lib/checks/effects.ts";
+import { checkEvents } from "./lib/checks/events.ts";
+import { checkProgress, checkServerFaults, checkTerminal } from "./lib/checks/outcomes.ts";
+import { checkScheduleFires } from "./lib/checks/schedule-fires.ts";
+import { checkScheduleToStart } from "./lib/checks/schedule-to-start.ts";
+import { checkNoQueueAttempts, checkSleeps } from "./lib/checks/sleeps.ts";
 import { createClient } from "./lib/client.ts";
 import { startDispatchSampler } from "./lib/dispatch.ts";
 import { idsNamedBy, timelines } from "./lib/evidence.ts";
@@ -36,7 +43,7 @@ import { LANGUAGE_SHARE } from "./lib/language.ts";
 import { renderReport } from "./lib/report.ts";
 import { burstReport, languageReport, scheduleReport, sumCounts } from "./lib/report-sections.ts";
 import { driveSupervision, planSupervision } from "./lib/supervision.ts";
-import { checkBreaker, checkLostAnswers, checkStalls } from "./lib/supervision-checks.ts";
+import { checkBreaker, checkLostAnswers, checkStalls } from "./lib/checks/supervision.ts";
 import { supervisionFacts } from "./lib/supervision-facts.ts";
 import { NO_REMOTE_FAULTS } from "./lib/faults.ts";
 import { checkNeighbour, driveNeighbour, neighbourReport } from "./lib/neighbour.ts";
@@ -202,7 +209,7 @@ async function main() {
       checkTerminal(results, finals),
       checkEffects(remoteStats, finals, allWorkflows),
       await checkIndex(client, finals),
-      await checkAlarms(client, finals, sampler),
+      await checkAlarms(client, finals, sampler.state),
       checkProgress(finals, allWorkflows, PROGRESS_THRESHOLD),
       checkScheduleToStart(finals, allWorkflows),
       checkEvents(finals, allWorkflows),
