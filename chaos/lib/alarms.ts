@@ -4,14 +4,35 @@
 // and read once more for every workflow at the end.
 import { mapPool, sampleEvery } from "../../scripts/lib/async.ts";
 import { TERMINAL_STATUSES } from "./client.ts";
+import type { ShepherdClient } from "./client.ts";
+import type { DevWorkflow } from "./api-shapes.ts";
 
 export const OVERDUE_LIMIT_MS = 5_000;
+
+export interface AlarmVerdict {
+  overdueMs: number;
+  /** An alarm left on a terminal workflow. */
+  leftoverAlarm: boolean;
+  /** A pending deadline without an alarm. */
+  lost: boolean;
+}
+
+/** What the sampler saw during the run: the worst 20 overdue and lost alarms. */
+export interface AlarmSamples {
+  available: boolean | null;
+  samples: number;
+  maxOverdueMs: number;
+  worst: (Pick<DevWorkflow, "status" | "alarmAt" | "nextDeadlineAt"> & { id: string; overdueMs: number; at: number })[];
+  lost: (Pick<DevWorkflow, "status" | "nextDeadlineAt"> & { id: string; at: number })[];
+}
+
+export type DevRouteProbe = { available: true } | { available: false | null; status: number; body?: unknown };
 
 /**
  * How overdue one object's supervision is. Non-terminal: now − alarmAt, or now − nextDeadlineAt when the
  * alarm is missing although a deadline is pending (a lost alarm). Terminal: no alarm should remain.
  */
-export function judgeAlarm(dev, receivedAt) {
+export function judgeAlarm(dev: DevWorkflow, receivedAt: number): AlarmVerdict {
   // The object's own reading time when it gives one: a slow answer under load is not a late alarm.
   const now = typeof dev.readAt === "number" ? dev.readAt : receivedAt;
   const terminal = TERMINAL_STATUSES.has(dev.status);
@@ -26,9 +47,9 @@ export function judgeAlarm(dev, receivedAt) {
  * missing (the API's "not found" for a known workflow would be a bug, not a missing feature). `available`
  * is null when the answer says nothing (no connection, a 5xx): ask again later.
  */
-export async function probeDevRoute(client, existingId) {
+export async function probeDevRoute(client: ShepherdClient, existingId: string): Promise<DevRouteProbe> {
   const res = await client.getDevWorkflow(existingId);
-  if (res.status === 200 && res.body && "alarmAt" in res.body) return { available: true };
+  if (res.status === 200 && res.value && "alarmAt" in res.value) return { available: true };
   if (res.status === 0 || res.status >= 500) return { available: null, status: res.status };
   return { available: false, status: res.status, body: res.body };
 }
@@ -37,33 +58,35 @@ export async function probeDevRoute(client, existingId) {
  * Samples the alarms of the workflows `inFlight()` returns every `intervalMs` until stopped. Skips while
  * `paused()` (Shepherd is restarting) and stops itself after the route proves missing.
  */
-export function startAlarmSampler({ client, inFlight, paused, intervalMs = 2_000 }) {
-  const state = { available: null, samples: 0, maxOverdueMs: 0, worst: [], lost: [] };
-  const { stop } = sampleEvery(intervalMs, async () => {
+export function startAlarmSampler({ client, inFlight, paused, intervalMs = 2_000 }: { client: ShepherdClient; inFlight: () => string[]; paused: () => boolean; intervalMs?: number }): { state: AlarmSamples; stop(): Promise<AlarmSamples> } {
+  const state: AlarmSamples = { available: null, samples: 0, maxOverdueMs: 0, worst: [], lost: [] };
+  const sampler = sampleEvery(intervalMs, async () => {
+    if (paused()) return undefined;
     const ids = inFlight();
-    if (ids.length === 0) return;
+    if (ids[0] === undefined) return undefined;
     if (state.available === null) {
       const probe = await probeDevRoute(client, ids[0]);
-      if (probe.available === null) return;
+      if (probe.available === null) return undefined;
       state.available = probe.available;
       if (!probe.available) return false;
     }
     // A few at a time: hundreds of reads at once would load the service the soak is measuring.
-    await mapPool(ids, 10, (id) => sampleOne(client, id, state));
-  }, { paused, result: state });
-  return { state, stop };
+    await mapPool(ids, 10, (id: string) => sampleOne(client, id, state));
+    return undefined;
+  });
+  return { state, stop: () => sampler.stop().then(() => state) };
 }
 
 /** One workflow's alarm, read now: the worst overdue and lost ones are kept (20 of each) for the report. */
-async function sampleOne(client, id, state) {
-  const res = await client.getDevWorkflow(id);
-  if (res.status !== 200 || !res.body) return;
+async function sampleOne(client: ShepherdClient, id: string, state: AlarmSamples): Promise<void> {
+  const { value: dev } = await client.getDevWorkflow(id);
+  if (!dev) return;
   const now = Date.now();
-  const verdict = judgeAlarm(res.body, now);
+  const verdict = judgeAlarm(dev, now);
   state.samples += 1;
   if (verdict.overdueMs > state.maxOverdueMs) state.maxOverdueMs = verdict.overdueMs;
   if (verdict.overdueMs > OVERDUE_LIMIT_MS && state.worst.length < 20) {
-    state.worst.push({ id, status: res.body.status, alarmAt: res.body.alarmAt, nextDeadlineAt: res.body.nextDeadlineAt, overdueMs: verdict.overdueMs, at: now });
+    state.worst.push({ id, status: dev.status, alarmAt: dev.alarmAt, nextDeadlineAt: dev.nextDeadlineAt, overdueMs: verdict.overdueMs, at: now });
   }
-  if (verdict.lost && state.lost.length < 20) state.lost.push({ id, status: res.body.status, nextDeadlineAt: res.body.nextDeadlineAt, at: now });
+  if (verdict.lost && state.lost.length < 20) state.lost.push({ id, status: dev.status, nextDeadlineAt: dev.nextDeadlineAt, at: now });
 }

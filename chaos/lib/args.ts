@@ -4,15 +4,36 @@
 import { flagSpec, integer, readFlags } from "../../scripts/lib/cli.ts";
 import { checkPortBase } from "../../scripts/lib/ports.ts";
 import { FAULT_NAMES } from "../../src/dev/fault-names.ts";
-import { checkFaultTable, DEFAULT_REMOTE_FAULTS } from "./faults.ts";
+import { checkFaultTable, DEFAULT_REMOTE_FAULTS, isRemoteFaultKind, TRANSIENT_KINDS } from "./faults.ts";
+import type { RemoteFaults } from "./faults.ts";
 
-export const SERVER_FAULT_KEYS = [...FAULT_NAMES];
+export const SERVER_FAULT_KEYS: readonly string[] = [...FAULT_NAMES];
+
+export type Preset = "soak" | "quick";
+
+/** The run's settings, from the flags and the preset. */
+export interface ChaosOptions {
+  workflows: number;
+  concurrency: number;
+  burst: number;
+  burstClients: number;
+  seed: string;
+  maxSeconds: number;
+  restart: boolean;
+  allowSkips: boolean;
+  keep: boolean;
+  portBase: number;
+  remoteFaults: RemoteFaults;
+  serverFaults: Record<string, number>;
+  preset: Preset;
+  help: boolean;
+}
 
 /**
  * Probabilities of the Worker-side faults (the FAULTS var, honoured only with DEV_HOOKS=true). A fault
  * src/dev/fault-names.ts adds is off in the soak (0) until it gets a probability here.
  */
-const SOAK_SERVER_FAULTS = {
+const SOAK_SERVER_FAULTS: Record<string, number> = {
   consumerThrows: 0.05,
   agentDiesAfterClaim: 0.05,
   indexWriteFails: 0.05,
@@ -25,12 +46,12 @@ for (const name of Object.keys(SOAK_SERVER_FAULTS)) {
   // A fault renamed or removed in src/ must not silently leave the soak.
   if (!SERVER_FAULT_KEYS.includes(name)) throw new Error(`chaos/lib/args.ts sets a probability for ${name}, which src/dev/fault-names.ts no longer has`);
 }
-export const DEFAULT_SERVER_FAULTS = Object.freeze({
+export const DEFAULT_SERVER_FAULTS: Readonly<Record<string, number>> = Object.freeze({
   ...SOAK_SERVER_FAULTS,
   ...Object.fromEntries(SERVER_FAULT_KEYS.filter((name) => !(name in SOAK_SERVER_FAULTS)).map((name) => [name, 0])),
 });
 
-export const PORT_RANGE = [8810, 8819];
+export const PORT_RANGE: [number, number] = [8810, 8819];
 /** Shepherd, its inspector, the remote, the breaker scenario's second host, the noisy neighbour's host. */
 const PORT_COUNT = 5;
 
@@ -38,8 +59,8 @@ const PORT_COUNT = 5;
  * Default bound on the whole run: the regular soak's, plus time per burst workflow for the engine to work
  * through them (measured on 2 loaded cores, with margin) and for the harness to read them at the end.
  */
-const BURST_SECONDS_PER_WORKFLOW = { soak: 0.12, quick: 0.2 };
-export const DEFAULT_BURST = { soak: 2000, quick: 300 };
+const BURST_SECONDS_PER_WORKFLOW: Record<Preset, number> = { soak: 0.12, quick: 0.2 };
+export const DEFAULT_BURST: Record<Preset, number> = { soak: 2000, quick: 300 };
 
 export const USAGE = `npm run chaos -- [flags]
 
@@ -68,47 +89,58 @@ const FLAGS = flagSpec({
 });
 
 /** `--fault NAME=P`: one remote or Worker fault's probability. */
-function setFault(options, text) {
-  const [name, p] = text.split("=");
+function setFault(options: ChaosOptions, text: string): void {
+  const [name = "", p] = text.split("=");
   const probability = Number(p);
-  if (name in options.remoteFaults) options.remoteFaults[name] = probability;
+  if (isRemoteFaultKind(name)) options.remoteFaults[name] = probability;
   else if (SERVER_FAULT_KEYS.includes(name)) options.serverFaults[name] = probability;
   else throw new Error(`unknown fault ${name}`);
 }
 
-export function parseArgs(argv) {
+/** A flag's value as parseArgs read it: a string for the flags that take one, true for a switch. */
+type FlagValues = Record<string, unknown>;
+
+export function parseArgs(argv: string[]): ChaosOptions {
   const { values, tokens } = readFlags(argv, FLAGS);
-  const preset = values.quick ? "quick" : "soak";
+  const flags: FlagValues = values;
+  const preset: Preset = flags.quick ? "quick" : "soak";
   /** The flag's value when given, else the preset's default. */
-  const pick = (flag, min, soak, quick = soak) => (values[flag] !== undefined ? integer(values[flag], `--${flag}`, min) : preset === "quick" ? quick : soak);
+  const pick = (flag: string, min: number, soak: number, quick = soak): number => {
+    const text = flags[flag];
+    return typeof text === "string" ? integer(text, `--${flag}`, min) : preset === "quick" ? quick : soak;
+  };
   const burst = pick("burst", 0, DEFAULT_BURST.soak, DEFAULT_BURST.quick);
-  const options = {
+  const options: ChaosOptions = {
     workflows: pick("workflows", 1, 200, 30),
     concurrency: pick("concurrency", 1, 10, 5),
     burst,
     burstClients: pick("burst-clients", 1, 32),
-    seed: values.seed ?? "1",
-    maxSeconds: pick("max-seconds", 30, 180, 90) + (values["max-seconds"] === undefined ? Math.ceil(burst * BURST_SECONDS_PER_WORKFLOW[preset]) : 0),
-    restart: !values["no-restart"],
-    allowSkips: Boolean(values["allow-skips"]),
-    keep: Boolean(values.keep),
+    seed: typeof flags.seed === "string" ? flags.seed : "1",
+    maxSeconds: pick("max-seconds", 30, 180, 90) + (flags["max-seconds"] === undefined ? Math.ceil(burst * BURST_SECONDS_PER_WORKFLOW[preset]) : 0),
+    restart: !flags["no-restart"],
+    allowSkips: Boolean(flags["allow-skips"]),
+    keep: Boolean(flags.keep),
     portBase: pick("port-base", 1, PORT_RANGE[0]),
     remoteFaults: { ...DEFAULT_REMOTE_FAULTS },
     serverFaults: { ...DEFAULT_SERVER_FAULTS },
     preset,
-    help: Boolean(values.help),
+    help: Boolean(flags.help),
   };
-  // In command-line order: `--no-remote-faults --fault hang=0.2` leaves only hang on.
-  for (const token of tokens) {
-    if (token.kind !== "option") continue;
-    if (token.name === "no-remote-faults") for (const k of Object.keys(options.remoteFaults)) options.remoteFaults[k] = 0;
-    if (token.name === "no-server-faults") for (const k of Object.keys(options.serverFaults)) options.serverFaults[k] = 0;
-    if (token.name === "fault") setFault(options, token.value);
-  }
+  applyFaultFlags(options, tokens);
   checkPortBase(options.portBase, PORT_COUNT, PORT_RANGE);
   checkFaultTable(options.remoteFaults, Object.keys(options.remoteFaults));
   checkFaultTable(options.serverFaults, SERVER_FAULT_KEYS);
-  const transient = ["slow", "hang", "executeAndTimeout", "http503", "http429"].reduce((sum, k) => sum + options.remoteFaults[k], 0);
+  const transient = TRANSIENT_KINDS.reduce((sum, k) => sum + options.remoteFaults[k], 0);
   if (transient > 1) throw new Error(`the per-attempt remote fault probabilities add up to ${transient} (> 1)`);
   return options;
+}
+
+/** In command-line order: `--no-remote-faults --fault hang=0.2` leaves only hang on. */
+function applyFaultFlags(options: ChaosOptions, tokens: readonly { kind: string; name?: string; value?: string | undefined }[]): void {
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    if (token.name === "no-remote-faults") for (const k of Object.keys(options.remoteFaults)) if (isRemoteFaultKind(k)) options.remoteFaults[k] = 0;
+    if (token.name === "no-server-faults") for (const k of Object.keys(options.serverFaults)) options.serverFaults[k] = 0;
+    if (token.name === "fault") setFault(options, token.value ?? "");
+  }
 }

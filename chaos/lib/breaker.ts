@@ -9,6 +9,13 @@
 // GET /v1/targets is sampled every second, until the batch ended and the breaker reads closed again.
 /* global URL */
 import { sampleEvery, sleep } from "../../scripts/lib/async.ts";
+import type { ShepherdClient } from "./client.ts";
+import type { TargetRow } from "./api-shapes.ts";
+import { familyId, familyWorkflow, remotePost } from "./definitions.ts";
+import type { Definition, RetryPolicy, SoakWorkflow } from "./definitions.ts";
+import type { HostOutage, OperationTotals, RemoteStats } from "./remote-ledger.ts";
+import { newResult } from "./results.ts";
+import type { WorkflowResult } from "./results.ts";
 import { driveFamily } from "./scenario-driver.ts";
 
 export const BREAKER_KIND = "breaker";
@@ -21,8 +28,8 @@ export const BREAKER_OPEN_MS = 5_000;
  * own faults (an agent that dies after its claim, 5 % a claim), and one to succeed. With four, runs showed a
  * step at 4 of 4 (503, failed probe, dead agent, success).
  */
-export const BATCH_RETRY = { maxAttempts: 5, initialIntervalMs: 1_000, backoffCoefficient: 2, maxIntervalMs: 4_000, jitter: 0.2 };
-const STEPS = ["s1", "s2"];
+export const BATCH_RETRY: RetryPolicy & { maxAttempts: number } = { maxAttempts: 5, initialIntervalMs: 1_000, backoffCoefficient: 2, maxIntervalMs: 4_000, jitter: 0.2 };
+const STEPS = ["s1", "s2"] as const;
 /**
  * The host answers at once, so heartbeats only find agents the Worker's faults killed; 1 s (the regular soak's)
  * also timed out live attempts under the full soak's backlog, each one an attempt this check would count.
@@ -32,23 +39,70 @@ const SAMPLE_EVERY_MS = 1_000;
 /** After the batch ended, how long the harness reads the listing for the breaker to show closed. */
 const CLOSED_WAIT_MS = 15_000;
 
+/** The second host, as the scenario drives it (chaos/remote.ts). */
+export interface SecondHost {
+  url: string;
+  /** Every operation answers 503 for `ms` from the next one on; the outage's from/to are filled in then. */
+  armOutage(ms: number): HostOutage;
+}
+
+/** A reading of the listing: the rows of the hosts asked about, by host. */
+export interface TargetsSample {
+  at: number;
+  rows: Record<string, TargetRow>;
+}
+
+/** The last reading of the second host's row. */
+export interface FinalTarget {
+  at: number;
+  status: number;
+  target: TargetRow | null;
+}
+
+export interface TargetsSeen {
+  available: boolean | null;
+  missingStatus: number | null;
+  errors: number;
+  samples: TargetsSample[];
+  final?: FinalTarget;
+}
+
+/** What the scenario saw; `skipped` when the run's deadline came before the outage. */
+export type BreakerRun =
+  | { skipped: string; host: string; mainHost: string; results: WorkflowResult[] }
+  | { skipped?: undefined; host: string; mainHost: string; outage: HostOutage; results: WorkflowResult[]; targets: TargetsSeen };
+
+export interface BreakerScenario {
+  client: ShepherdClient;
+  remote: SecondHost;
+  /** The main remote's host: its breaker is read beside, and must never open. */
+  mainHost: string;
+  workflows: SoakWorkflow[];
+  /** When the host goes down (epoch ms). */
+  outageAt: number;
+  deadline: number;
+  onStarted?: (id: string) => void;
+  onEnded?: (id: string) => void;
+  log: (message: string) => void;
+}
+
 /** `count` two-step workflows `chaos-<seed>-breaker-NNNN`, both steps on the second host. */
-export function buildBreakerBatch({ seed, count, hostUrl }) {
+export function buildBreakerBatch({ seed, count, hostUrl }: { seed: string; count: number; hostUrl: string }): SoakWorkflow[] {
+  const steps = STEPS.map((stepId) => ({
+    id: stepId,
+    action: remotePost(`${hostUrl}/act/${stepId}`, stepId),
+    compensate: remotePost(`${hostUrl}/compensate/${stepId}`, stepId),
+    timeouts: { startToCloseMs: 2_000 },
+  }));
+  const definition: Definition = {
+    name: `chaos-${BREAKER_KIND}`,
+    onFailure: "compensate",
+    defaults: { retry: BATCH_RETRY, timeouts: { heartbeatMs: BATCH_HEARTBEAT_MS }, breaker: { openMs: BREAKER_OPEN_MS } },
+    steps,
+  };
   return Array.from({ length: count }, (_, i) => {
-    const id = `chaos-${seed}-${BREAKER_KIND}-${String(i + 1).padStart(4, "0")}`;
-    const steps = STEPS.map((stepId) => ({
-      id: stepId,
-      action: { type: "http", url: `${hostUrl}/act/${stepId}`, method: "POST", body: { workflow: "{{ workflow.id }}", step: stepId } },
-      compensate: { type: "http", url: `${hostUrl}/compensate/${stepId}`, method: "POST", body: { workflow: "{{ workflow.id }}", step: stepId } },
-      timeouts: { startToCloseMs: 2_000 },
-    }));
-    const definition = {
-      name: `chaos-${BREAKER_KIND}`,
-      onFailure: "compensate",
-      defaults: { retry: BATCH_RETRY, timeouts: { heartbeatMs: BATCH_HEARTBEAT_MS }, breaker: { openMs: BREAKER_OPEN_MS } },
-      steps,
-    };
-    return { id, kind: BREAKER_KIND, declinedStep: null, declinedBeforeWait: false, language: null, payload: { id, input: { n: i + 1 }, definition } };
+    const id = familyId(seed, BREAKER_KIND, i);
+    return familyWorkflow(BREAKER_KIND, { id, input: { n: i + 1 }, definition });
   });
 }
 
@@ -58,10 +112,10 @@ export function buildBreakerBatch({ seed, count, hostUrl }) {
  * closed. Resolves to {host, mainHost, outage, results, targets: {available, samples, final}}; `outage.from`
  * is null when no call reached the host. With `skipped` when the run's deadline comes first.
  */
-export async function runBreakerScenario({ client, remote, mainHost, workflows, outageAt, deadline, onStarted, onEnded, log }) {
+export async function runBreakerScenario({ client, remote, mainHost, workflows, outageAt, deadline, onStarted, onEnded, log }: BreakerScenario): Promise<BreakerRun> {
   const host = new URL(remote.url).host;
   if (outageAt >= deadline) {
-    const results = workflows.map((wf) => ({ id: wf.id, kind: wf.kind, started: false, startTries: 0, startStatuses: {}, startError: "the run's deadline came before the outage" }));
+    const results = workflows.map((wf) => ({ ...newResult(wf.id, wf.kind), startError: "the run's deadline came before the outage" }));
     return { host, mainHost, skipped: "the run's deadline came before the outage was due", results };
   }
   await sleep(Math.max(0, outageAt - Date.now()));
@@ -77,40 +131,41 @@ export async function runBreakerScenario({ client, remote, mainHost, workflows, 
 }
 
 /** One reading of GET /v1/targets: the rows of `hosts` by host, or why there are none. */
-async function readTargets(client, hosts) {
+type TargetsReading =
+  | { status: number; missing: boolean; rows?: undefined }
+  | { status: 200; missing: false; at: number; rows: Record<string, TargetRow> };
+
+async function readTargets(client: ShepherdClient, hosts: readonly string[]): Promise<TargetsReading> {
   const res = await client.listTargets();
   if (res.status === 404 || res.status === 405) return { status: res.status, missing: true };
-  if (res.status !== 200 || !Array.isArray(res.body?.targets)) return { status: res.status };
-  const rows = Object.fromEntries(res.body.targets.filter((t) => hosts.includes(t.host)).map((t) => [t.host, t]));
-  return { status: 200, at: Date.now(), rows };
+  if (res.status !== 200 || !res.value) return { status: res.status, missing: false };
+  const rows = Object.fromEntries(res.value.targets.filter((t) => hosts.includes(t.host)).map((t) => [t.host, t]));
+  return { status: 200, missing: false, at: Date.now(), rows };
 }
 
-function startTargetsSampler(client, hosts) {
-  const state = { available: null, missingStatus: null, errors: 0, samples: [] };
-  return sampleEvery(
-    SAMPLE_EVERY_MS,
-    async () => {
-      const reading = await readTargets(client, hosts);
-      if (reading.missing) {
-        Object.assign(state, { available: false, missingStatus: reading.status });
-        return false;
-      }
-      if (reading.status !== 200) state.errors += 1;
-      else {
-        state.available = true;
-        state.samples.push({ at: reading.at, rows: reading.rows });
-      }
-    },
-    { result: state },
-  );
+function startTargetsSampler(client: ShepherdClient, hosts: readonly string[]): { stop(): Promise<TargetsSeen> } {
+  const state: TargetsSeen = { available: null, missingStatus: null, errors: 0, samples: [] };
+  const sampler = sampleEvery(SAMPLE_EVERY_MS, async () => {
+    const reading = await readTargets(client, hosts);
+    if (reading.missing) {
+      Object.assign(state, { available: false, missingStatus: reading.status });
+      return false;
+    }
+    if (!reading.rows) state.errors += 1;
+    else {
+      state.available = true;
+      state.samples.push({ at: reading.at, rows: reading.rows });
+    }
+    return undefined;
+  });
+  return { stop: () => sampler.stop().then(() => state) };
 }
 
 /** Reads the listing every second until `host`'s breaker is closed or `until`; the last reading of it. */
-async function readUntilClosed(client, host, until) {
-  let last;
+async function readUntilClosed(client: ShepherdClient, host: string, until: number): Promise<FinalTarget> {
   for (;;) {
     const reading = await readTargets(client, [host]);
-    last = { at: Date.now(), status: reading.status, target: reading.rows?.[host] ?? null };
+    const last = { at: Date.now(), status: reading.status, target: reading.rows?.[host] ?? null };
     if (reading.missing || last.target?.state === "closed" || Date.now() >= until) return last;
     await sleep(SAMPLE_EVERY_MS);
   }
@@ -120,20 +175,28 @@ async function readUntilClosed(client, host, until) {
  * The two hosts' stats as one, for the checks that read every key (effects, key shapes, timelines): workflow ids
  * differ between the hosts' families, so no key is on both.
  */
-export function mergeRemoteStats(main, second) {
-  const totals = {};
-  for (const kind of Object.keys(main.totals)) {
-    const [a, b] = [main.totals[kind], second.totals[kind]];
-    const faults = { ...a.faults };
-    for (const [fault, n] of Object.entries(b.faults)) faults[fault] = (faults[fault] ?? 0) + n;
-    totals[kind] = Object.fromEntries(Object.keys(a).map((field) => [field, field === "faults" ? faults : a[field] + b[field]]));
-  }
+export function mergeRemoteStats(main: RemoteStats, second: RemoteStats): RemoteStats {
   return {
     ...main,
     unkeyedRequests: main.unkeyedRequests + second.unkeyedRequests,
-    totals,
+    totals: { action: addTotals(main.totals.action, second.totals.action), compensation: addTotals(main.totals.compensation, second.totals.compensation) },
     keys: { ...main.keys, ...second.keys },
     ops: { ...main.ops, ...second.ops },
     verifies: { ...main.verifies, ...second.verifies },
+  };
+}
+
+function addTotals(a: OperationTotals, b: OperationTotals): OperationTotals {
+  const faults = { ...a.faults };
+  for (const [fault, n] of Object.entries(b.faults)) faults[fault] = (faults[fault] ?? 0) + n;
+  return {
+    keys: a.keys + b.keys,
+    requests: a.requests + b.requests,
+    applied: a.applied + b.applied,
+    replays: a.replays + b.replays,
+    replaysAfterDelivered: a.replaysAfterDelivered + b.replaysAfterDelivered,
+    abandoned: a.abandoned + b.abandoned,
+    malformedKeys: a.malformedKeys + b.malformedKeys,
+    faults,
   };
 }

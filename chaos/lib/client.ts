@@ -4,63 +4,120 @@
 /* global URL */
 import { requestJson } from "../../scripts/lib/http-json.ts";
 import { API_TOKEN } from "./shepherd.ts";
+import { field, isDevDispatch, isDevWorkflow, isHistoryEvent, isIndexPage, isScheduleView, isTargetList, isWorkflowView } from "./api-shapes.ts";
+import type { DevDispatch, DevWorkflow, HistoryEvent, IndexPage, ScheduleView, TargetList } from "./api-shapes.ts";
 
 const REQUEST_TIMEOUT_MS = 5_000;
 
+/** One answer; status 0 when none came (refused, reset, timed out). */
+export interface Answer {
+  status: number;
+  /** The JSON body; `{text}` for a body that is not JSON; null for none. */
+  body: unknown;
+  error: string | null;
+  /** The raw Retry-After header (or null): back-pressure is part of the answer. */
+  retryAfter: string | null;
+}
+
+/** An answer of a route whose body the soak reads: `value` is the body when it is a 2xx of the route's shape. */
+export interface TypedAnswer<T> extends Answer {
+  value: T | null;
+}
+
+/** The whole history, or as much of it as was read before a page failed. */
+export interface History {
+  ok: boolean;
+  status?: number | string;
+  events: HistoryEvent[];
+}
+
+/** What requestJson answers, as the client reads it. */
+interface JsonResponse {
+  status: number;
+  body: unknown;
+  text: string;
+  headers: Headers;
+}
+
+interface RequestOptions {
+  body?: unknown;
+  timeoutMs?: number;
+}
+
+type Request = (method: string, path: string, options?: RequestOptions) => Promise<Answer>;
+
+export type ShepherdClient = ReturnType<typeof createClient>;
+
 /** A client of the soak's own tenant, or of another one's (`token`: the noisy-neighbour phase). */
-export function createClient(baseUrl, { token = API_TOKEN } = {}) {
+export function createClient(baseUrl: string, { token = API_TOKEN }: { token?: string } = {}) {
   const base = new URL(baseUrl);
   if (base.hostname !== "127.0.0.1") throw new Error(`the chaos client only talks to 127.0.0.1 (got ${baseUrl})`);
-
-  /**
-   * One request: {status, body, error, retryAfter}; status 0 when no answer came (refused, reset, timed out).
-   * `retryAfter` is the raw Retry-After header (or null): back-pressure is part of the answer.
-   */
-  async function request(method, path, { body, timeoutMs = REQUEST_TIMEOUT_MS } = {}) {
-    // Auth is required on /v1 and the dev routes (task callbacks use their token, but the soak makes none).
-    const headers = path.startsWith("/v1/") || path.startsWith("/dev/") ? { Authorization: `Bearer ${token}` } : {};
-    try {
-      const res = await requestJson(new URL(path, base), { method, body, headers, timeoutMs });
-      const parsed = res.body !== undefined ? res.body : res.text ? { text: res.text } : null;
-      return { status: res.status, body: parsed, error: null, retryAfter: res.headers.get("retry-after") };
-    } catch (error) {
-      return { status: 0, body: null, error: error?.cause?.code ?? error?.name ?? String(error), retryAfter: null };
-    }
-  }
-
+  const request: Request = (method, path, options = {}) => requestApi(base, token, method, path, options);
+  const read = <T>(path: string, is: (body: unknown) => body is T) => request("GET", path).then((answer) => typed(answer, is));
+  const id = encodeURIComponent;
   return {
     baseUrl: base.origin,
     request,
-    startWorkflow: (payload) => request("POST", "/v1/workflows", { body: payload }),
-    getWorkflow: (id) => request("GET", `/v1/workflows/${encodeURIComponent(id)}`),
-    listWorkflows: (cursor, { name } = {}) =>
-      request("GET", `/v1/workflows?limit=100${name ? `&name=${encodeURIComponent(name)}` : ""}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`),
+    startWorkflow: (payload: unknown) => request("POST", "/v1/workflows", { body: payload }),
+    getWorkflow: (workflowId: string) => read(`/v1/workflows/${id(workflowId)}`, isWorkflowView),
+    listWorkflows: (cursor?: string | null, { name }: { name?: string } = {}): Promise<TypedAnswer<IndexPage>> =>
+      read(`/v1/workflows?limit=100${name ? `&name=${id(name)}` : ""}${cursor ? `&cursor=${id(cursor)}` : ""}`, isIndexPage),
     /** An event (signal) for a workflow: {event, payload?, id?}. */
-    sendEvent: (id, event) => request("POST", `/v1/workflows/${encodeURIComponent(id)}/events`, { body: event }),
+    sendEvent: (workflowId: string, event: unknown) => request("POST", `/v1/workflows/${id(workflowId)}/events`, { body: event }),
     /** Cron schedules (contract v1.1, "Schedules (cron)"). */
-    createSchedule: (spec) => request("POST", "/v1/schedules", { body: spec }),
-    getSchedule: (id) => request("GET", `/v1/schedules/${encodeURIComponent(id)}`),
-    deleteSchedule: (id) => request("DELETE", `/v1/schedules/${encodeURIComponent(id)}`),
+    createSchedule: (spec: unknown): Promise<TypedAnswer<ScheduleView>> => request("POST", "/v1/schedules", { body: spec }).then((answer) => typed(answer, isScheduleView)),
+    getSchedule: (scheduleId: string) => read(`/v1/schedules/${id(scheduleId)}`, isScheduleView),
+    deleteSchedule: (scheduleId: string) => request("DELETE", `/v1/schedules/${id(scheduleId)}`),
     /** The tenant's circuit breakers by target host (contract v1.1, "Supervision beyond deadlines"). */
-    listTargets: () => request("GET", "/v1/targets?limit=100"),
-    getDevWorkflow: (id) => request("GET", `/dev/workflows/${encodeURIComponent(id)}`),
-    getDevDispatch: () => request("GET", "/dev/dispatch"),
+    listTargets: (): Promise<TypedAnswer<TargetList>> => read("/v1/targets?limit=100", isTargetList),
+    getDevWorkflow: (workflowId: string): Promise<TypedAnswer<DevWorkflow>> => read(`/dev/workflows/${id(workflowId)}`, isDevWorkflow),
+    getDevDispatch: (): Promise<TypedAnswer<DevDispatch>> => read("/dev/dispatch", isDevDispatch),
     /** Runs the Worker's cron handler (the sweep) now; wrangler dev has --test-scheduled for it. */
     runCronSweep: () => request("GET", "/__scheduled?cron=*+*+*+*+*"),
     /** The whole history, page by page (bounded: at most `maxPages` pages). */
-    async getHistory(id, maxPages = 20) {
-      const events = [];
-      let after = 0;
-      for (let page = 0; page < maxPages; page++) {
-        const res = await request("GET", `/v1/workflows/${encodeURIComponent(id)}/history?after=${after}&limit=1000`);
-        if (res.status !== 200) return { ok: false, status: res.status, events };
-        events.push(...(res.body.events ?? []));
-        if (res.body.nextAfter === undefined || res.body.nextAfter === null) return { ok: true, events };
-        after = res.body.nextAfter;
-      }
-      return { ok: false, status: "too many pages", events };
-    },
+    getHistory: (workflowId: string, maxPages = 20) => readHistory(request, workflowId, maxPages),
   };
 }
 
-export const TERMINAL_STATUSES = new Set(["completed", "failed", "compensated", "cancelled", "terminated"]);
+/** One request; auth is required on /v1 and the dev routes (task callbacks use their token, but the soak makes none). */
+async function requestApi(base: URL, token: string, method: string, path: string, { body, timeoutMs = REQUEST_TIMEOUT_MS }: RequestOptions): Promise<Answer> {
+  const headers: Record<string, string> = path.startsWith("/v1/") || path.startsWith("/dev/") ? { Authorization: `Bearer ${token}` } : {};
+  try {
+    const init = { method, body, headers, timeoutMs };
+    const res: JsonResponse = await requestJson(new URL(path, base), init);
+    const parsed = res.body !== undefined ? res.body : res.text ? { text: res.text } : null;
+    return { status: res.status, body: parsed, error: null, retryAfter: res.headers.get("retry-after") };
+  } catch (error) {
+    return { status: 0, body: null, error: failureName(error), retryAfter: null };
+  }
+}
+
+/** Why a request got no answer: the socket's code (ECONNREFUSED, …), else the error's name (TimeoutError), else `fallback`. */
+export function failureName(error: unknown, fallback: string = String(error)): string {
+  return String(field(field(error, "cause"), "code") ?? field(error, "name") ?? fallback);
+}
+
+function typed<T>(answer: Answer, is: (body: unknown) => body is T): TypedAnswer<T> {
+  if (answer.status >= 200 && answer.status < 300 && is(answer.body)) return { ...answer, value: answer.body };
+  return { ...answer, value: null };
+}
+
+async function readHistory(request: Request, workflowId: string, maxPages: number): Promise<History> {
+  const events: HistoryEvent[] = [];
+  let after = 0;
+  for (let page = 0; page < maxPages; page++) {
+    const res = await request("GET", `/v1/workflows/${encodeURIComponent(workflowId)}/history?after=${after}&limit=1000`);
+    if (res.status !== 200) return { ok: false, status: res.status, events };
+    const pageEvents = field(res.body, "events");
+    if (Array.isArray(pageEvents)) events.push(...pageEvents.filter(isHistoryEvent));
+    const nextAfter = field(res.body, "nextAfter");
+    if (typeof nextAfter !== "number") return { ok: true, events };
+    after = nextAfter;
+  }
+  return { ok: false, status: "too many pages", events };
+}
+
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "failed", "compensated", "cancelled", "terminated"]);
+
+/** Whether a status, when there is one, is terminal. */
+export const isTerminal = (status: string | null | undefined): boolean => typeof status === "string" && TERMINAL_STATUSES.has(status);

@@ -1,19 +1,33 @@
 // Evidence for a failed check: the workflows it names, each as one timeline that interleaves the engine's
 // history with what the remote saw, in ms from the workflow's start. Enough to tell a bug from bad luck and
 // to write its reproduction without rerunning the soak.
+import { isRecord } from "./api-shapes.ts";
+import type { Check } from "./checks/check.ts";
+import type { Final } from "./finals.ts";
+import type { RemoteStats } from "./remote-ledger.ts";
+import type { Outage } from "./restart.ts";
+
+/** A workflow's story: its engine events and what the remote saw, merged, in ms from its start. */
+export interface Timeline {
+  id: string;
+  status: string | null;
+  error: string | undefined;
+  timeline: string[];
+}
 
 /**
  * Workflow ids the failed checks name (`id` fields), up to `perCheck` from each, keeping only those
  * `exists` accepts: a workflow that never started has no story to tell.
  */
-export function idsNamedBy(checks, exists, perCheck = 2) {
-  const ids = [];
+export function idsNamedBy(checks: readonly Check[], exists: (id: string) => boolean, perCheck = 2): string[] {
+  const ids: string[] = [];
   for (const check of checks) {
     if (check.status !== "fail") continue;
-    const found = [];
-    const visit = (value, key) => {
-      if (found.length >= perCheck || key === "notStarted" || value === null || typeof value !== "object") return;
+    const found: string[] = [];
+    const visit = (value: unknown, key?: string): void => {
+      if (found.length >= perCheck || key === "notStarted") return;
       if (Array.isArray(value)) return value.forEach((v) => visit(v));
+      if (!isRecord(value)) return;
       if (typeof value.id === "string" && exists(value.id) && !ids.includes(value.id) && !found.includes(value.id)) found.push(value.id);
       for (const [k, v] of Object.entries(value)) visit(v, k);
     };
@@ -24,7 +38,7 @@ export function idsNamedBy(checks, exists, perCheck = 2) {
 }
 
 /** One merged timeline per workflow: `+ms engine <event>` and `+ms remote <key> attempt n: outcome`. */
-export function timelines(ids, finals, remoteStats, outage) {
+export function timelines(ids: readonly string[], finals: readonly Final[], remoteStats: RemoteStats, outage: Outage | null): Timeline[] {
   return ids.map((id) => {
     const final = finals.find((f) => f.id === id);
     const events = final?.events ?? [];

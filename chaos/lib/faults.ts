@@ -3,10 +3,17 @@
 // Shared by chaos/remote.ts (which applies it) and the harness (which predicts declined workflows).
 
 /** Transient fault kinds, in the order their probability bands are laid out on [0, 1). */
-export const TRANSIENT_KINDS = ["slow", "hang", "executeAndTimeout", "http503", "http429"];
+export const TRANSIENT_KINDS = ["slow", "hang", "executeAndTimeout", "http503", "http429"] as const;
+
+export type TransientFault = (typeof TRANSIENT_KINDS)[number];
+export type RemoteFaultKind = TransientFault | "decline";
+/** A probability per remote fault. */
+export type RemoteFaults = Record<RemoteFaultKind, number>;
+
+export const isRemoteFaultKind = (name: string): name is RemoteFaultKind => name === "decline" || (TRANSIENT_KINDS as readonly string[]).includes(name);
 
 /** Per-attempt probabilities of the transient faults, and the per-key probability of a permanent 422. */
-export const DEFAULT_REMOTE_FAULTS = Object.freeze({
+export const DEFAULT_REMOTE_FAULTS: Readonly<RemoteFaults> = Object.freeze({
   slow: 0.05,
   hang: 0.05,
   executeAndTimeout: 0.05,
@@ -18,7 +25,7 @@ export const DEFAULT_REMOTE_FAULTS = Object.freeze({
 });
 
 /** The breaker scenario's second host answers at once (it has an outage instead, lib/breaker.ts). */
-export const NO_REMOTE_FAULTS = Object.freeze(Object.fromEntries(Object.keys(DEFAULT_REMOTE_FAULTS).map((kind) => [kind, 0])));
+export const NO_REMOTE_FAULTS: Readonly<RemoteFaults> = Object.freeze({ slow: 0, hang: 0, executeAndTimeout: 0, http503: 0, http429: 0, decline: 0 });
 
 /**
  * The circuit breaker of every workflow that calls the main remote (contract v1.1, "Supervision beyond
@@ -38,7 +45,7 @@ export const MAIN_REMOTE_BREAKER = Object.freeze({ failures: 50 });
 export const FAULTY_ATTEMPTS = 2;
 
 /** 32-bit FNV-1a of a string; enough to spread keys evenly, and identical in every process. */
-function fnv1a(text) {
+function fnv1a(text: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     hash ^= text.charCodeAt(i);
@@ -48,7 +55,7 @@ function fnv1a(text) {
 }
 
 /** A uniform number in [0, 1) determined by the parts alone (a murmur3 finaliser over FNV-1a). */
-export function unitHash(...parts) {
+export function unitHash(...parts: (string | number)[]): number {
   let h = fnv1a(parts.join("\u0000"));
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
@@ -59,7 +66,7 @@ export function unitHash(...parts) {
 }
 
 /** A small seeded PRNG (mulberry32) for the harness's own choices (step counts, timeouts). */
-export function seededRandom(seed, salt = "") {
+export function seededRandom(seed: string, salt = ""): () => number {
   let state = Math.floor(unitHash(seed, salt) * 2 ** 32) >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -70,12 +77,17 @@ export function seededRandom(seed, salt = "") {
   };
 }
 
-export function isCompensationKey(key) {
+/** The i-th of a round-robin deal from a list that is never empty. */
+export function dealt<T>(list: readonly [T, ...T[]], i: number): T {
+  return list[i % list.length] ?? list[0];
+}
+
+export function isCompensationKey(key: string): boolean {
   return key.endsWith(":compensate");
 }
 
 /** Whether the remote answers 422 to every attempt of this action key. Compensations are never declined. */
-export function isDeclined(seed, key, faults) {
+export function isDeclined(seed: string, key: string, faults: Readonly<RemoteFaults>): boolean {
   return !isCompensationKey(key) && unitHash(seed, key, "decline") < faults.decline;
 }
 
@@ -83,7 +95,7 @@ export function isDeclined(seed, key, faults) {
  * The transient fault for one attempt of a key, or "none". `ordinal` is how many distinct attempts of the key
  * the remote has seen, this one included; the draw itself depends only on (seed, key, attempt).
  */
-export function transientFault(seed, key, attempt, ordinal, faults) {
+export function transientFault(seed: string, key: string, attempt: number, ordinal: number, faults: Readonly<RemoteFaults>): TransientFault | "none" {
   if (ordinal > FAULTY_ATTEMPTS) return "none";
   const draw = unitHash(seed, key, attempt, "transient");
   let band = 0;
@@ -95,7 +107,7 @@ export function transientFault(seed, key, attempt, ordinal, faults) {
 }
 
 /** Validates a fault table: every probability in [0, 1], and the transient bands not above 1 in total. */
-export function checkFaultTable(faults, kinds) {
+export function checkFaultTable(faults: Readonly<Record<string, number>>, kinds: readonly string[]): void {
   for (const kind of kinds) {
     const p = faults[kind];
     if (typeof p !== "number" || !(p >= 0 && p <= 1)) throw new Error(`fault probability ${kind} must be in [0, 1] (got ${p})`);

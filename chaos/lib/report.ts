@@ -1,19 +1,25 @@
 // The run's one summary as the console shows it: a table of checks and one of measurements (run.ts
 // writes the same report as JSON).
+import type { Distribution } from "./metrics.ts";
+import type { SoakReport } from "./soak-report.ts";
+import type { PhaseFigures } from "./neighbour.ts";
+import { tally } from "./checks/check.ts";
 
-const ms = (v) => (v === null || v === undefined ? "–" : `${Math.round(v)} ms`);
-const dist = (d, unit = ms) => (d.n === 0 ? "no samples" : `p50 ${unit(d.p50)}, p99 ${unit(d.p99)}, max ${unit(d.max)} (n=${d.n})`);
-const counts = (obj) =>
+type Row = [string, string];
+
+const ms = (v: number | null | undefined): string => (v === null || v === undefined ? "–" : `${Math.round(v)} ms`);
+const dist = (d: Distribution, unit = ms): string => (d.n === 0 ? "no samples" : `p50 ${unit(d.p50)}, p99 ${unit(d.p99)}, max ${unit(d.max)} (n=${d.n})`);
+const counts = (obj: Readonly<Record<string, number>>): string =>
   Object.entries(obj)
     .filter(([, n]) => n)
     .map(([k, n]) => `${k} ${n}`)
     .join(", ") || "none";
 
 /** Rows of [label, value] for the measurements part of the table. */
-function measurementRows(report) {
+function measurementRows(report: SoakReport): Row[] {
   const m = report.measurements;
   const r = report.remote.totals;
-  const rows = [
+  const rows: Row[] = [
     ["outcomes", `${counts(report.outcomes)} (${report.declinedByDesign} declined by design)`],
     ["time", `soak ${(report.timing.soakMs / 1000).toFixed(1)} s, reading ${(report.timing.readMs / 1000).toFixed(1)} s, checks ${(report.timing.checksMs / 1000).toFixed(1)} s, whole run ${(report.timing.totalMs / 1000).toFixed(1)} s`],
     ["restart", report.restart ? `killed at +${(report.restart.atMs / 1000).toFixed(1)} s (${report.restart.reason}), healthy again after ${(report.restart.downMs / 1000).toFixed(1)} s` : "none"],
@@ -43,17 +49,17 @@ function measurementRows(report) {
 }
 
 /** Stalls, lost answers and the host that went down: what each scenario's workflows showed. */
-function supervisionRows(report) {
+function supervisionRows(report: SoakReport): Row[] {
   const s = report.supervision;
   if (!s) return [];
-  const stalled = s.stalls.filter((c) => c.stall);
-  const overdue = stalled.map((c) => c.stall.overdueMs);
+  const overdue = s.stalls.flatMap((c) => (c.stall ? [c.stall.overdueMs ?? NaN] : []));
+  const stalled = overdue.length;
   const modes = counts(Object.fromEntries(["reset", "hang"].map((m) => [m, s.lostAnswers.filter((c) => c.mode === m).length])));
   const b = s.breaker;
-  const rows = [
+  const rows: Row[] = [
     [
       "stalling agents (progressMs 3 s)",
-      `${s.stalls.length}: ${stalled.length} stuck attempts stalled (${s.stalls.reduce((n, c) => n + c.stuckHeartbeatsAccepted, 0)} heartbeats accepted while stuck), ` +
+      `${s.stalls.length}: ${stalled} stuck attempts stalled (${s.stalls.reduce((n, c) => n + c.stuckHeartbeatsAccepted, 0)} heartbeats accepted while stuck), ` +
         `overdue ${overdue.length ? `max ${ms(Math.max(...overdue))}` : "–"}; steps by attempts ${histogram(s.stalls.map((c) => c.attempts))}; stalls elsewhere ${s.strayStalls.length}`,
     ],
     [
@@ -62,7 +68,7 @@ function supervisionRows(report) {
         `verify calls ${s.lostAnswers.reduce((n, c) => n + c.verifies, 0)} (${s.lostAnswers.reduce((n, c) => n + c.verifiesFound, 0)} found), step_verified ${s.lostAnswers.filter((c) => c.verifiedAttempts.length).length}`,
     ],
   ];
-  if (b.skipped) return [...rows, ["host down (circuit breaker)", `not run: ${b.skipped}`]];
+  if (b.skipped !== undefined) return [...rows, ["host down (circuit breaker)", `not run: ${b.skipped}`]];
   const opened = b.opened.map((o) => `+${seconds(o.afterDownMs)}`).join(", ") || "never";
   return [
     ...rows,
@@ -76,29 +82,25 @@ function supervisionRows(report) {
 }
 
 /** "2×3, 3×1": how many have each value, as the burst's steps by attempts. */
-function histogram(values) {
-  const out = {};
+function histogram(values: readonly number[]): string {
+  const out: Record<string, number> = {};
   for (const v of values) out[v] = (out[v] ?? 0) + 1;
   return Object.entries(out).map(([v, n]) => `${v}×${n}`).join(", ") || "–";
 }
 
 /** The cron schedule: its fires by outcome, how their workflows ended, start lag, the catch-up and the delete. */
-function scheduleRows(report) {
+function scheduleRows(report: SoakReport): Row[] {
   const s = report.schedule;
   if (!s) return [];
   if (s.missingApi) return [["cron schedule", "n/a (no schedules API in this build)"]];
   if (s.createdAt === null) return [["cron schedule", `not created (${counts(s.create.statuses)})`]];
-  const byOutcome = {};
-  const byStatus = {};
-  for (const f of s.fires) {
-    byOutcome[f.outcome ?? "unrecorded"] = (byOutcome[f.outcome ?? "unrecorded"] ?? 0) + 1;
-    if (f.status) byStatus[f.status] = (byStatus[f.status] ?? 0) + 1;
-  }
-  const lags = s.fires.filter((f) => f.startLagMs !== null && !f.inOutage).map((f) => f.startLagMs);
+  const byOutcome = tally(s.fires.map((f) => f.outcome ?? "unrecorded"));
+  const byStatus = tally(s.fires.flatMap((f) => (f.status ? [f.status] : [])));
+  const lags = s.fires.flatMap((f) => (f.startLagMs !== null && !f.inOutage ? [f.startLagMs] : []));
   const caught = s.fires.filter((f) => f.inOutage);
   const reads = s.readings.filter((r) => r.status === 200).length;
   return [
-    ["cron schedule", `${s.id} (${s.cron}, overlap ${s.overlap}, catch-up ${seconds(s.catchupWindowMs)}), ${s.fires.length} fires over ${seconds((s.delete?.answeredAt ?? s.followedUntil) - s.createdAt)}; view read ${reads}/${s.readings.length} times`],
+    ["cron schedule", `${s.id} (${s.cron}, overlap ${s.overlap}, catch-up ${seconds(s.catchupWindowMs)}), ${s.fires.length} fires over ${seconds((s.delete?.answeredAt ?? s.followedUntil ?? 0) - s.createdAt)}; view read ${reads}/${s.readings.length} times`],
     ["  fires / their workflows", `${counts(byOutcome)} / ${counts(byStatus)}; ${s.listed?.count ?? "?"} listed by name`],
     [
       "  fire → workflow created",
@@ -110,13 +112,13 @@ function scheduleRows(report) {
 }
 
 /** The share of the regular workflows with a sleep and a wait for an event. */
-function languageRows(report) {
+function languageRows(report: SoakReport): Row[] {
   const l = report.language;
   if (!l || l.workflows === 0) return [["sleep + waitForEvent workflows", "none"]];
   // Due: the planned wake, or the sleep's start when its action before it ran late.
-  const wakes = l.list.filter((x) => x.wokeAt !== null && x.plannedWakeAt !== null).map((x) => x.wokeAt - Math.max(x.plannedWakeAt, x.sleepingAt ?? 0));
+  const wakes = l.list.flatMap((x) => (x.wokeAt !== null && x.plannedWakeAt !== null ? [x.wokeAt - Math.max(x.plannedWakeAt, x.sleepingAt ?? 0)] : []));
   const a = l.acrossRestart;
-  const waits = l.list.filter((x) => x.event.timing === "late" && x.consumedAt !== null && x.waitingAt !== null).map((x) => x.consumedAt - x.waitingAt);
+  const waits = l.list.flatMap((x) => (x.event.timing === "late" && x.consumedAt !== null && x.waitingAt !== null ? [x.consumedAt - x.waitingAt] : []));
   return [
     [
       "sleep + waitForEvent workflows",
@@ -129,11 +131,11 @@ function languageRows(report) {
   ];
 }
 
-const signedSeconds = (v) => (v === null || v === undefined ? "–" : `${v < 0 ? "−" : "+"}${seconds(Math.abs(v))}`);
-const seconds = (v) => (v === null || v === undefined ? "–" : `${(v / 1000).toFixed(1)} s`);
+const signedSeconds = (v: number | null | undefined): string => (v === null || v === undefined ? "–" : `${v < 0 ? "−" : "+"}${seconds(Math.abs(v))}`);
+const seconds = (v: number | null | undefined): string => (v === null || v === undefined ? "–" : `${(v / 1000).toFixed(1)} s`);
 
 /** The burst's own rows; the dispatch lag is the engine's side of the same story. */
-function burstRows(report) {
+function burstRows(report: SoakReport): Row[] {
   const b = report.burst;
   const d = report.dispatch;
   const lag =
@@ -165,23 +167,23 @@ function burstRows(report) {
 }
 
 /** The noisy neighbour: its refused starts and start → end latency during the burst and after it. */
-function neighbourRows(report) {
+function neighbourRows(report: SoakReport): Row[] {
   const n = report.neighbour;
   if (!n) return [];
-  const phase = (p) => `${p.starts} starts, ${p.refused} refused; start → end ${dist(p.startToEndMs)}${p.spannedRestart ? ` (${p.spannedRestart} spanning the restart apart)` : ""}`;
+  const phase = (p: PhaseFigures): string => `${p.starts} starts, ${p.refused} refused; start → end ${dist(p.startToEndMs)}${p.spannedRestart ? ` (${p.spannedRestart} spanning the restart apart)` : ""}`;
   return [
     [`noisy neighbour (tenant ${n.tenant}, 1 start/s)`, `during the burst: ${phase(n.burst)}`],
     ["", `after it: ${phase(n.after)}`],
   ];
 }
 
-function table(header, rows) {
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => String(row[i]).length)));
-  const line = (cells) => cells.map((cell, i) => String(cell).padEnd(widths[i])).join("  ").trimEnd();
+  const line = (cells: readonly string[]): string => cells.map((cell, i) => String(cell).padEnd(widths[i] ?? 0)).join("  ").trimEnd();
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
 }
 
-export function renderReport(report) {
+export function renderReport(report: SoakReport): string {
   const c = report.config;
   const lines = [
     "",
@@ -193,15 +195,16 @@ export function renderReport(report) {
     "",
     table(["MEASUREMENT", "VALUE"], measurementRows(report)),
   ];
-  const troubled = report.checks.filter((check) => check.status === "fail" && check.data);
-  for (const check of troubled) {
-    lines.push("", `${check.name}: details`);
-    for (const [key, value] of Object.entries(check.data)) {
-      if (Array.isArray(value) && value.length === 0) continue;
-      const shown = Array.isArray(value) ? value.slice(0, 8) : value;
-      lines.push(`  ${key}: ${JSON.stringify(shown)}${Array.isArray(value) && value.length > 8 ? ` … (${value.length} listed in the JSON)` : ""}`);
-    }
-  }
+  for (const check of report.checks) if (check.status === "fail" && check.data) lines.push("", `${check.name}: details`, ...detailLines(check.data));
   lines.push("", `verdict: ${report.verdict}`);
   return lines.join("\n");
+}
+
+/** A failed check's data, a line per field: lists cut to their first 8 (the JSON has them all), empty ones left out. */
+function detailLines(data: Readonly<Record<string, unknown>>): string[] {
+  return Object.entries(data).flatMap(([key, value]) => {
+    if (Array.isArray(value) && value.length === 0) return [];
+    const shown: unknown = Array.isArray(value) ? value.slice(0, 8) : value;
+    return [`  ${key}: ${JSON.stringify(shown)}${Array.isArray(value) && value.length > 8 ? ` … (${value.length} listed in the JSON)` : ""}`];
+  });
 }

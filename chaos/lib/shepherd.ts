@@ -12,13 +12,44 @@ export const API_TOKEN = "chaos-token";
 export const NEIGHBOUR_TENANT = "neighbour";
 export const NEIGHBOUR_TOKEN = "neighbour-token";
 
+/** The commit copied and how many files differed from it. */
+export interface SandboxSource {
+  commit: string | null;
+  dirtyFiles: number;
+}
+
+/** What the copied source knows: the FAULTS var, DEV_HOOKS, and each fault name asked about. */
+export interface Features {
+  faultsVar: boolean;
+  devHooks: boolean;
+  faultKeys: Record<string, boolean>;
+}
+
+export interface Sandbox {
+  repoRoot: string;
+  dir: string;
+  persistTo: string;
+  logFile: string;
+  source: SandboxSource;
+  features: Features;
+  remove: () => void;
+}
+
+/** The running `wrangler dev` (scripts/lib/wrangler-dev.ts), as the soak drives it. */
+export interface Shepherd {
+  /** How long the last start took. */
+  readyMs?: number | undefined;
+  restart(options: { crash: boolean }): Promise<unknown>;
+  stop(): Promise<unknown>;
+}
+
 /**
  * Copies the project into a fresh temp dir and describes what was copied: the commit and uncommitted files,
  * and (`faultNames` being the names the soak may ask for) which of them the copied source knows.
  */
-export function createSandbox(repoRoot, { faultNames = [] } = {}) {
+export function createSandbox(repoRoot: string, { faultNames = [] }: { faultNames?: readonly string[] } = {}): Sandbox {
   const dir = mkdtempSync(join(tmpdir(), "shepherd-chaos-"));
-  const { commit, dirtyFiles } = snapshotProject(repoRoot, dir);
+  const { commit, dirtyFiles }: SandboxSource = snapshotProject(repoRoot, dir);
   return {
     repoRoot,
     dir,
@@ -34,7 +65,7 @@ export function createSandbox(repoRoot, { faultNames = [] } = {}) {
  * Whether the copied source knows the FAULTS var and each fault name. A static look only: it tells the
  * report that a server-side fault was never injected because this build does not have the hook yet.
  */
-function detectFeatures(srcDir, faultNames) {
+function detectFeatures(srcDir: string, faultNames: readonly string[]): Features {
   const text = readTree(srcDir);
   return {
     faultsVar: /\bFAULTS\b/.test(text),
@@ -43,7 +74,7 @@ function detectFeatures(srcDir, faultNames) {
   };
 }
 
-function readTree(dir) {
+function readTree(dir: string): string {
   let text = "";
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
@@ -54,19 +85,19 @@ function readTree(dir) {
 }
 
 /** `wrangler d1 migrations apply` for every bound D1 database (DB, DB_1 ...), into the sandbox's persisted state. */
-export function applyMigrations(sandbox) {
+export function applyMigrations(sandbox: Sandbox): Promise<unknown> {
   return applyD1Migrations({ repo: sandbox.repoRoot, tmp: sandbox.dir, cwd: sandbox.dir, persistTo: sandbox.persistTo, logFile: sandbox.logFile });
 }
 
-/**
- * Starts `wrangler dev` on 127.0.0.1:port and waits for GET /healthz. Returns its handle (see wranglerDev):
- * `crash()` and `restart({ crash: true })` for the mid-run kill, `stop()` at the end, `readyMs`.
- * `serverFaults` becomes the FAULTS var (honoured only with DEV_HOOKS=true).
- */
 /** The sweep's grace in the soak: after the run every workflow has ended, so only a stale index row is overdue. */
 export const SWEEP_GRACE_MS = 5_000;
 
-export function startShepherd(sandbox, { port, inspectorPort, serverFaults }) {
+/**
+ * Starts `wrangler dev` on 127.0.0.1:port and waits for GET /healthz. Returns its handle (see wranglerDev):
+ * `restart({ crash: true })` for the mid-run kill, `stop()` at the end, `readyMs`.
+ * `serverFaults` becomes the FAULTS var (honoured only with DEV_HOOKS=true).
+ */
+export function startShepherd(sandbox: Sandbox, { port, inspectorPort, serverFaults }: { port: number; inspectorPort: number; serverFaults: Readonly<Record<string, number>> }): Promise<Shepherd> {
   const dev = wranglerDev({
     repo: sandbox.repoRoot,
     tmp: sandbox.dir,
@@ -75,6 +106,7 @@ export function startShepherd(sandbox, { port, inspectorPort, serverFaults }) {
     inspectorPort,
     persistTo: sandbox.persistTo,
     logFile: sandbox.logFile,
+    logLevel: undefined,
     testScheduled: true,
     vars: {
       // The index check runs the cron sweep once, as production runs it every minute; the soak's clock is short.

@@ -6,6 +6,8 @@
 // where each is stuck is the seed's. The check (supervision-checks.ts) wants the stuck attempt timed out
 // `stalled` within 5 s of its deadline, the retry completed, and no stall anywhere else.
 import { MAIN_REMOTE_BREAKER, unitHash } from "./faults.ts";
+import { familyId, familyWorkflow, remotePost, SOAK_RETRY } from "./definitions.ts";
+import type { Definition, SoakWorkflow } from "./definitions.ts";
 
 export const STALL_KIND = "stall";
 export const STALL_STEP = "crunch";
@@ -24,24 +26,22 @@ export const REMOTE_BEAT_MS = 1_000;
 export const MOVING_PERCENTS = [10, 35, 60, 85];
 export const MOVING_BEAT_MS = REMOTE_BEAT_MS / 2;
 
-const RETRY = { maxAttempts: 5, initialIntervalMs: 100, backoffCoefficient: 2, maxIntervalMs: 2_000, jitter: 0.2 };
-
 /** Where the remote keeps the first attempt of `key` stuck: the same value on every heartbeat. */
-export function stuckProgress(seed, key) {
+export function stuckProgress(seed: string, key: string): { percent: number; stage: string } {
   return { percent: 20 + Math.floor(unitHash(seed, key, "stuck") * 60), stage: "stuck" };
 }
 
 /** `count` one-step workflows `chaos-<seed>-stall-NNNN` against the remote's stalling job. */
-export function buildStallWorkflows({ seed, count, remoteUrl }) {
+export function buildStallWorkflows({ seed, count, remoteUrl }: { seed: string; count: number; remoteUrl: string }): SoakWorkflow[] {
+  const step = {
+    id: STALL_STEP,
+    action: remotePost(`${remoteUrl}/stall/${STALL_STEP}`, STALL_STEP),
+    compensate: remotePost(`${remoteUrl}/compensate/${STALL_STEP}`, STALL_STEP),
+    timeouts: { progressMs: STALL_PROGRESS_MS, heartbeatMs: STALL_HEARTBEAT_MS, startToCloseMs: STALL_START_TO_CLOSE_MS },
+  };
+  const definition: Definition = { name: `chaos-${STALL_KIND}`, onFailure: "compensate", defaults: { retry: SOAK_RETRY, breaker: MAIN_REMOTE_BREAKER }, steps: [step] };
   return Array.from({ length: count }, (_, i) => {
-    const id = `chaos-${seed}-${STALL_KIND}-${String(i + 1).padStart(4, "0")}`;
-    const step = {
-      id: STALL_STEP,
-      action: { type: "http", url: `${remoteUrl}/stall/${STALL_STEP}`, method: "POST", body: { workflow: "{{ workflow.id }}", step: STALL_STEP } },
-      compensate: { type: "http", url: `${remoteUrl}/compensate/${STALL_STEP}`, method: "POST", body: { workflow: "{{ workflow.id }}", step: STALL_STEP } },
-      timeouts: { progressMs: STALL_PROGRESS_MS, heartbeatMs: STALL_HEARTBEAT_MS, startToCloseMs: STALL_START_TO_CLOSE_MS },
-    };
-    const definition = { name: `chaos-${STALL_KIND}`, onFailure: "compensate", defaults: { retry: RETRY, breaker: MAIN_REMOTE_BREAKER }, steps: [step] };
-    return { id, kind: STALL_KIND, declinedStep: null, declinedBeforeWait: false, language: null, payload: { id, input: { n: i + 1 }, definition } };
+    const id = familyId(seed, STALL_KIND, i);
+    return familyWorkflow(STALL_KIND, { id, input: { n: i + 1 }, definition });
   });
 }

@@ -11,6 +11,8 @@
 import { fileURLToPath } from "node:url";
 import { startFakeRemote } from "../../scripts/lib/fake-remote.ts";
 import { installCleanup } from "../../scripts/lib/process-groups.ts";
+import { isWorkflowView } from "../lib/api-shapes.ts";
+import type { RemoteCall } from "../lib/remote-operations.ts";
 import { API_TOKEN, applyMigrations, createSandbox, startShepherd } from "../lib/shepherd.ts";
 
 const PORT = 8810;
@@ -18,10 +20,10 @@ const REMOTE_PORT = 8813;
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
 installCleanup("repro");
-const requests = [];
+const requests: string[] = [];
 const remote = await startFakeRemote({
   port: REMOTE_PORT,
-  handle(call) {
+  handle(call: RemoteCall & { requests: readonly unknown[] }) {
     requests.push(`${call.path} key=${call.key} attempt=${call.req.headers["shepherd-attempt"]}`);
     if (call.path === "/charge" && call.requests.length === 1) {
       requests.push("  -> charge applied, then no answer");
@@ -35,7 +37,7 @@ const sandbox = createSandbox(repoRoot);
 await applyMigrations(sandbox);
 const shepherd = await startShepherd(sandbox, { port: PORT, inspectorPort: PORT + 1, serverFaults: {} });
 const headers = { "Content-Type": "application/json", Authorization: `Bearer ${API_TOKEN}` };
-const target = (path) => ({ type: "http", url: `http://127.0.0.1:${REMOTE_PORT}${path}` });
+const target = (path: string) => ({ type: "http", url: `http://127.0.0.1:${REMOTE_PORT}${path}` });
 const body = {
   id: "leak-1",
   definition: {
@@ -54,7 +56,8 @@ const body = {
 };
 await fetch(`http://127.0.0.1:${PORT}/v1/workflows`, { method: "POST", headers, body: JSON.stringify(body) });
 await new Promise((resolve) => setTimeout(resolve, 6_000));
-const workflow = await (await fetch(`http://127.0.0.1:${PORT}/v1/workflows/leak-1`, { headers })).json();
+const workflow: unknown = await (await fetch(`http://127.0.0.1:${PORT}/v1/workflows/leak-1`, { headers })).json();
+if (!isWorkflowView(workflow)) throw new Error(`GET /v1/workflows/leak-1 answered ${JSON.stringify(workflow)}`);
 
 console.log(`workflow ${workflow.status}: ${workflow.steps.map((s) => `${s.id}=${s.status}`).join(" ")}`);
 console.log(requests.join("\n"));

@@ -17,12 +17,13 @@
 import { fileURLToPath } from "node:url";
 import { startFakeRemote } from "../../scripts/lib/fake-remote.ts";
 import { installCleanup } from "../../scripts/lib/process-groups.ts";
+import { isScheduleView } from "../lib/api-shapes.ts";
 import { API_TOKEN, applyMigrations, createSandbox, startShepherd } from "../lib/shepherd.ts";
 
 const PORT = 8810;
 const REMOTE_PORT = 8813;
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 installCleanup("repro");
 const remote = await startFakeRemote({ port: REMOTE_PORT, handle: () => ({ status: 200, body: { ok: true } }) });
@@ -30,7 +31,7 @@ const sandbox = createSandbox(repoRoot);
 await applyMigrations(sandbox);
 const shepherd = await startShepherd(sandbox, { port: PORT, inspectorPort: PORT + 1, serverFaults: { abortAfterPersist: 0.8 } });
 const headers = { "Content-Type": "application/json", Authorization: `Bearer ${API_TOKEN}` };
-const api = async (method, path, body) => {
+const api = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> => {
   const res = await fetch(`http://127.0.0.1:${PORT}${path}`, { method, headers, ...(body ? { body: JSON.stringify(body) } : {}) });
   return { status: res.status, body: await res.json().catch(() => null) };
 };
@@ -45,6 +46,7 @@ const created = await api("POST", "/v1/schedules", {
 console.log(`POST /v1/schedules → ${created.status}`);
 await sleep(20_000);
 const view = (await api("GET", "/v1/schedules/every-2s")).body;
+if (!isScheduleView(view)) throw new Error(`GET /v1/schedules/every-2s answered ${JSON.stringify(view)}`);
 await api("DELETE", "/v1/schedules/every-2s");
 await sleep(8_000);
 

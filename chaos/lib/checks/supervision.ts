@@ -1,23 +1,22 @@
-// The checks of the supervision scenarios (lib/supervision.ts), judged on supervision-facts.ts's facts, in the
-// shape of checks.ts's: {name, status: "pass" | "fail" | "skipped", detail, data}.
-import { summarize } from "../../scripts/lib/stats.ts";
-import { OVERDUE_LIMIT_MS } from "./alarms.ts";
-import { STALL_PROGRESS_MS } from "./stall.ts";
-
-const pass = (name, detail, data) => ({ name, status: "pass", detail, data });
-const fail = (name, detail, data) => ({ name, status: "fail", detail, data });
-const skipped = (name, detail, data) => ({ name, status: "skipped", detail, data });
+// The checks of the supervision scenarios (lib/supervision.ts), judged on lib/supervision-facts.ts's facts.
+import { OVERDUE_LIMIT_MS } from "../alarms.ts";
+import { distribution } from "../metrics.ts";
+import type { Outage } from "../restart.ts";
+import { STALL_PROGRESS_MS } from "../stall.ts";
+import type { BreakerFacts, LostAnswerCase, StallCase, SupervisionFacts } from "../supervision-facts.ts";
+import { fail, pass, skipped, tally } from "./check.ts";
+import type { Check, Report, Violation } from "./check.ts";
 
 /** How late a stall may be detected: the supervisor's deadlines get the alarm check's 5 s. */
 export const STALL_LATE_LIMIT_MS = OVERDUE_LIMIT_MS;
 /** A deadline this long before the kill counts as hit by the restart too (its alarm may not have run yet). */
 const OUTAGE_LEAD_MS = 1_000;
 
-const inOutage = (outage, at) => outage !== null && typeof at === "number" && at >= outage.from - OUTAGE_LEAD_MS && at <= outage.to;
+const inOutage = (outage: Outage | null, at: unknown): outage is Outage => outage !== null && typeof at === "number" && at >= outage.from - OUTAGE_LEAD_MS && at <= outage.to;
 
 /** Every case of a family refused at its start with a 400: this build does not know the feature. */
-function refusedByBuild(cases) {
-  return cases.length > 0 && cases.every((c) => c.startError && c.status === null) ? JSON.stringify(cases[0].startError).slice(0, 200) : null;
+function refusedByBuild(cases: readonly { startError: unknown; status: string | null }[]): string | null {
+  return cases.length > 0 && cases.every((c) => c.startError && c.status === null) ? JSON.stringify(cases[0]?.startError).slice(0, 200) : null;
 }
 
 /**
@@ -27,20 +26,20 @@ function refusedByBuild(cases) {
  * step's output; no other attempt stalled unless the restart silenced its heartbeats; and no workflow not meant
  * to stall has a stall anywhere.
  */
-export function checkStalls(facts, outage) {
+export function checkStalls(facts: SupervisionFacts, outage: Outage | null): Check {
   const name = `stalls detected ≤ ${STALL_LATE_LIMIT_MS / 1000} s, only where meant`;
   const cases = facts.stalls;
   if (cases.length === 0) return fail(name, "no stalling workflow ran");
   const refused = refusedByBuild(cases);
   if (refused) return skipped(name, `skipped (this build refuses timeouts.progressMs: ${refused})`);
-  const violations = facts.strayStalls.map((s) => ({ kind: "a stall where none was meant", ...s }));
-  const overdue = [];
+  const violations: Violation[] = facts.strayStalls.map((s) => ({ kind: "a stall where none was meant", ...s }));
+  const overdue: number[] = [];
   for (const c of cases) {
     const found = judgeStall(c, outage);
     violations.push(...found.violations.map((x) => ({ id: c.id, ...x })));
     if (found.overdueMs !== null) overdue.push(found.overdueMs);
   }
-  const o = summarize(overdue);
+  const o = distribution(overdue);
   const stalled = cases.filter((c) => c.stuckTimeout === "stalled").length;
   const atFirst = cases.filter((c) => c.stuckAttempt !== null && c.stuckAttempt === c.firstAttempt).length;
   const detail =
@@ -50,9 +49,9 @@ export function checkStalls(facts, outage) {
 }
 
 /** One stalling workflow: {violations, overdueMs} (overdueMs null without a step_stalled for the stuck attempt). */
-function judgeStall(c, outage) {
-  const violations = [];
-  const v = (kind, extra = {}) => violations.push({ kind, ...extra });
+function judgeStall(c: StallCase, outage: Outage | null): { violations: Violation[]; overdueMs: number | null } {
+  const violations: Violation[] = [];
+  const v: Report = (kind, extra = {}) => violations.push({ kind, ...extra });
   if (c.status !== "completed") v("did not complete", { status: c.status, startError: c.startError });
   if (c.stuckAttempt === null) {
     v("no attempt reached the remote's stalling job");
@@ -69,11 +68,11 @@ function judgeStall(c, outage) {
   const explained = inOutage(outage, s.deadlineAt);
   if (c.stuckHeartbeatsAccepted === 0 && !explained) v("no heartbeat of the stuck attempt was accepted", { endedBy: c.stuckEndedBy });
   if (s.progressMs !== STALL_PROGRESS_MS) v("step_stalled names another progressMs", { stall: s });
-  if (s.deadlineAt !== s.progressAt + s.progressMs) v("step_stalled's deadlineAt is not progressAt + progressMs", { stall: s });
+  if (s.deadlineAt !== (s.progressAt ?? NaN) + (s.progressMs ?? NaN)) v("step_stalled's deadlineAt is not progressAt + progressMs", { stall: s });
   // A deadline in the restart's outage could only be acted on once Shepherd was back.
-  const lateMs = explained ? s.at - Math.max(s.deadlineAt, outage.to) : s.overdueMs;
-  if (lateMs > STALL_LATE_LIMIT_MS) v("stall detected late", { lateMs, overdueMs: s.overdueMs, inOutage: explained });
-  return { violations, overdueMs: s.overdueMs };
+  const lateMs = explained ? s.at - Math.max(s.deadlineAt ?? NaN, outage.to) : s.overdueMs;
+  if (lateMs !== undefined && lateMs > STALL_LATE_LIMIT_MS) v("stall detected late", { lateMs, overdueMs: s.overdueMs, inOutage: explained });
+  return { violations, overdueMs: s.overdueMs ?? null };
 }
 
 /**
@@ -81,14 +80,14 @@ function judgeStall(c, outage) {
  * exactly once (a second request would have been a replay); a `verify` call, carrying the step's
  * Idempotency-Key, found the effect; the history has one step_verified; the step's output is the effect.
  */
-export function checkLostAnswers(facts) {
+export function checkLostAnswers(facts: SupervisionFacts): Check {
   const name = "lost answers verified, action sent once";
   const cases = facts.lostAnswers;
   if (cases.length === 0) return fail(name, "no lost-answer workflow ran");
   const refused = refusedByBuild(cases);
   if (refused) return skipped(name, `skipped (this build refuses a step's verify: ${refused})`);
-  const violations = [];
-  const v = (kind, c, extra = {}) => violations.push({ kind, id: c.id, ...extra });
+  const violations: Violation[] = [];
+  const v = (kind: string, c: LostAnswerCase, extra: Record<string, unknown> = {}): number => violations.push({ kind, id: c.id, ...extra });
   for (const c of cases) {
     if (c.status !== "completed") v("did not complete", c, { status: c.status, startError: c.startError });
     if (c.mode === null) v("the remote never lost an answer (no request reached it)", c, { actionRequests: c.actionRequests });
@@ -99,8 +98,7 @@ export function checkLostAnswers(facts) {
     if (c.verifiedAttempts.length !== 1) v("step_verified is not in the history exactly once", c, { verifiedAttempts: c.verifiedAttempts });
     if (c.status === "completed" && !c.outputIsEffect) v("the output is not the effect verify found", c);
   }
-  const modes = {};
-  for (const c of cases) modes[c.mode ?? "none"] = (modes[c.mode ?? "none"] ?? 0) + 1;
+  const modes = tally(cases.map((c) => c.mode ?? "none"));
   const detail =
     `${cases.filter((c) => c.status === "completed").length}/${cases.length} completed (${Object.entries(modes).map(([m, n]) => `${m} ${n}`).join(", ")}); ` +
     `${cases.filter((c) => c.verifiedAttempts.length === 1).length} verified, action requests ${cases.reduce((n, c) => n + c.actionRequests, 0)} for ${cases.length} steps, ` +
@@ -113,12 +111,12 @@ export function checkLostAnswers(facts) {
  * were parked; every workflow of the batch completed, no step failed or used more attempts than it has; the
  * breaker reads closed at the end; and the main remote's breaker, which needs 50 failures in a row, never opened.
  */
-export function checkBreaker(b) {
+export function checkBreaker(b: BreakerFacts): Check {
   const name = "a host down opens its breaker, no attempt burned";
-  if (b.skipped) return fail(name, `not run: ${b.skipped}`);
+  if (b.skipped !== undefined) return fail(name, `not run: ${b.skipped}`);
   if (b.targetsApi && b.opened.length === 0) return skipped(name, `skipped (no circuit breaker in this build: ${b.targetsApi})`);
-  const violations = [];
-  const v = (kind, extra = {}) => violations.push({ kind, ...extra });
+  const violations: Violation[] = [];
+  const v: Report = (kind, extra = {}) => violations.push({ kind, ...extra });
   if (b.opened.length === 0 && b.sampledOpenAfterMs === null) v("the breaker never opened (no circuit_opened, never listed open)", { host: b.host });
   if (b.parkings === 0) v("no step was parked", { host: b.host });
   for (const wf of b.batch) {
@@ -130,10 +128,10 @@ export function checkBreaker(b) {
   }
   if (b.final?.target?.state !== "closed") v("the breaker is not closed at the end", { host: b.host, final: b.final });
   if (b.mainHostOpened.length || b.mainHostStates.some((s) => s !== "closed")) v("the main remote's breaker opened", { opened: b.mainHostOpened.slice(0, 5), states: b.mainHostStates });
-  const seconds = (ms) => (ms === null ? "–" : `${(ms / 1000).toFixed(1)} s`);
+  const seconds = (ms: number | null | undefined): string => (ms === null || ms === undefined ? "–" : `${(ms / 1000).toFixed(1)} s`);
   // A release can come before the host is back: the probe's attempt waited in the queue past the outage.
-  const aroundRecovery = (ms) => (ms === null ? "never" : `${seconds(Math.abs(ms))} ${ms >= 0 ? "after" : "before"} it was back`);
-  const firstOpen = b.opened.length ? b.opened[0].afterDownMs : b.sampledOpenAfterMs;
+  const aroundRecovery = (ms: number | null): string => (ms === null ? "never" : `${seconds(Math.abs(ms))} ${ms >= 0 ? "after" : "before"} it was back`);
+  const firstOpen = b.opened[0] ? b.opened[0].afterDownMs : b.sampledOpenAfterMs;
   const detail =
     `${b.host} down ${seconds(b.outage.ms)}: opened after ${seconds(firstOpen)} (${b.opened.length}×), ${b.parkings} parkings of ${b.stepsParked} steps; ` +
     `${b.batch.filter((wf) => wf.status === "completed").length}/${b.batch.length} completed, attempts per step max ${b.maxUsed}/${b.maxAttempts}; ` +

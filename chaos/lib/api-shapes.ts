@@ -1,0 +1,162 @@
+// Shepherd's answers as the soak reads them: only the fields it looks at, as the contract documents them. The
+// client narrows each answer's JSON with the guards below (the fields that tell one answer from another) before
+// anything reads it; the checks then judge what the fields say, which is their job, not the guards'.
+
+/** Why an attempt, a step or a workflow failed. */
+export interface StepError {
+  message?: string;
+  /** The remote's HTTP status, when there was one. */
+  status?: number;
+  /** Which deadline passed: schedule_to_start, start_to_close, heartbeat, stalled, … */
+  timeout?: string;
+}
+
+export interface AttemptView {
+  n: number;
+  kind?: string;
+  status: string;
+  scheduledAt: number;
+  startedAt?: number;
+  endedAt?: number;
+  error?: StepError;
+}
+
+export interface StepView {
+  id: string;
+  status: string;
+  attempt: number;
+  attempts: AttemptView[];
+  output?: unknown;
+  error?: StepError;
+  sleepingUntil?: number;
+}
+
+export interface PendingEvent {
+  event: string;
+  id?: string;
+  receivedAt: number;
+}
+
+/** `GET /v1/workflows/{id}`. */
+export interface WorkflowView {
+  id: string;
+  name: string;
+  status: string;
+  steps: StepView[];
+  pendingEvents?: PendingEvent[];
+  createdAt: number;
+  updatedAt: number;
+  endedAt?: number;
+  error?: StepError;
+}
+
+/** The `data` of the history events the soak reads; every field belongs to some event types only. */
+export interface EventData {
+  [field: string]: unknown;
+  until?: number;
+  id?: string;
+  event?: string;
+  buffered?: boolean;
+  report?: string;
+  kind?: string;
+  nextRetryAt?: number;
+  overdueMs?: number;
+  timeout?: string;
+  deadlineAt?: number;
+  progressMs?: number;
+  progressAt?: number;
+  host?: string;
+  failures?: number;
+  openUntil?: number;
+}
+
+export interface HistoryEvent {
+  type: string;
+  at: number;
+  stepId?: string;
+  attempt?: number;
+  data?: EventData;
+}
+
+export interface IndexRow {
+  id: string;
+  status: string;
+}
+
+/** A page of `GET /v1/workflows`. */
+export interface IndexPage {
+  workflows: IndexRow[];
+  nextCursor?: string | null;
+}
+
+export interface FireRecord {
+  at: number;
+  outcome: string;
+  workflowId?: string;
+  error?: string;
+}
+
+/** `GET /v1/schedules/{id}`, and the answer to its creation. */
+export interface ScheduleView {
+  createdAt: number;
+  /** null while paused. */
+  nextFireAt: number | null;
+  /** The latest fires, newest last. */
+  recent: FireRecord[];
+}
+
+/** A row of `GET /v1/targets`: one host's circuit breaker. */
+export interface TargetRow {
+  host: string;
+  state: string;
+  failures?: number;
+  openUntil?: number;
+  parked?: number;
+}
+
+export interface TargetList {
+  targets: TargetRow[];
+}
+
+/** The dev-only `GET /dev/workflows/{id}`: the object's alarm beside its next deadline. */
+export interface DevWorkflow {
+  status: string;
+  alarmAt?: number | null;
+  /** The object's own clock when it read its alarm. */
+  readAt?: number;
+  nextDeadlineAt?: number | null;
+}
+
+/** The dev-only `GET /dev/dispatch`: how far behind the queue's dispatch runs. */
+export interface DevDispatch {
+  lagMs: number;
+  boundMs?: number;
+  backPressure?: boolean;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A field of a JSON body, whatever the body is (`body?.name` for a body of unknown shape). */
+export function field(body: unknown, name: string): unknown {
+  return isRecord(body) ? body[name] : undefined;
+}
+
+/** The `error.code` of an error answer. */
+export const errorCode = (body: unknown): unknown => field(field(body, "error"), "code");
+
+export const isWorkflowView = (body: unknown): body is WorkflowView =>
+  isRecord(body) && typeof body.id === "string" && typeof body.status === "string" && Array.isArray(body.steps);
+
+export const isHistoryEvent = (value: unknown): value is HistoryEvent => typeof field(value, "type") === "string" && typeof field(value, "at") === "number";
+
+export const isIndexPage = (body: unknown): body is IndexPage => Array.isArray(field(body, "workflows"));
+
+export const isScheduleView = (body: unknown): body is ScheduleView => typeof field(body, "createdAt") === "number" && Array.isArray(field(body, "recent"));
+
+export const isTargetList = (body: unknown): body is TargetList => Array.isArray(field(body, "targets"));
+
+export const isDevWorkflow = (body: unknown): body is DevWorkflow => typeof field(body, "status") === "string";
+
+export const isDevDispatch = (body: unknown): body is DevDispatch => typeof field(body, "lagMs") === "number";

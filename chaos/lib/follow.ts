@@ -1,0 +1,39 @@
+// Following one workflow to its end by reading it, backing off from `minMs` to `maxMs` between readings: the
+// regular workload's and the supervision scenarios' drivers (the burst reads the index instead).
+import { sleep } from "../../scripts/lib/async.ts";
+import { TERMINAL_STATUSES } from "./client.ts";
+import type { ShepherdClient } from "./client.ts";
+import type { WorkflowView } from "./api-shapes.ts";
+import type { WorkflowResult } from "./results.ts";
+
+/** What a reading asks of the follower: "poll soon" reads again after `minMs`. */
+export type ViewHandler = (view: WorkflowView) => Promise<"poll soon" | undefined> | "poll soon" | undefined;
+
+export interface FollowOptions {
+  minMs: number;
+  maxMs: number;
+  /** Sees every reading before the follower looks at its status: an ended workflow has nothing to wait for. */
+  onView?: ViewHandler;
+}
+
+/** Reads the workflow until it is terminal or `deadline` passes, keeping the account on `result`. */
+export async function followToEnd(client: ShepherdClient, result: WorkflowResult, deadline: number, { minMs, maxMs, onView }: FollowOptions): Promise<void> {
+  let wait = minMs;
+  while (Date.now() < deadline) {
+    await sleep(Math.min(wait, Math.max(0, deadline - Date.now())));
+    const { value: view } = await client.getWorkflow(result.id);
+    result.polls += 1;
+    if (view) {
+      result.status = view.status;
+      if (onView && (await onView(view)) === "poll soon") wait = minMs;
+      if (TERMINAL_STATUSES.has(view.status)) {
+        result.terminal = true;
+        result.observedEndAt = Date.now();
+        return;
+      }
+    } else {
+      result.pollErrors += 1;
+    }
+    wait = Math.min(maxMs, Math.ceil(wait * 1.5));
+  }
+}

@@ -1,0 +1,47 @@
+// Shepherd's crash in the middle of the soak: kill -9 of the wrangler process group and a start on the same
+// --persist-to, as a crash of the whole machine and its restart would. What the rest of the run needs of it:
+// whether it is under way (samplers and followers pause), and once over, when it came, why, and the outage.
+import type { Shepherd } from "./shepherd.ts";
+
+/** From the kill to Shepherd healthy again (epoch ms). */
+export interface Outage {
+  from: number;
+  to: number;
+}
+
+export interface RestartRecord {
+  /** Since the run's start. */
+  atMs: number;
+  downMs: number;
+  reason: string;
+  outage: Outage;
+}
+
+export interface Restarter {
+  restart(reason: string): Promise<void>;
+  restarting(): boolean;
+  /** The restart once it is over; null before (or without one). */
+  record(): RestartRecord | null;
+  /** Its outage, for the checks that excuse what it explains. */
+  outage(): Outage | null;
+}
+
+export function restarter(shepherd: Shepherd, runStart: number, log: (message: string) => void): Restarter {
+  let record: RestartRecord | null = null;
+  let restarting = false;
+  return {
+    async restart(reason) {
+      restarting = true;
+      const from = Date.now();
+      log(`restarting shepherd (kill -9 of the wrangler process group, same --persist-to): ${reason}`);
+      await shepherd.restart({ crash: true });
+      const to = Date.now();
+      record = { atMs: from - runStart, downMs: to - from, reason, outage: { from, to } };
+      restarting = false;
+      log(`shepherd healthy again after ${to - from} ms`);
+    },
+    restarting: () => restarting,
+    record: () => record,
+    outage: () => record?.outage ?? null,
+  };
+}

@@ -1,0 +1,186 @@
+// The soak itself, between Shepherd's start and the final reading: the regular workload with its one restart, and
+// beside it the burst, the noisy neighbour, the cron schedule, the supervisor's scenarios and the samplers of the
+// alarms and the queue's lag; then everything beside the workload is brought to its end.
+import { startAlarmSampler } from "./alarms.ts";
+import type { AlarmSamples } from "./alarms.ts";
+import type { ChaosOptions } from "./args.ts";
+import { buildBurstWorkflows, driveBurst } from "./burst.ts";
+import type { Burst, BurstRun } from "./burst.ts";
+import { createClient } from "./client.ts";
+import type { ShepherdClient } from "./client.ts";
+import type { SoakWorkflow } from "./definitions.ts";
+import { startDispatchSampler } from "./dispatch.ts";
+import type { DispatchSamples } from "./dispatch.ts";
+import type { Hosts } from "./hosts.ts";
+import { LANGUAGE_SHARE } from "./language.ts";
+import { driveNeighbour } from "./neighbour.ts";
+import type { NeighbourRecord } from "./neighbour.ts";
+import { restarter } from "./restart.ts";
+import type { Restarter } from "./restart.ts";
+import { newResult } from "./results.ts";
+import type { WorkflowResult } from "./results.ts";
+import type { ScheduleResult } from "./schedule-end.ts";
+import { startSchedule } from "./schedule-run.ts";
+import type { ScheduleHandle } from "./schedule-run.ts";
+import { SCHEDULE_KIND, scheduleWorkflowEntry } from "./schedule.ts";
+import type { Shepherd } from "./shepherd.ts";
+import { driveSupervision, planSupervision } from "./supervision.ts";
+import type { SupervisionPlan, SupervisionRun } from "./supervision.ts";
+import { buildWorkflows } from "./workload.ts";
+import { driveWorkload } from "./workload-driver.ts";
+
+/**
+ * Open burst workflows added to each alarm sample (rotating through them): sampling thousands every 2 s
+ * would load the engine more than the burst does. Every workflow is still read at the end.
+ */
+const BURST_ALARM_SAMPLE = 20;
+/** The same for the supervision scenarios' workflows (up to about 20 at once, most of them parked). */
+const SUPERVISION_ALARM_SAMPLE = 8;
+/** The final reading of views and histories, and the checks' own reads, per burst workflow (2 cores, loaded). */
+const CHECKS_RESERVE_PER_BURST_MS = 25;
+
+export interface SoakSetup {
+  options: ChaosOptions;
+  hosts: Hosts;
+  shepherdUrl: string;
+  shepherd: Shepherd;
+  runStart: number;
+  log: (message: string) => void;
+}
+
+/** What the soak's families are, from the seed. */
+export interface SoakPlan {
+  workflows: SoakWorkflow[];
+  burstWorkflows: SoakWorkflow[];
+  supervisionPlan: SupervisionPlan;
+}
+
+export interface SoakRun extends SoakPlan {
+  client: ShepherdClient;
+  /** Every family's workflows, the schedule's fires included. */
+  allWorkflows: SoakWorkflow[];
+  /** One per workflow started or meant to be. */
+  results: WorkflowResult[];
+  regular: WorkflowResult[];
+  burstRun: BurstRun;
+  supervisionRun: SupervisionRun;
+  neighbourRecords: NeighbourRecord[] | null;
+  scheduleRun: ScheduleResult;
+  alarms: AlarmSamples;
+  dispatch: DispatchSamples;
+  restarts: Restarter;
+  soakMs: number;
+  /** Epoch ms by which the checks must be done. */
+  bound: number;
+}
+
+/** What runs beside the regular workload. */
+interface Beside {
+  schedule: ScheduleHandle;
+  supervision: ReturnType<typeof driveSupervision>;
+  burst: Burst | null;
+  neighbour: Promise<NeighbourRecord[]> | null;
+  alarms: ReturnType<typeof startAlarmSampler>;
+  dispatch: ReturnType<typeof startDispatchSampler>;
+}
+
+/** Runs the soak until its workload is done and everything beside it has ended. */
+export async function runSoak(setup: SoakSetup): Promise<SoakRun> {
+  const { options, runStart, log } = setup;
+  const client = createClient(setup.shepherdUrl);
+  const plan = planSoak(options, setup.hosts);
+  const bound = runStart + options.maxSeconds * 1000;
+  // Time kept back at the end for reading every workflow and running the checks.
+  const checksReserveMs = Math.max(12_000, options.maxSeconds * 140) + options.burst * CHECKS_RESERVE_PER_BURST_MS;
+  const deadline = bound - checksReserveMs;
+  const restarts = restarter(setup.shepherd, runStart, log);
+  const soakStart = Date.now();
+  const inFlight = new Set<string>();
+  const beside = await startBeside(setup, client, plan, { restarts, soakStart, deadline, inFlight });
+  log(`running ${plan.workflows.length} workflows, ${options.concurrency} at a time` + (plan.burstWorkflows.length ? `, and a burst of ${plan.burstWorkflows.length} from ${options.burstClients} clients` : ""));
+  const regular = await driveWorkload({
+    client,
+    workflows: plan.workflows,
+    concurrency: options.concurrency,
+    deadline,
+    restartAfter: options.restart ? Math.ceil(plan.workflows.length / 2) : null,
+    // With a burst the crash comes when its backlog peaks, if that is before halfway: a kill that finds
+    // thousands of queued messages is the one that tests re-dispatch of lost dispatches.
+    restartSignal: beside.burst?.allStarted.then((s) => `the burst's ${s.size} starts all answered, its backlog at its peak`),
+    restart: restarts.restart,
+    onStarted: (id) => inFlight.add(id),
+    onEnded: (id) => inFlight.delete(id),
+    onProgress: ({ started, done, total }) => log(`${started}/${total} started, ${done} terminal`),
+  });
+  // The schedule's end: last reading, delete, its workflows followed until they end and one more grid time
+  // has passed (at least 12 s, at most 25 s, and never into the second half of the checks' reserve).
+  const scheduleUntil = Math.max(Date.now() + 12_000, Math.min(Date.now() + 25_000, bound - checksReserveMs / 2));
+  const { scheduleWorkflows, scheduleResults, ...ended } = await endBeside(beside, scheduleUntil, setup.hosts.remote.url);
+  const soakMs = Date.now() - soakStart;
+  log(`soak over after ${(soakMs / 1000).toFixed(1)} s; reading every workflow and its history`);
+  const allWorkflows = [...plan.workflows, ...plan.burstWorkflows, ...plan.supervisionPlan.workflows, ...scheduleWorkflows];
+  const results = [...regular, ...ended.burstRun.results, ...ended.supervisionRun.results, ...scheduleResults];
+  return { ...plan, ...ended, client, allWorkflows, results, regular, restarts, soakMs, bound };
+}
+
+function planSoak(options: ChaosOptions, hosts: Hosts): SoakPlan {
+  const { seed, remoteFaults } = options;
+  const remoteUrl = hosts.remote.url;
+  return {
+    workflows: buildWorkflows({ seed, count: options.workflows, remoteUrl, remoteFaults, languageShare: LANGUAGE_SHARE }),
+    burstWorkflows: buildBurstWorkflows({ seed, count: options.burst, remoteUrl, remoteFaults }),
+    supervisionPlan: planSupervision({ seed, preset: options.preset, remoteUrl, secondHostUrl: hosts.secondHost.url }),
+  };
+}
+
+/** Starts everything that runs beside the regular workload; all of it pauses while Shepherd restarts. */
+async function startBeside(setup: SoakSetup, client: ShepherdClient, plan: SoakPlan, run: { restarts: Restarter; soakStart: number; deadline: number; inFlight: Set<string> }): Promise<Beside> {
+  const { hosts, log, options } = setup;
+  const { restarts, soakStart, deadline, inFlight } = run;
+  const paused = restarts.restarting;
+  // The cron schedule fires every 10 s from now until it is deleted after the soak, the restart included.
+  const schedule = await startSchedule({ client, remoteUrl: hosts.remote.url, paused, log });
+  // Stalls, lost answers and the host that goes down run beside everything else, restart included.
+  const supervision = driveSupervision({ client, plan: plan.supervisionPlan, origin: soakStart, deadline, secondHost: hosts.secondHost, mainHost: new URL(hosts.remote.url).host, log });
+  // Awaited after the regular workload; a failure meanwhile must not count as an unhandled rejection.
+  supervision.done.catch(() => {});
+  const burst = plan.burstWorkflows.length
+    ? driveBurst({
+        client,
+        workflows: plan.burstWorkflows,
+        clients: options.burstClients,
+        deadline,
+        paused,
+        onProgress: ({ started, terminal, backPressure, total }) => log(`burst: ${started}/${total} started (${backPressure} back-pressure answers), ${terminal} terminal`),
+      })
+    : null;
+  const alarms = startAlarmSampler({
+    client,
+    inFlight: () => [...inFlight, ...(burst?.openSample(BURST_ALARM_SAMPLE) ?? []), ...supervision.openSample(SUPERVISION_ALARM_SAMPLE), ...schedule.open()],
+    paused,
+  });
+  const dispatch = startDispatchSampler({ client, paused, origin: soakStart });
+  // A second tenant starting one workflow a second through the burst: what the burst costs everyone else.
+  const neighbour = burst ? driveNeighbour({ baseUrl: setup.shepherdUrl, remoteUrl: hosts.quietHost.url, runId: setup.runStart, burstDone: burst.done, deadline, paused }) : null;
+  neighbour?.catch(() => {});
+  return { schedule, supervision, burst, neighbour, alarms, dispatch };
+}
+
+/** What came of everything beside the workload. */
+type Ended = Pick<SoakRun, "burstRun" | "supervisionRun" | "neighbourRecords" | "scheduleRun" | "alarms" | "dispatch"> & {
+  scheduleWorkflows: SoakWorkflow[];
+  scheduleResults: WorkflowResult[];
+};
+
+/** Waits for everything beside the workload, ends the schedule and the samplers; the schedule's fires join the families. */
+async function endBeside(beside: Beside, scheduleUntil: number, remoteUrl: string): Promise<Ended> {
+  const burstRun: BurstRun = beside.burst ? await beside.burst.done : { results: [], summary: null };
+  const supervisionRun = await beside.supervision.done;
+  const neighbourRecords = beside.neighbour ? await beside.neighbour : null;
+  const scheduleRun = await beside.schedule.stop({ until: scheduleUntil });
+  const scheduleWorkflows = scheduleRun.workflowIds.map((id) => scheduleWorkflowEntry(id, remoteUrl));
+  const scheduleResults = scheduleWorkflows.map((wf) => ({ ...newResult(wf.id, SCHEDULE_KIND), started: true }));
+  const alarms = await beside.alarms.stop();
+  const dispatch = await beside.dispatch.stop();
+  return { burstRun, supervisionRun, neighbourRecords, scheduleRun, scheduleWorkflows, scheduleResults, alarms, dispatch };
+}
