@@ -65,8 +65,8 @@ export function planKindOf(step: Partial<Record<StepKindName, unknown>> & Common
 }
 
 /**
- * Plans stored before the plan had `kind` have exactly one kind's field; as before, one with none is an action.
- * The rows are read through this, so they load as the tagged union.
+ * Plans stored before the plan had `kind` have exactly one kind's field (the definition check saw to it): that
+ * field names the kind, so those rows load as the tagged union too.
  */
 export function withPlanKind(row: unknown): unknown {
   if (typeof row !== "object" || row === null || "kind" in row) return row;
