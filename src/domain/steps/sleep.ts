@@ -3,7 +3,7 @@ import { z } from "zod";
 import { MAX_TIMER_MS } from "../primitives";
 import { templatePaths } from "../templates";
 import { parseWakeTime } from "../wake-time";
-import { defineStepKind } from "./step-kind";
+import { defineStepKind, kindOfOwnField } from "./step-kind";
 
 /** Sleep for a duration, or until a time (epoch ms or ISO 8601, usually a template). Exactly one of the two. */
 export const SleepSchema = z
@@ -16,11 +16,7 @@ export const SleepSchema = z
 export type Sleep = z.infer<typeof SleepSchema>;
 
 export const sleepStep = defineStepKind({
-  kind: "sleep",
-  definition: SleepSchema,
-  plan: z.object({ kind: z.literal("sleep"), sleep: SleepSchema }),
-  state: z.object({ kind: z.literal("sleep") }),
-  planOf: (sleep) => ({ kind: "sleep" as const, sleep }),
+  ...kindOfOwnField("sleep", SleepSchema),
   /** A literal `until` must be a time; a template is read when the step starts. */
   check: (sleep, stepId) => {
     const { until } = sleep;

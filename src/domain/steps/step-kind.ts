@@ -3,7 +3,7 @@
  * stored state, and how it reads in a view and a diagnosis. What a kind does when it runs (start, its timer
  * falling due) is its module under machine/steps/, which the compiler asks for once the kind is registered here.
  */
-import type { z } from "zod";
+import { z } from "zod";
 import type { Action } from "../actions";
 
 /** Fields of a definition's step that any kind may read when it plans, beside its own field. */
@@ -71,4 +71,19 @@ export function defineStepKind<
   const Reason extends string = never,
 >(shape: StepKindShape<K, Definition, Plan, State, View, Deadline, Reason>): StepKindShape<K, Definition, Plan, State, View, Deadline, Reason> {
   return shape;
+}
+
+/**
+ * The parts of a kind that plans its definition field as written, under the same name, and keeps no state of its
+ * own (a sleep, a wait): its definition schema, its plan and state variants, and `planOf`.
+ */
+export function kindOfOwnField<const K extends string, Definition extends z.ZodType>(kind: K, definition: Definition) {
+  const own = { [kind]: definition } as { [P in K]: Definition };
+  return {
+    kind,
+    definition,
+    plan: z.object({ kind: z.literal(kind), ...own }),
+    state: z.object({ kind: z.literal(kind) }),
+    planOf: (field: z.output<Definition>) => ({ kind, [kind]: field }) as { kind: K } & { [P in K]: z.output<Definition> },
+  };
 }

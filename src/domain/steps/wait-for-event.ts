@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { IdSchema, MAX_TIMER_MS } from "../primitives";
-import { defineStepKind } from "./step-kind";
+import { defineStepKind, kindOfOwnField } from "./step-kind";
 
 export const WAIT_TIMEOUT_OUTCOMES = ["fail", "skip"] as const;
 
@@ -18,11 +18,7 @@ export const WaitForEventSchema = z.strictObject({
 export type WaitForEvent = z.infer<typeof WaitForEventSchema>;
 
 export const waitForEventStep = defineStepKind({
-  kind: "waitForEvent",
-  definition: WaitForEventSchema,
-  plan: z.object({ kind: z.literal("waitForEvent"), waitForEvent: WaitForEventSchema }),
-  state: z.object({ kind: z.literal("waitForEvent") }),
-  planOf: (waitForEvent) => ({ kind: "waitForEvent" as const, waitForEvent }),
+  ...kindOfOwnField("waitForEvent", WaitForEventSchema),
   timer: {
     status: "waiting",
     deadline: "wait_timeout",
