@@ -8,11 +8,16 @@ import { sleepStep } from "./sleep";
 import type { CommonStepFields, OpenStep, StepKindShape, StepTimer } from "./step-kind";
 import { waitForEventStep } from "./wait-for-event";
 
-export const STEP_KINDS = {
+export const STEP_KINDS = byOwnName({
   action: actionStep,
   sleep: sleepStep,
   waitForEvent: waitForEventStep,
-} as const satisfies { [K in string]: { kind: K } };
+});
+
+/** Each kind under its own name: the name is the definition's field and the plan's `kind`, so they must agree. */
+function byOwnName<T extends { [K in keyof T]: { kind: K } }>(kinds: T): T {
+  return kinds;
+}
 
 type Kinds = typeof STEP_KINDS;
 export type StepKindName = keyof Kinds;
@@ -24,7 +29,8 @@ type TimerOf<T> = T extends { timer?: StepTimer<never, infer D, infer R> } ? { d
 
 export const STEP_KIND_NAMES = Object.keys(STEP_KINDS) as [StepKindName, ...StepKindName[]];
 
-export function stepKindOf<K extends StepKindName>(kind: K): AnyStepKind {
+/** The kind of that name, for code that holds a kind only as a name (a plan's, a definition's field). */
+export function stepKindOf(kind: StepKindName): AnyStepKind {
   return STEP_KINDS[kind];
 }
 
