@@ -3,7 +3,7 @@ import { faultFires } from "../dev/faults";
 import type { ClaimedTask } from "../domain/machine";
 import type { AttemptReport, TaskMessage } from "../domain/task-message";
 import { schedulerFor } from "../workflow/client";
-import { performHttpAction } from "./http-action";
+import { performAction } from "./actions";
 import { verifyEarlierEffect } from "./verify";
 import { guardedByBreaker } from "./breaker-guard";
 import { backoffMs } from "../domain/backoff";
@@ -46,7 +46,7 @@ export async function performTask(message: TaskMessage, task: ClaimedTask, env: 
     const policy = targetPolicyFor(env, message.tenant);
     // The token minted at the claim expires with the attempt; the queue message's own never reaches a remote.
     const token = task.token ?? message.token;
-    const perform = async () => (await verifyEarlierEffect(task, token, policy, controller.signal)) ?? (await performHttpAction(task, token, policy, controller.signal));
+    const perform = async () => (await verifyEarlierEffect(task, token, policy, controller.signal)) ?? (await performAction(task, token, policy, controller.signal));
     // Under the host's breaker: parked with no request while it is open; the outcome counted when it counts.
     report = await guardedByBreaker(env, message.tenant, task, controller.signal, perform);
   } catch (error) {

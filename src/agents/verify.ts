@@ -1,7 +1,7 @@
 import type { ClaimedTask } from "../domain/machine";
 import type { AttemptReport } from "../domain/task-message";
 import type { TargetPolicy } from "../domain/target-policy";
-import { performHttpAction } from "./http-action";
+import { performAction } from "./actions";
 
 /**
  * Before an attempt that follows one with no answer, asks the remote whether that earlier effect landed (the
@@ -11,6 +11,6 @@ import { performHttpAction } from "./http-action";
  */
 export async function verifyEarlierEffect(task: ClaimedTask, token: string, policy: TargetPolicy, signal: AbortSignal): Promise<AttemptReport | undefined> {
   if (!task.verify) return undefined;
-  const check = await performHttpAction({ ...task, action: { ...task.verify, method: task.verify.method ?? "GET" } }, token, policy, signal);
+  const check = await performAction({ ...task, action: { ...task.verify, method: task.verify.method ?? "GET" } }, token, policy, signal);
   return check.type === "succeeded" ? { type: "verified", output: check.output, status: check.status ?? 200 } : undefined;
 }

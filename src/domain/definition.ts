@@ -4,10 +4,10 @@
  */
 import { z } from "zod";
 import { canonicalJson } from "./canonical-json";
-import { DefinitionShapeSchema, IdSchema, PayloadSchema, STEP_KINDS, type DefinitionInput, type StepInput } from "./schemas";
+import { DefinitionShapeSchema, IdSchema, PayloadSchema, type DefinitionInput, type StepInput } from "./schemas";
 import { sha256Hex } from "./sha256";
 import { checkTemplatePath, templatePaths } from "./templates";
-import { parseWakeTime } from "./wake-time";
+import { kindsOfStep, STEP_KIND_NAMES, stepKindOf } from "./steps";
 
 export interface DefinitionIssue {
   path: (string | number)[];
@@ -61,20 +61,19 @@ export function checkDefinition(definition: DefinitionInput): DefinitionIssue[] 
   return checkTemplates(definition);
 }
 
-/** Exactly one of action, sleep and waitForEvent; and a literal `until` must be a time. */
+/** Exactly one kind's field (action, sleep, waitForEvent), and what that kind itself finds wrong. */
 function checkStepKind(step: StepInput): string | undefined {
-  const kinds = STEP_KINDS.filter((kind) => step[kind] !== undefined);
-  if (kinds.length !== 1) {
-    const found = kinds.length === 0 ? "none" : kinds.join(" and ");
-    return `step "${step.id}" must have exactly one of action, sleep or waitForEvent (it has ${found})`;
+  const kinds = kindsOfStep(step);
+  const [kind] = kinds;
+  if (kind === undefined || kinds.length > 1) {
+    const found = kind === undefined ? "none" : kinds.join(" and ");
+    return `step "${step.id}" must have exactly one of ${KIND_FIELDS} (it has ${found})`;
   }
-  if (step.verify && !step.action) return `step "${step.id}": verify belongs to a step with an action`;
-  const until = step.sleep?.until;
-  if (until !== undefined && templatePaths(until).length === 0 && parseWakeTime(until) === undefined) {
-    return `step "${step.id}": sleep.until must be epoch milliseconds, an ISO 8601 date-time or a template`;
-  }
-  return undefined;
+  if (step.verify && kind !== "action") return `step "${step.id}": verify belongs to a step with an action`;
+  return stepKindOf(kind).check?.(step[kind], step.id);
 }
+
+const KIND_FIELDS = `${STEP_KIND_NAMES.slice(0, -1).join(", ")} or ${STEP_KIND_NAMES.at(-1)}`;
 
 function checkTemplates(definition: DefinitionInput): DefinitionIssue[] {
   const issues: DefinitionIssue[] = [];
@@ -82,8 +81,7 @@ function checkTemplates(definition: DefinitionInput): DefinitionIssue[] {
   definition.steps.forEach((step, index) => {
     const upstream = ancestors.get(step.id) ?? new Set<string>();
     const fields: [keyof typeof step, Set<string>][] = [
-      ["action", upstream],
-      ["sleep", upstream],
+      ...STEP_KIND_NAMES.map((kind): [keyof typeof step, Set<string>] => [kind, upstream]),
       ["when", upstream],
       // A compensation runs after its own step succeeded, so it may read that step's output too.
       ["compensate", new Set([...upstream, step.id])],

@@ -4,16 +4,17 @@
  * storage knows (its alarm, its recent decisions).
  */
 import { deadlineOfStep, nextDeadline, type NextDeadline } from "./machine/deadlines";
-import { findStepPlan, stepKind } from "./plan";
+import { findStepPlan } from "./plan";
+import { STEP_BLOCKED_REASONS, stepKindOf } from "./steps";
 import { activeAttempt, isTerminal, latestAttempt, type StepState, type WorkflowState, type WorkflowStatus } from "./state";
 import type { HistoryEventType } from "./history";
 
+/** The step kinds add theirs (a sleep's `sleeping`, a wait's `waiting_for_event`): see steps/. */
 export const BLOCKED_REASONS = [
   "waiting_for_agent",
   "running",
   "backing_off",
-  "waiting_for_event",
-  "sleeping",
+  ...STEP_BLOCKED_REASONS,
   "circuit_open",
   "paused",
   "needs_operator",
@@ -114,13 +115,15 @@ function stepBlocker(state: WorkflowState, step: StepState): BlockedOn | undefin
   if (step.nextRetryAt !== undefined) {
     return { stepId: step.id, reason: "backing_off", since: latestAttempt(step)?.endedAt ?? state.updatedAt, until: step.nextRetryAt, detail: `attempt ${step.attempt} failed (${step.error?.message ?? "no error recorded"}); the next one starts then` };
   }
-  if (step.status === "sleeping") return { stepId: step.id, reason: "sleeping", since: step.waitingSince ?? state.updatedAt, ...until, detail: "a sleep step; it wakes then" };
+  return kindTimerBlocker(state, step, until);
+}
+
+/** A step whose kind's timer runs (a sleep, a wait for an event): what it waits for, in its kind's words. */
+function kindTimerBlocker(state: WorkflowState, step: StepState, until: { until?: number }): BlockedOn | undefined {
   const plan = findStepPlan(state.plan, step.id);
-  if (step.status === "waiting" && plan && stepKind(plan) === "waitForEvent") {
-    const event = plan.waitForEvent?.event;
-    return { stepId: step.id, reason: "waiting_for_event", since: step.waitingSince ?? state.updatedAt, ...until, detail: `waits for the event "${event}" (POST /v1/workflows/${state.id}/events)` };
-  }
-  return undefined;
+  const timer = plan && stepKindOf(plan.kind).timer;
+  if (!plan || !timer || step.status !== timer.status) return undefined;
+  return { stepId: step.id, reason: timer.blockedReason, since: step.waitingSince ?? state.updatedAt, ...until, detail: timer.waitsFor(plan, state.id) };
 }
 
 /** Outside parties a workflow may wait on without a deadline of its own: people. */

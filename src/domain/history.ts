@@ -4,6 +4,7 @@
  * `seq` and `at` when it appends them.
  */
 import type { AttemptKind, CompensationState, PinnedDefinition, StepError } from "./state";
+import type { StepKindName } from "./steps";
 
 type OfStep = { stepId: string };
 type OfAttempt = { stepId: string; attempt: number };
@@ -39,7 +40,7 @@ interface HistoryEventFields {
   step_succeeded: OfOutcome;
   step_compensated: OfAttempt;
   /** `kind` is the attempt's, or for a step without attempts the step's kind. */
-  step_failed: OfOutcome & { data: { kind: AttemptKind | "sleep" | "waitForEvent"; error: StepError; final: boolean } };
+  step_failed: OfOutcome & { data: { kind: AttemptKind | StepKindName; error: StepError; final: boolean } };
   step_retry_scheduled: OfAttempt & { data: { kind: AttemptKind; delayMs: number; nextRetryAt: number } };
   step_heartbeat_missed: OfAttempt & { data: { timeout: Timeout; deadlineAt: number; overdueMs: number } };
   step_timed_out: OfAttempt & { data: { timeout: Timeout; deadlineAt: number; overdueMs: number } };

@@ -2,24 +2,27 @@ import { z } from "zod";
 import { ResolvedBreakerSchema, resolveBreaker } from "./breaker-settings";
 import { dependenciesOf } from "./definition";
 import { ResolvedRetryPolicySchema, resolveRetryPolicy, ResolvedTimeoutsSchema, resolveTimeouts } from "./retry-policy";
-import { ActionSchema, ESCALATION_DEFAULTS, ON_FAILURE, SleepSchema, WaitForEventSchema, type DefinitionInput, type StepKind } from "./schemas";
+import { ActionSchema } from "./actions";
+import { ESCALATION_DEFAULTS, ON_FAILURE, type DefinitionInput } from "./schemas";
+import { KindPlanSchema, planKindOf, withPlanKind, type StepKindName } from "./steps";
 
-/** A step with every default applied and its dependencies made explicit: what the scheduler runs. */
-export const StepPlanSchema = z.object({
+/** What every step's plan has, whatever its kind. */
+const CommonStepPlanSchema = z.object({
   id: z.string(),
   dependsOn: z.array(z.string()),
   when: z.string().optional(),
-  /** Exactly one of the three kinds (plans stored before v1.1 always have `action`). */
-  action: ActionSchema.optional(),
-  sleep: SleepSchema.optional(),
-  waitForEvent: WaitForEventSchema.optional(),
   compensate: ActionSchema.optional(),
-  verify: ActionSchema.optional(),
   retry: ResolvedRetryPolicySchema,
   timeouts: ResolvedTimeoutsSchema,
   /** Absent when the definition sets none: the claim applies DEFAULT_BREAKER (plans stored before it have none). */
   breaker: ResolvedBreakerSchema.optional(),
 });
+
+/**
+ * A step with every default applied and its dependencies made explicit: what the scheduler runs. Its `kind` tells
+ * which fields of its own it has (see steps/); a plan stored before there was `kind` gets it from those fields.
+ */
+export const StepPlanSchema = z.preprocess(withPlanKind, z.intersection(CommonStepPlanSchema, KindPlanSchema));
 
 export const WorkflowPlanSchema = z.object({
   name: z.string(),
@@ -43,11 +46,8 @@ export function planWorkflow(definition: DefinitionInput): WorkflowPlan {
       id: step.id,
       dependsOn: dependenciesOf(definition, index),
       ...(step.when === undefined ? {} : { when: step.when }),
-      ...(step.action ? { action: step.action } : {}),
-      ...(step.sleep ? { sleep: step.sleep } : {}),
-      ...(step.waitForEvent ? { waitForEvent: step.waitForEvent } : {}),
+      ...planKindOf(step),
       ...(step.compensate ? { compensate: step.compensate } : {}),
-      ...(step.verify ? { verify: step.verify } : {}),
       retry: resolveRetryPolicy(definition.defaults?.retry, step.retry),
       timeouts: resolveTimeouts(definition.defaults?.timeouts, step.timeouts),
       ...breakerOf(definition.defaults?.breaker, step.breaker),
@@ -71,9 +71,5 @@ export function findStepPlan(plan: WorkflowPlan, stepId: string): StepPlan | und
   return plan.steps.find((step) => step.id === stepId);
 }
 
-/** What kind of step a plan runs; the definition check guarantees exactly one. */
-export function stepKind(step: StepPlan): StepKind {
-  if (step.sleep) return "sleep";
-  if (step.waitForEvent) return "waitForEvent";
-  return "action";
-}
+/** The plan of a step of one kind. */
+export type StepPlanOf<K extends StepKindName> = Extract<StepPlan, { kind: K }>;

@@ -1,14 +1,12 @@
 import { z } from "zod";
-import { ID_PATTERN } from "./contract";
-import { jsonLimitProblem, LIMITS } from "./limits";
+import { ActionSchema } from "./actions";
+import { LIMITS } from "./limits";
+import { IdSchema, MAX_TIMER_MS, PayloadSchema } from "./primitives";
+import { STEP_KIND_FIELDS } from "./steps";
 
-/** Any JSON we store and pass on (input, outputs, progress): bounded in size and depth. */
-export const PayloadSchema = z.unknown().superRefine((value, ctx) => {
-  const problem = jsonLimitProblem(value, LIMITS.payloadBytes);
-  if (problem) ctx.addIssue({ code: "custom", message: problem });
-});
-
-export const IdSchema = z.string().regex(ID_PATTERN, `must match ${ID_PATTERN.source}`);
+export { ID_PATTERN, IdSchema, MAX_TIMER_MS, PayloadSchema } from "./primitives";
+export { ActionSchema, HttpActionSchema, type Action } from "./actions";
+export { SleepSchema, WaitForEventSchema, WAIT_TIMEOUT_OUTCOMES, type Sleep, type WaitForEvent } from "./steps";
 
 /**
  * Retry policy of a step (and of its compensation).
@@ -63,55 +61,13 @@ export const BreakerSettingsSchema = z.strictObject({
   openMs: z.int().min(1_000).max(300_000).optional(),
 });
 
-const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
-
-export const HttpActionSchema = z.strictObject({
-  type: z.literal("http"),
-  url: z.string().min(1).max(2048),
-  method: z.enum(HTTP_METHODS).optional(),
-  /** Names are HTTP tokens and values have no control characters (no CR/LF injection): what `fetch` can send. */
-  headers: z
-    .record(
-      z.string().min(1).max(256).regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "must be an HTTP header name"),
-      z.string().max(8192).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "must be a header value without control characters"),
-    )
-    .optional(),
-  body: PayloadSchema.optional(),
-});
-
-export const ActionSchema = HttpActionSchema;
-
-/** At most a year: longer timers belong in a schedule, not in a workflow that holds its state that long. */
-export const MAX_TIMER_MS = 31_536_000_000;
-
-/** Sleep for a duration, or until a time (epoch ms or ISO 8601, usually a template). Exactly one of the two. */
-export const SleepSchema = z
-  .strictObject({
-    durationMs: z.int().min(0).max(MAX_TIMER_MS).optional(),
-    until: z.union([z.string().min(1).max(2048), z.int().min(0)]).optional(),
-  })
-  .refine((sleep) => (sleep.durationMs === undefined) !== (sleep.until === undefined), "a sleep needs exactly one of durationMs or until");
-
-export const WAIT_TIMEOUT_OUTCOMES = ["fail", "skip"] as const;
-
-/** Wait for a named event; a wait without a timeout would hold the workflow open for ever, so it is required. */
-export const WaitForEventSchema = z.strictObject({
-  event: IdSchema,
-  timeoutMs: z.int().min(1).max(MAX_TIMER_MS),
-  onTimeout: z.enum(WAIT_TIMEOUT_OUTCOMES).optional(),
-});
-
-/** A step is exactly one kind; `checkDefinition` refuses a step with none or several. */
-export const STEP_KINDS = ["action", "sleep", "waitForEvent"] as const;
-
 export const StepSchema = z.strictObject({
   id: IdSchema,
   dependsOn: z.array(IdSchema).max(200).optional(),
   /** A template read when the step is ready: a falsy value skips the step. */
   when: z.string().min(1).max(2048).optional(),
-  action: ActionSchema.optional(),
-  sleep: SleepSchema.optional(),
-  waitForEvent: WaitForEventSchema.optional(),
+  /** Exactly one kind's field (action, sleep, waitForEvent); `checkDefinition` refuses a step with none or several. */
+  ...STEP_KIND_FIELDS,
   retry: RetryPolicySchema.optional(),
   timeouts: TimeoutsSchema.optional(),
   compensate: ActionSchema.optional(),
@@ -174,13 +130,9 @@ export const SendEventSchema = z.strictObject({
 export const TerminateSchema = z.strictObject({ reason: z.string().min(1).max(1024).optional() });
 export const RedriveSchema = z.strictObject({ fromStep: IdSchema.optional() });
 
-export type StepKind = (typeof STEP_KINDS)[number];
-export type Sleep = z.infer<typeof SleepSchema>;
-export type WaitForEvent = z.infer<typeof WaitForEventSchema>;
 export type RetryPolicyInput = z.infer<typeof RetryPolicySchema>;
 export type TimeoutsInput = z.infer<typeof TimeoutsSchema>;
 export type BreakerSettingsInput = z.infer<typeof BreakerSettingsSchema>;
-export type Action = z.infer<typeof ActionSchema>;
 export type StepInput = z.infer<typeof StepSchema>;
 export type DefinitionInput = z.infer<typeof DefinitionShapeSchema>;
 export type OnFailure = (typeof ON_FAILURE)[number];

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { WorkflowPlanSchema } from "./plan";
+import { findStepPlan, WorkflowPlanSchema, type WorkflowPlan } from "./plan";
+import { KindStateSchema, STEP_KIND_NAMES } from "./steps";
 import { WorkflowMetricsSchema } from "./metrics";
 import { STEP_STATUSES, TERMINAL_WORKFLOW_STATUSES, WORKFLOW_STATUSES, type StepStatus, type WorkflowStatus } from "./contract";
 
@@ -44,7 +45,8 @@ export const AttemptSchema = z.object({
   afterParking: z.literal(true).optional(),
 });
 
-export const StepStateSchema = z.object({
+/** What every step's state has, whatever its kind. */
+export const CommonStepStateSchema = z.object({
   id: z.string(),
   status: z.enum(STEP_STATUSES),
   /** Number of the step's latest attempt; numbers run on through compensation so each attempt is unique. */
@@ -76,6 +78,20 @@ export const StepStateSchema = z.object({
    */
   parked: z.object({ host: z.string(), since: z.number(), openUntil: z.number() }).optional(),
 });
+
+/** A step's state: what every step has, and its kind with any fields of its own (see steps/). */
+export const StepStateSchema = z.intersection(CommonStepStateSchema, KindStateSchema);
+
+/**
+ * A step's row as stored: rows written before the state had `kind` lack it, and only the plan can say which a
+ * pending step is. `withStepKinds` gives them the plan's, once the plan is read.
+ */
+export const StoredStepSchema = z.intersection(CommonStepStateSchema, z.object({ kind: z.enum(STEP_KIND_NAMES).optional() }));
+
+/** Every step's state with its kind, from the plan for a row stored without one. */
+export function withStepKinds(plan: WorkflowPlan, steps: z.output<typeof StoredStepSchema>[]): StepState[] {
+  return steps.map((step) => (step.kind ? { ...step, kind: step.kind } : { ...step, kind: findStepPlan(plan, step.id)?.kind ?? "action" }));
+}
 
 /** An event kept in the workflow's inbox until a wait for its name starts. */
 export const InboxEventSchema = z.object({

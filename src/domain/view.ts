@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { findStepPlan, stepKind } from "./plan";
-import { STEP_KINDS, type StepKind } from "./schemas";
-import { AttemptSchema, InboxEventSchema, StepStateSchema, WorkflowFieldsSchema, type StepState, type WorkflowState } from "./state";
+import { findStepPlan } from "./plan";
+import { AttemptSchema, CommonStepStateSchema, InboxEventSchema, WorkflowFieldsSchema, type StepState, type WorkflowState } from "./state";
+import { kindViewOf, STEP_KIND_NAMES, STEP_VIEW_FIELDS, type StepKindName } from "./steps";
 
 /** The public shape of `GET /v1/workflows/{id}`: the state minus the scheduler's bookkeeping. */
 export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
@@ -23,15 +23,13 @@ export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
   /** Events kept in the inbox until a wait for their name starts. */
   pendingEvents: z.array(InboxEventSchema.pick({ event: true, id: true, receivedAt: true })),
   steps: z.array(
-    StepStateSchema.omit({ budgetUsed: true, attempts: true, timerAt: true, waitingSince: true, keyRound: true }).extend({
+    CommonStepStateSchema.omit({ budgetUsed: true, attempts: true, timerAt: true, waitingSince: true, keyRound: true }).extend({
       /** What the step is (from its definition), so a reader can draw it without the definition. */
-      kind: z.enum(STEP_KINDS),
+      kind: z.enum(STEP_KIND_NAMES),
       /** The steps it waits for, defaults applied (absent in the definition = the previous step). */
       dependsOn: z.array(z.string()),
-      /** A sleeping step wakes then. */
-      sleepingUntil: z.number().optional(),
-      /** A step waiting for an event: which, and when it gives up. */
-      waitingFor: z.object({ event: z.string(), timeoutAt: z.number() }).optional(),
+      /** Its kind's own fields (a sleeping step's `sleepingUntil`, a waiting step's `waitingFor`). */
+      ...STEP_VIEW_FIELDS,
       attempts: z.array(AttemptSchema.omit({ lastHeartbeatAt: true, sentAt: true, resends: true, deadLetters: true, queueCheckAt: true, progressAt: true })),
     }),
   ),
@@ -65,7 +63,7 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
         progress: step.progress,
         parked: step.parked,
       }),
-      ...timerView(state, step),
+      ...kindView(state, step),
       attempts: step.attempts.map((attempt) => ({
         n: attempt.n,
         kind: attempt.kind,
@@ -78,17 +76,15 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
 }
 
 /** A step's kind and dependencies, from the plan the workflow runs. */
-function shapeOfStep(state: WorkflowState, step: StepState): { kind: StepKind; dependsOn: string[] } {
+function shapeOfStep(state: WorkflowState, step: StepState): { kind: StepKindName; dependsOn: string[] } {
   const plan = findStepPlan(state.plan, step.id);
-  return { kind: plan ? stepKind(plan) : "action", dependsOn: plan?.dependsOn ?? [] };
+  return { kind: plan?.kind ?? step.kind, dependsOn: plan?.dependsOn ?? [] };
 }
 
-/** What a sleeping or waiting step's timer means, in the view's words. */
-function timerView(state: WorkflowState, step: StepState): { sleepingUntil?: number; waitingFor?: { event: string; timeoutAt: number } } {
-  if (step.timerAt === undefined) return {};
-  if (step.status === "sleeping") return { sleepingUntil: step.timerAt };
-  const event = findStepPlan(state.plan, step.id)?.waitForEvent?.event;
-  return step.status === "waiting" && event !== undefined ? { waitingFor: { event, timeoutAt: step.timerAt } } : {};
+/** The fields of the step's kind, in the view's words. */
+function kindView(state: WorkflowState, step: StepState): Record<string, unknown> {
+  const plan = findStepPlan(state.plan, step.id);
+  return plan ? kindViewOf(step, plan) : {};
 }
 
 function defined<T extends Record<string, unknown>>(fields: T): Partial<T> {

@@ -1,6 +1,6 @@
 import type { HistoryEntryFields } from "../domain/history";
 import type { Effect } from "../domain/machine";
-import { StepStateSchema, WorkflowFieldsSchema, type WorkflowState } from "../domain/state";
+import { StoredStepSchema, withStepKinds, WorkflowFieldsSchema, type WorkflowState } from "../domain/state";
 import { InboxRows, type EventReceipt } from "./inbox-rows";
 import { OutboxRows } from "./outbox-rows";
 import { applySchemaMigrations, schemaExists } from "./schema";
@@ -93,7 +93,7 @@ export class WorkflowStore {
     const steps = this.query<StepRow>("SELECT step_id, state_json FROM steps ORDER BY position")
       .toArray()
       .map((stepRow) => {
-        const step = StepStateSchema.parse(JSON.parse(stepRow.state_json));
+        const step = StoredStepSchema.parse(JSON.parse(stepRow.state_json));
         // Compare later writes against the parsed form, whose key order is the schema's.
         this.persistedSteps.set(stepRow.step_id, JSON.stringify(step));
         return step;
@@ -105,7 +105,7 @@ export class WorkflowStore {
     const parsed = WorkflowFieldsSchema.parse(fields);
     // Only a workflow that was ever sent an event has inbox rows to read.
     const inbox = parsed.nextEventSeq === undefined ? [] : this.inboxRows.load();
-    const state: WorkflowState = { ...parsed, steps, inbox };
+    const state: WorkflowState = { ...parsed, steps: withStepKinds(parsed.plan, steps), inbox };
     this.cached = { state, requestHash: row.request_hash };
     return this.cached;
   }

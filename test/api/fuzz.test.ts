@@ -426,8 +426,16 @@ function copies(items: unknown[], count: number): unknown[] {
   });
 }
 
+/** The member of a union (`oneOf`) that a value is: the one whose `type` it has, else the first. */
+function memberOf(union: Schema, value: unknown): Schema {
+  if (!union.oneOf) return union;
+  const type = isOfType(value, "object") ? (value as Record<string, unknown>).type : undefined;
+  return union.oneOf.find((member) => member.properties?.type?.enum?.includes(type)) ?? union.oneOf[0] ?? union;
+}
+
 /** Every single-field mutation of `value` that `schema` refuses, walking the value and the schema together. */
-function mutations(schema: Schema, value: unknown, path: Path, out: fc.Arbitrary<Mutation>[] = []): fc.Arbitrary<Mutation>[] {
+function mutations(union: Schema, value: unknown, path: Path, out: fc.Arbitrary<Mutation>[] = []): fc.Arbitrary<Mutation>[] {
+  const schema = memberOf(union, value);
   const invalid = invalidValue(schema);
   if (invalid) out.push(invalid.map((v) => ({ kind: "set", path, value: v, reported: path, what: "invalid value" })));
   if (isOfType(value, "object")) {
@@ -462,7 +470,8 @@ function mutations(schema: Schema, value: unknown, path: Path, out: fc.Arbitrary
 }
 
 /** The paths of free-form JSON (`{}` in the schema): input, outputs, progress, action bodies. */
-function payloadPaths(schema: Schema, value: unknown, path: Path, out: Path[] = []): Path[] {
+function payloadPaths(union: Schema, value: unknown, path: Path, out: Path[] = []): Path[] {
+  const schema = memberOf(union, value);
   if (Object.keys(schema).filter((key) => key !== "description").length === 0) out.push(path);
   if (isOfType(value, "object")) {
     for (const [key, sub] of Object.entries(schema.properties ?? {})) payloadPaths(sub, (value as Record<string, unknown>)[key], [...path, key], out);

@@ -379,7 +379,7 @@ export function eventOf(command: Command, state: WorkflowState): WorkflowEvent {
     case "compensate":
       return { type: "CompensationRequested" };
     case "event": {
-      const names = [...new Set(state.plan.steps.flatMap((s) => (s.waitForEvent ? [s.waitForEvent.event] : []))), UNWAITED_EVENT];
+      const names = [...new Set(state.plan.steps.flatMap((s) => (s.kind === "waitForEvent" ? [s.waitForEvent.event] : []))), UNWAITED_EVENT];
       const event = names[command.name % names.length] ?? UNWAITED_EVENT;
       return { type: "EventReceived", event, ...(command.value === undefined ? {} : { payload: command.value }) };
     }

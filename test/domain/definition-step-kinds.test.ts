@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { checkDefinition, DefinitionSchema } from "../../src/domain/definition";
-import { planWorkflow, stepKind } from "../../src/domain/plan";
+import { planWorkflow } from "../../src/domain/plan";
 import { DEFAULT_RETRY, DEFAULT_TIMEOUTS } from "../../src/domain/retry-policy";
 import { MAX_TIMER_MS, type DefinitionInput, type StepInput } from "../../src/domain/schemas";
 import { httpAction, sleepStep, step, waitStep } from "./builders";
@@ -158,17 +158,18 @@ describe("planWorkflow of the step kinds", () => {
       ]),
     );
     expect(planned.steps).toEqual([
-      { id: "a", dependsOn: [], action: httpAction("a"), retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS },
-      { id: "nap", dependsOn: ["a"], when: "{{ steps.a.output.wait }}", sleep: { until: "{{ steps.a.output.at }}" }, retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS },
+      { id: "a", dependsOn: [], kind: "action", action: httpAction("a"), retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS },
+      { id: "nap", dependsOn: ["a"], when: "{{ steps.a.output.wait }}", kind: "sleep", sleep: { until: "{{ steps.a.output.at }}" }, retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS },
       {
         id: "approval",
         dependsOn: ["nap"],
+        kind: "waitForEvent",
         waitForEvent: { event: "approved", timeoutMs: 60_000, onTimeout: "skip" },
         compensate: httpAction("revoke"),
         retry: DEFAULT_RETRY,
         timeouts: DEFAULT_TIMEOUTS,
       },
     ]);
-    expect(planned.steps.map(stepKind)).toEqual(["action", "sleep", "waitForEvent"]);
+    expect(planned.steps.map((planned) => planned.kind)).toEqual(["action", "sleep", "waitForEvent"]);
   });
 });

@@ -179,7 +179,7 @@ describe("planWorkflow", () => {
     expect(planned).toEqual({
       name: "shop",
       onFailure: "compensate",
-      steps: [{ id: "a", dependsOn: [], action: httpAction("a"), retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS }],
+      steps: [{ id: "a", dependsOn: [], kind: "action", action: httpAction("a"), retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS }],
     });
     expect(DEFAULT_RETRY).toEqual({ maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 60_000, jitter: 0.2 });
     // No schedule-to-start by default: waiting in our own queue is not the attempt failing (as in Temporal).

@@ -122,9 +122,10 @@ function helpfulAgent(run: Playthrough, resolve: "compensate" | "retry" | "skip"
       run.guard(() => holds(replyOk(result), `a helpful agent's ${event.type} is refused (${replyCode(result)})`));
       continue;
     }
-    const waiting = state.steps.find((s) => s.status === "waiting" && planOf(state, s.id).waitForEvent);
-    if (waiting) {
-      const result = run.send({ type: "EventReceived", event: planOf(state, waiting.id).waitForEvent!.event, payload: { approved: true } });
+    const waiting = state.steps.find((s) => s.status === "waiting" && planOf(state, s.id).kind === "waitForEvent");
+    const waitPlan = waiting && planOf(state, waiting.id);
+    if (waiting && waitPlan?.kind === "waitForEvent") {
+      const result = run.send({ type: "EventReceived", event: waitPlan.waitForEvent.event, payload: { approved: true } });
       run.guard(() => holds(replyOk(result) && (result.reply as EventReply & { ok: true }).consumed, `the event ${waiting.id} waits for is not consumed`));
       continue;
     }

@@ -2,7 +2,6 @@
 import { expect } from "vitest";
 import { MAX_INBOX_EVENTS, nextDeadlineAt } from "../../src/domain/machine";
 import { queueCheckAt } from "../../src/domain/machine/queued-attempts";
-import { stepKind } from "../../src/domain/plan";
 import { diagnose } from "../../src/domain/diagnosis";
 import {
   ACTIVE_ATTEMPT_STATUSES,
@@ -96,7 +95,8 @@ function checkInbox(state: WorkflowState): void {
   });
   if (state.status === "paused") return;
   for (const step of state.steps) {
-    const event = planOf(state, step.id).waitForEvent?.event;
+    const plan = planOf(state, step.id);
+    const event = plan.kind === "waitForEvent" ? plan.waitForEvent.event : undefined;
     if (step.status !== "waiting" || event === undefined) continue;
     holds(!inbox.some((entry) => entry.event === event), `step ${step.id} waits for "${event}" while the inbox holds one`);
   }
@@ -115,7 +115,7 @@ function checkStep(state: WorkflowState, step: StepState): void {
   const last = latest(step);
   const active = activeOf(step);
   const plan = planOf(state, step.id);
-  const kind = stepKind(plan);
+  const { kind } = plan;
   // A redrive resets a step to pending but keeps its attempts: their numbers go on, so old reports stay stale.
   const redriven = (state.redriveCount ?? 0) > 0;
   if (step.nextRetryAt !== undefined) {
@@ -143,8 +143,8 @@ function checkStep(state: WorkflowState, step: StepState): void {
       holds(kind === "sleep", `${where}: a ${kind} step sleeps`);
       break;
     case "waiting":
-      if (kind === "waitForEvent") {
-        holds(step.timerAt === step.waitingSince! + plan.waitForEvent!.timeoutMs, `${where}: waits until ${step.timerAt}, not its timeout after ${step.waitingSince}`);
+      if (plan.kind === "waitForEvent") {
+        holds(step.timerAt === step.waitingSince! + plan.waitForEvent.timeoutMs, `${where}: waits until ${step.timerAt}, not its timeout after ${step.waitingSince}`);
         break;
       }
       holds(lastIs("action", step.status), `${where}: ${step.status} but its latest attempt is ${last?.kind} ${last?.status}`);
@@ -191,7 +191,7 @@ function checkCompletionOrder(state: WorkflowState): void {
     // Once done, a step only moves on through the saga (compensating, compensated, or failed or skipped by an
     // operator there) or is stopped by a terminate mid-compensation.
     oneOf(step.status, COMPLETED_STATUSES, `${id} in completionOrder`);
-    if (stepKind(planOf(state, id)) === "action") {
+    if (planOf(state, id).kind === "action") {
       holds(step.attempts.some((a) => a.kind === "action" && a.status === "succeeded"), `${id} in completionOrder without a succeeded action attempt`);
     }
   }

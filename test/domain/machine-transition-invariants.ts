@@ -1,7 +1,7 @@
 // The invariants of a transition, given the state before it: what every event must and must not do, as the contract
 // describes it. The property tests check them after every transition of a random script.
 import { MAX_INBOX_EVENTS, nextDeadlineAt, transition, type EventReply, type TransitionResult, type WorkflowEvent } from "../../src/domain/machine";
-import { stepKind } from "../../src/domain/plan";
+import type { StepPlan } from "../../src/domain/plan";
 import { isTerminal, type WorkflowState } from "../../src/domain/state";
 import { activeOf, attemptDeadlineAt, holds, isActive, latest, oneOf, planOf, same, stepIn } from "./machine-state-invariants";
 
@@ -164,7 +164,7 @@ function checkEvent(before: WorkflowState, event: WorkflowEvent & { type: "Event
     holds(!reply.ok && reply.code === "conflict", `an event for a ${before.status} workflow answered ${replyCode(result) ?? "ok"}`);
     return;
   }
-  const waits = before.status === "paused" ? [] : before.steps.filter((s) => s.status === "waiting" && planOf(before, s.id).waitForEvent?.event === event.event);
+  const waits = before.status === "paused" ? [] : before.steps.filter((s) => s.status === "waiting" && waitsFor(planOf(before, s.id), event.event));
   if (waits.length > 0) {
     const longest = waits.reduce((first, s) => (s.waitingSince! < first.waitingSince! ? s : first));
     holds(reply.ok && reply.consumed, `an event ${longest.id} waits for is not consumed`);
@@ -349,7 +349,7 @@ function checkOperatorStepAction(
   holds(replyOk(result) === allowed, `${event.type} for ${event.stepId} (${was?.status}) in ${before.status} answered ${replyCode(result) ?? "ok"}`);
   if (!allowed) return;
   const step = stepIn(result.state, event.stepId)!;
-  if (event.type === "StepRetryRequested" && !before.compensation && stepKind(planOf(before, step.id)) !== "action") {
+  if (event.type === "StepRetryRequested" && !before.compensation && planOf(before, step.id).kind !== "action") {
     // A sleep or a wait starts over without an attempt: it sleeps or waits again (or finishes at once).
     oneOf(step.status, ["sleeping", "waiting", "succeeded", "failed"], `a retried ${step.id}`);
     holds(step.attempt === was.attempt, `a retried ${step.id} makes no attempt`);
@@ -395,4 +395,8 @@ function redriveResetOf(event: WorkflowEvent, result: Result): string[] {
   if (event.type !== "RedriveRequested" || !replyOk(result)) return [];
   const entry = result.history.find((h) => h.type === "workflow_redriven");
   return (entry?.data?.steps as string[] | undefined) ?? [];
+}
+
+function waitsFor(plan: StepPlan, event: string): boolean {
+  return plan.kind === "waitForEvent" && plan.waitForEvent.event === event;
 }

@@ -19,6 +19,8 @@ export interface Schema {
   items?: Schema;
   minItems?: number;
   maxItems?: number;
+  /** A union told apart by a field (an action, by its `type`). */
+  oneOf?: Schema[];
 }
 
 export interface Parameter {

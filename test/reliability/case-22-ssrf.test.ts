@@ -2,7 +2,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { performHttpAction } from "../../src/agents/http-action";
+import { performHttpAction } from "../../src/agents/actions/http";
 import { performTask } from "../../src/agents/perform-task";
 import { createApp } from "../../src/api/app";
 import type { ClaimedTask } from "../../src/domain/machine";

@@ -119,4 +119,36 @@ describe("the scheduler's storage", () => {
       await api("POST", `/v1/workflows/${id}/cancel`);
     }
   });
+  it("still reads a plan and step rows stored before they had a kind, and goes on running the steps as their kinds", async () => {
+    mockRemote((call) => hang(call));
+    const { id } = await start({
+      name: "untagged",
+      steps: [
+        { id: "a", action: { type: "http", url: `${REMOTE}/a` } },
+        { id: "nap", dependsOn: [], sleep: { durationMs: 3_600_000 } },
+      ],
+    });
+    try {
+      await waitForStep(id, "a", "running");
+      // As an object written before the plan and the steps had `kind`.
+      await runInDurableObject(schedulerStub(id), (_, state) => {
+        const plan = JSON.parse(state.storage.sql.exec<{ plan_json: string }>("SELECT plan_json FROM plan").one().plan_json);
+        const untagged = { ...plan, steps: plan.steps.map(({ kind: _kind, ...step }: { kind: string }) => step) };
+        state.storage.sql.exec("UPDATE plan SET plan_json = ?", JSON.stringify(untagged));
+        for (const row of state.storage.sql.exec<{ step_id: string; state_json: string }>("SELECT step_id, state_json FROM steps").toArray()) {
+          const { kind: _kind, ...step } = JSON.parse(row.state_json);
+          state.storage.sql.exec("UPDATE steps SET state_json = ? WHERE step_id = ?", JSON.stringify(step), row.step_id);
+        }
+      });
+      await evictDurableObject(schedulerStub(id));
+      const workflow = await getWorkflow(id);
+      expect(workflow.steps.map((step: { kind: string; status: string }) => [step.kind, step.status])).toEqual([
+        ["action", "running"],
+        ["sleep", "sleeping"],
+      ]);
+      expect(workflow.steps[1].sleepingUntil).toEqual(expect.any(Number));
+    } finally {
+      await api("POST", `/v1/workflows/${id}/cancel`);
+    }
+  });
 });

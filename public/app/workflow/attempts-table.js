@@ -5,6 +5,7 @@ import { duration } from "../format.js";
 import { attemptDetail, timelineOf } from "./timeline-model.js";
 import { preciseClock } from "./time.js";
 import { statusLabel } from "../statuses.js";
+import { timerOfSpan } from "../step-kinds.js";
 
 export function AttemptsTable({ view, events, now, selected }) {
   const rows = timelineOf(view, events, now).rows.flatMap((row) =>
@@ -29,7 +30,7 @@ function SpanRow({ stepId, span, selected }) {
   return html`
     <tr class=${selected ? "selected" : ""} data-step=${stepId}>
       <td><code>${stepId}</code></td>
-      <td>${attempt ? html`#${span.n}${span.kind === "compensation" ? html` <span class="muted">compensation</span>` : ""}` : span.type === "sleep" ? "sleep" : html`wait for <code>${span.event}</code>`}</td>
+      <td>${attempt ? html`#${span.n}${span.kind === "compensation" ? html` <span class="muted">compensation</span>` : ""}` : timerOfSpan(span).labelHtml(span)}</td>
       <td class="mono">${preciseClock(span.from)}</td>
       <td class="mono">${preciseClock(attempt ? span.startedAt : span.from)}</td>
       <td class="mono">${attempt ? preciseClock(span.lastHeartbeatAt) : "—"}</td>
@@ -48,5 +49,5 @@ function took(span) {
 function whyEnded(span) {
   if (span.type === "attempt") return attemptDetail(span);
   if (span.endedAt !== undefined) return span.outcome === "completed" ? "" : span.outcome;
-  return span.until ? `${span.type === "sleep" ? "wakes" : "times out"} at ${preciseClock(span.until)}` : "";
+  return span.until ? `${timerOfSpan(span).ends} at ${preciseClock(span.until)}` : "";
 }

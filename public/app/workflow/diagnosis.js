@@ -5,6 +5,7 @@ import { clock, duration } from "../format.js";
 import { eventSummary, eventTypeWords } from "./event-words.js";
 import { errorWords } from "./timeline-model.js";
 import { statusLabel } from "../statuses.js";
+import { BLOCKED_WORDS, DEADLINE_WORDS as KIND_DEADLINE_WORDS } from "../step-kinds.js";
 
 const RECENT_DECISIONS = 5;
 
@@ -43,11 +44,9 @@ function blockedWords(blocked, step, diagnosis) {
   const since = clock(blocked.since);
   const until = blocked.until === undefined ? "" : clock(blocked.until);
   const budget = diagnosis.attempts[blocked.stepId];
+  const ofKind = BLOCKED_WORDS[blocked.reason];
+  if (ofKind) return ofKind({ id, step, blocked, since, until });
   switch (blocked.reason) {
-    case "waiting_for_event":
-      return html`Waiting for event <code>${step?.waitingFor?.event ?? quoted(blocked.detail)}</code> since ${since}${until && `, times out at ${until}`}.`;
-    case "sleeping":
-      return html`Sleeping in ${id} since ${since}${until && `, wakes at ${until}`}.`;
     case "backing_off":
       return html`Retrying ${compensationOf(step)}${id} (attempt ${(budget?.used ?? 0) + 1} of ${budget?.max ?? "?"}) at ${until} after ${cause(step?.error)}.`;
     case "waiting_for_agent":
@@ -89,10 +88,6 @@ function cause(error) {
   return error.message;
 }
 
-function quoted(text) {
-  return /"([^"]+)"/.exec(text)?.[1] ?? "?";
-}
-
 const DEADLINE_WORDS = {
   queue_check: "the check that its task message was not lost",
   schedule_to_start: "the schedule-to-start timeout",
@@ -100,8 +95,7 @@ const DEADLINE_WORDS = {
   heartbeat: "the heartbeat timeout",
   stalled: "the progress-stall timeout",
   retry: "the next retry",
-  sleep: "the end of the sleep",
-  wait_timeout: "the wait's timeout",
+  ...KIND_DEADLINE_WORDS,
   workflow_timeout: "the whole workflow's timeout",
   attention_deadline: "the escalation's deadline",
 };

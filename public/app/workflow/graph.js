@@ -3,8 +3,8 @@
 import { html } from "../html.js";
 import { layoutGraph, NODE } from "./layout.js";
 import { statusLabel } from "../statuses.js";
+import { kindLabel } from "../step-kinds.js";
 
-const KIND_LABEL = { sleep: "sleep", waitForEvent: "wait for event", action: undefined };
 const MAX_LABEL = 20;
 
 export function StepGraph({ steps, selected, onSelect }) {
@@ -32,7 +32,7 @@ export function StepGraph({ steps, selected, onSelect }) {
 
 function GraphNode({ node, selected, onSelect }) {
   const { step, x, y } = node;
-  const kind = KIND_LABEL[step.kind];
+  const kind = kindLabel(step.kind);
   const select = () => onSelect(step.id);
   const onKey = (event) => {
     if (event.key === "Enter" || event.key === " ") {

@@ -2,6 +2,7 @@
 // scheduled through started to ended), the backoffs between them, and its sleeps and waits, which have no
 // attempts and come from the history.
 import { statusLabel } from "../statuses.js";
+import { timerOfSpan, timerStartedBy } from "../step-kinds.js";
 
 /** `{ start, end, rows: [{ stepId, status, spans }] }`; `now` closes spans that are still open. */
 export function timelineOf(view, events, now) {
@@ -54,8 +55,9 @@ function timerSpans(step, events, end, running) {
   let open;
   for (const event of events) {
     if (event.stepId !== step.id) continue;
-    if (event.type === "step_sleeping" || event.type === "step_waiting_for_event") {
-      open = timerSpan(event);
+    const timer = timerStartedBy(event.type);
+    if (timer) {
+      open = { ...timer.span(event.data), from: event.at };
       spans.push(open);
     } else if (open && TIMER_ENDS[event.type]) {
       const [words, status] = TIMER_ENDS[event.type];
@@ -66,15 +68,9 @@ function timerSpans(step, events, end, running) {
   // A sleep or wait the workflow ended around (cancelled, terminated) stops with it.
   for (const span of spans) {
     if (span.endedAt !== undefined) continue;
-    Object.assign(span, { to: end, open: running, status: running ? (span.type === "sleep" ? "sleeping" : "waiting") : "cancelled" });
+    Object.assign(span, { to: end, open: running, status: running ? timerOfSpan(span).status : "cancelled" });
   }
   return spans;
-}
-
-function timerSpan(event) {
-  return event.type === "step_sleeping"
-    ? { type: "sleep", from: event.at, until: event.data?.until }
-    : { type: "wait", from: event.at, event: event.data?.event, until: event.data?.timeoutAt };
 }
 
 /** Why an attempt ended, in words: "succeeded", "failed: HTTP 503 — …", "timed out: heartbeat timeout". */

@@ -4,6 +4,7 @@ import { html } from "../html.js";
 import { duration } from "../format.js";
 import { attemptOutcome, axisTicks, timelineOf } from "./timeline-model.js";
 import { offsetLabel, preciseClock } from "./time.js";
+import { STEP_TIMERS, timerOfSpan } from "../step-kinds.js";
 
 /** Bars narrower than this (percent of the axis) carry no label: it would spill over their neighbours. */
 const LABELLED_WIDTH = 3;
@@ -54,8 +55,9 @@ function Span({ stepId, span, place }) {
   if (span.type === "backoff") {
     return html`<span class="tl-backoff" style=${style} title=${`${stepId}: backing off after attempt ${span.attempt}, next attempt at ${preciseClock(span.to)}`}></span>`;
   }
-  const label = span.type === "sleep" ? "sleep" : `waiting for ${span.event}`;
-  const title = [`${stepId}: ${label}`, `since ${preciseClock(span.from)}`, span.until && `${span.type === "sleep" ? "until" : "times out at"} ${preciseClock(span.until)}`, span.endedAt && `ended ${preciseClock(span.endedAt)}: ${span.outcome}`];
+  const timer = timerOfSpan(span);
+  const label = timer.label(span);
+  const title = [`${stepId}: ${label}`, `since ${preciseClock(span.from)}`, span.until && `${timer.until} ${preciseClock(span.until)}`, span.endedAt && `ended ${preciseClock(span.endedAt)}: ${span.outcome}`];
   return html`<span class=${`tl-timer ${span.type} ${span.open ? "open" : ""}`} style=${style} title=${title.filter(Boolean).join("\n")}>${label}</span>`;
 }
 
@@ -97,8 +99,7 @@ function TimelineLegend() {
       <span><i class="tl-swatch status succeeded"></i>attempt (colour: how it ended)</span>
       <span><i class="tl-swatch status compensated compensation"></i>compensation</span>
       <span><i class="tl-swatch backoff"></i>backoff</span>
-      <span><i class="tl-swatch status sleeping"></i>sleep</span>
-      <span><i class="tl-swatch status waiting"></i>wait for an event</span>
+      ${STEP_TIMERS.map((timer) => html`<span><i class=${`tl-swatch status ${timer.status}`}></i>${timer.legend}</span>`)}
       <span><i class="tl-swatch heartbeat"></i>last heartbeat</span>
     </p>
   `;

@@ -55,8 +55,10 @@ export function claimAttempt(
   let verify: Action | undefined;
   try {
     const context = ctx.templateContext();
-    action = renderTemplates(attempt.kind === "action" ? plan.action : plan.compensate, context) as Action;
-    if (attempt.kind === "action" && plan.verify && followsAmbiguousAttempt(step, n)) verify = renderTemplates(plan.verify, context) as Action;
+    // Only an action step has attempts of its own; a step of any kind may have a compensation.
+    const own = plan.kind === "action" ? plan : undefined;
+    action = renderTemplates(attempt.kind === "action" ? own?.action : plan.compensate, context) as Action;
+    if (attempt.kind === "action" && own?.verify && followsAmbiguousAttempt(step, n)) verify = renderTemplates(own.verify, context) as Action;
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
     failAttempt(ctx, step, attempt, { message: error.message, retryable: false });

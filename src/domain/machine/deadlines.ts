@@ -9,10 +9,11 @@ import { checkQueuedAttempt, queueCheckAt } from "./queued-attempts";
 import { afterStepChange } from "./dispatch";
 import { stepTimerDue } from "./steps";
 import { expireEscalation } from "./escalation";
+import { STEP_TIMER_DEADLINES, stepKindOf, type StepTimerDeadline } from "../steps";
 
 type TimeoutKind = "schedule_to_start" | "start_to_close" | "heartbeat" | "stalled";
-/** Every reason a step needs the supervisor: its attempt's deadlines, a lost-message check, or its timer. */
-type DeadlineKind = TimeoutKind | "queue_check" | "retry" | "sleep" | "wait_timeout";
+/** Every reason a step needs the supervisor: its attempt's deadlines, a lost-message check, or its kind's timer. */
+type DeadlineKind = TimeoutKind | "queue_check" | "retry" | StepTimerDeadline;
 export interface Deadline {
   at: number;
   kind: DeadlineKind;
@@ -30,7 +31,7 @@ export interface NextDeadline {
  * Timers a paused workflow holds: each would start or finish work. An attempt's own deadlines are not held (a
  * running attempt is still supervised while paused), nor is the workflow's timeout.
  */
-const HELD_WHILE_PAUSED: ReadonlySet<DeadlineKind> = new Set(["retry", "sleep", "wait_timeout"]);
+const HELD_WHILE_PAUSED: ReadonlySet<DeadlineKind> = new Set(["retry", ...STEP_TIMER_DEADLINES]);
 
 /**
  * When an active attempt needs the supervisor next, and why. A queued attempt has no deadline of its own unless
@@ -56,16 +57,23 @@ function attemptDeadline(attempt: Attempt, timeouts: Timeouts): Deadline {
 }
 
 /**
- * The one place a step's next deadline comes from: its active attempt's, else its retry backoff, else its sleep
- * or wait timer. Undefined for a step nothing will happen to without a report, an event or an operator.
+ * The one place a step's next deadline comes from: its active attempt's, else its retry backoff, else its kind's
+ * timer (a sleep's end, a wait's timeout). Undefined for a step nothing will happen to without a report, an event
+ * or an operator.
  */
 function stepDeadline(step: StepState, plan: StepPlan, paused: boolean): Deadline | undefined {
   const attempt = activeAttempt(step);
   let deadline: Deadline | undefined;
   if (attempt) deadline = attemptDeadline(attempt, plan.timeouts);
   else if (step.nextRetryAt !== undefined) deadline = { at: step.nextRetryAt, kind: "retry" };
-  else if (step.timerAt !== undefined) deadline = { at: step.timerAt, kind: step.status === "sleeping" ? "sleep" : "wait_timeout" };
+  else if (step.timerAt !== undefined) deadline = timerDeadline(step.timerAt, plan);
   return deadline && paused && HELD_WHILE_PAUSED.has(deadline.kind) ? undefined : deadline;
+}
+
+/** The deadline of the step's own timer, named by its kind. */
+function timerDeadline(at: number, plan: StepPlan): Deadline | undefined {
+  const timer = stepKindOf(plan.kind).timer;
+  return timer && { at, kind: timer.deadline };
 }
 
 /** A step's next deadline in its workflow (none while paused, for what a pause holds). */
@@ -135,7 +143,7 @@ const MAX_ROUNDS = 4;
  */
 const ORDER: readonly (readonly DeadlineKind[])[] = [
   ["schedule_to_start", "start_to_close", "heartbeat", "stalled", "queue_check"],
-  ["wait_timeout", "sleep"],
+  STEP_TIMER_DEADLINES,
   ["retry"],
 ];
 
@@ -169,8 +177,7 @@ function actOnDeadline(ctx: TransitionContext, step: StepState, deadline: Deadli
     case "retry":
       retryWhenDue(ctx, step);
       return;
-    case "sleep":
-    case "wait_timeout":
+    default:
       stepTimerDue(ctx, step);
       return;
   }

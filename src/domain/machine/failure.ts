@@ -44,12 +44,12 @@ export function failAttempt(
 }
 
 /** A step with no attempts (a wait that timed out, a sleep whose time is no time) fails for good at once. */
-export function failStepOutright(ctx: TransitionContext, step: StepState, kind: "sleep" | "waitForEvent", error: StepError): void {
+export function failStepOutright(ctx: TransitionContext, step: StepState, error: StepError): void {
   step.status = "failed";
   step.error = error;
   delete step.timerAt;
   delete step.waitingSince;
-  ctx.record({ type: "step_failed", stepId: step.id, data: { kind, error, final: true } });
+  ctx.record({ type: "step_failed", stepId: step.id, data: { kind: ctx.plan(step.id).kind, error, final: true } });
   settleFailedStep(ctx, step, error);
 }
 

@@ -181,7 +181,7 @@ export function startWorkflow(args: StartArgs, random: () => number = Math.rando
     ...(plan.timeoutMs === undefined ? {} : { deadlineAt: now + plan.timeoutMs }),
     version: 1,
     completionOrder: [],
-    steps: plan.steps.map((step) => ({ id: step.id, status: "pending", attempt: 0, budgetUsed: 0, attempts: [] })),
+    steps: plan.steps.map((step) => ({ id: step.id, kind: step.kind, status: "pending", attempt: 0, budgetUsed: 0, attempts: [] })),
   };
   const ctx = new TransitionContext(state, now, random);
   ctx.record({ type: "workflow_started", data: { name: plan.name, ...origin } });

@@ -1,10 +1,9 @@
-import type { StepState } from "../../state";
-import type { TransitionContext } from "../context";
+import type { StepMachine } from "./step-machine";
 
 /**
- * An `http` action starts as an attempt for an agent: a task message through the queue, then claim, reports and
+ * An action starts as an attempt for an agent: a task message through the queue, then claim, reports and
  * deadlines (claim.ts, reports.ts, deadlines.ts).
  */
-export function startAction(ctx: TransitionContext, step: StepState): void {
-  ctx.scheduleAttempt(step, "action");
-}
+export const actionMachine: StepMachine<"action"> = {
+  start: (ctx, step) => ctx.scheduleAttempt(step, "action"),
+};

@@ -1,15 +1,34 @@
 /**
- * The step kinds. Each module says what it means for its kind to start, to fall due and to finish; this one
- * routes a ready step to its kind, after its `when`.
+ * The step kinds' machines, by kind. Each module says what it means for its kind to start and for its timer to
+ * fall due; this one routes a ready step to its kind, after its `when`.
  */
-import { stepKind } from "../../plan";
+import type { StepPlan } from "../../plan";
 import type { StepState } from "../../state";
+import type { StepKindName } from "../../steps";
 import { renderTemplates, TemplateError } from "../../templates";
 import type { TransitionContext } from "../context";
-import { startAction } from "./action";
+import { actionMachine } from "./action";
 import { skipStepAs } from "./outcome";
-import { startSleep, wakeSleep } from "./sleep";
-import { startWait, timeOutWait } from "./wait-for-event";
+import { sleepMachine } from "./sleep";
+import type { StepMachine } from "./step-machine";
+import { waitForEventMachine } from "./wait-for-event";
+
+/** One machine for every kind in steps/: a kind registered there without one here does not compile. */
+const STEP_MACHINES: { [K in StepKindName]: StepMachine<K> } = {
+  action: actionMachine,
+  sleep: sleepMachine,
+  waitForEvent: waitForEventMachine,
+};
+
+/** Any kind's machine, taking the plan of the step at hand (whose kind is the machine's, as it is looked up by it). */
+interface AnyStepMachine {
+  start(ctx: TransitionContext, step: StepState, plan: StepPlan): void;
+  timerDue?(ctx: TransitionContext, step: StepState, plan: StepPlan): void;
+}
+
+function machineOf(plan: StepPlan): AnyStepMachine {
+  return STEP_MACHINES[plan.kind] as AnyStepMachine;
+}
 
 export { deliverEvent, deliverInbox, waitingStepFor } from "./wait-for-event";
 export { completeStep } from "./outcome";
@@ -27,24 +46,13 @@ export function startReadyStep(ctx: TransitionContext, step: StepState): void {
 /** Starts a step as its kind, without its `when` (an operator's retry of a failed step starts it again). */
 export function startStep(ctx: TransitionContext, step: StepState): void {
   const plan = ctx.plan(step.id);
-  switch (stepKind(plan)) {
-    case "action":
-      startAction(ctx, step);
-      return;
-    case "sleep":
-      if (plan.sleep) startSleep(ctx, step, plan.sleep);
-      return;
-    case "waitForEvent":
-      if (plan.waitForEvent) startWait(ctx, step, plan.waitForEvent);
-      return;
-  }
+  machineOf(plan).start(ctx, step, plan);
 }
 
-/** A sleeping or waiting step's timer fell due. */
+/** A step's own timer fell due (a sleep's end, a wait's timeout): its kind says what that means. */
 export function stepTimerDue(ctx: TransitionContext, step: StepState): void {
   const plan = ctx.plan(step.id);
-  if (step.status === "sleeping") wakeSleep(ctx, step);
-  else if (step.status === "waiting" && plan.waitForEvent) timeOutWait(ctx, step, plan.waitForEvent);
+  machineOf(plan).timerDue?.(ctx, step, plan);
 }
 
 /** Falsy (false, null, 0, "", or a path with no value) skips the step, as in the contract. */

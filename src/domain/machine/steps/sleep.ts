@@ -1,17 +1,25 @@
 /** A `sleep` step: a timer the supervisor (the object's alarm) owns. No queue message, no agent, no polling. */
-import type { Sleep } from "../../schemas";
-import { MAX_TIMER_MS } from "../../schemas";
+import { MAX_TIMER_MS } from "../../primitives";
 import type { StepState } from "../../state";
+import type { Sleep } from "../../steps";
 import { renderTemplates, TemplateError } from "../../templates";
 import { parseWakeTime } from "../../wake-time";
 import type { TransitionContext } from "../context";
 import { failStepOutright } from "../failure";
 import { completeStep } from "./outcome";
+import type { StepMachine } from "./step-machine";
 
-export function startSleep(ctx: TransitionContext, step: StepState, sleep: Sleep): void {
+export const sleepMachine: StepMachine<"sleep"> = {
+  start: (ctx, step, plan) => startSleep(ctx, step, plan.sleep),
+  timerDue: (ctx, step) => {
+    if (step.status === "sleeping") wakeSleep(ctx, step);
+  },
+};
+
+function startSleep(ctx: TransitionContext, step: StepState, sleep: Sleep): void {
   const until = wakeTime(ctx, sleep);
   if (typeof until === "string") {
-    failStepOutright(ctx, step, "sleep", { message: until, retryable: false });
+    failStepOutright(ctx, step, { message: until, retryable: false });
     return;
   }
   step.status = "sleeping";
@@ -23,7 +31,7 @@ export function startSleep(ctx: TransitionContext, step: StepState, sleep: Sleep
 }
 
 /** The timer fell due: the step succeeds with the time it slept until. */
-export function wakeSleep(ctx: TransitionContext, step: StepState): void {
+function wakeSleep(ctx: TransitionContext, step: StepState): void {
   completeStep(ctx, step, { sleptUntil: step.timerAt ?? ctx.now });
 }
 

@@ -3,16 +3,24 @@
  * arrives before its wait starts is kept in the inbox, and the first wait for its name that starts takes it:
  * early arrival is never lost, and a wait that timed out leaves nothing behind that could break a later one.
  */
-import type { WaitForEvent } from "../../schemas";
 import type { InboxEvent, StepState } from "../../state";
+import type { WaitForEvent } from "../../steps";
 import type { TransitionContext } from "../context";
 import { failStepOutright } from "../failure";
 import { completeStep, skipStepAs } from "./outcome";
+import type { StepMachine } from "./step-machine";
 
 /** What a send delivers to a wait: the inbox entry, or an event no inbox ever held. */
 export type DeliveredEvent = Pick<InboxEvent, "event" | "payload" | "id">;
 
-export function startWait(ctx: TransitionContext, step: StepState, wait: WaitForEvent): void {
+export const waitForEventMachine: StepMachine<"waitForEvent"> = {
+  start: (ctx, step, plan) => startWait(ctx, step, plan.waitForEvent),
+  timerDue: (ctx, step, plan) => {
+    if (step.status === "waiting") timeOutWait(ctx, step, plan.waitForEvent);
+  },
+};
+
+function startWait(ctx: TransitionContext, step: StepState, wait: WaitForEvent): void {
   step.status = "waiting";
   step.waitingSince = ctx.now;
   step.timerAt = ctx.now + wait.timeoutMs;
@@ -26,7 +34,8 @@ export function waitingStepFor(ctx: TransitionContext, event: string): StepState
   let found: StepState | undefined;
   for (const step of ctx.state.steps) {
     if (step.status !== "waiting" || step.waitingSince === undefined) continue;
-    if (ctx.plan(step.id).waitForEvent?.event !== event) continue;
+    const plan = ctx.plan(step.id);
+    if (plan.kind !== "waitForEvent" || plan.waitForEvent.event !== event) continue;
     if (!found || step.waitingSince < (found.waitingSince ?? 0)) found = step;
   }
   return found;
@@ -47,12 +56,12 @@ export function deliverInbox(ctx: TransitionContext): void {
   }
 }
 
-export function timeOutWait(ctx: TransitionContext, step: StepState, wait: WaitForEvent): void {
+function timeOutWait(ctx: TransitionContext, step: StepState, wait: WaitForEvent): void {
   const timeoutAt = step.timerAt ?? ctx.now;
   const onTimeout = wait.onTimeout ?? "fail";
   ctx.record({ type: "wait_timed_out", stepId: step.id, data: { event: wait.event, onTimeout, timeoutAt, overdueMs: ctx.now - timeoutAt } });
   if (onTimeout === "skip") skipStepAs(ctx, step, "wait_timed_out");
-  else failStepOutright(ctx, step, "waitForEvent", { message: `no "${wait.event}" event within ${wait.timeoutMs} ms`, retryable: false, timeout: "wait_timeout" });
+  else failStepOutright(ctx, step, { message: `no "${wait.event}" event within ${wait.timeoutMs} ms`, retryable: false, timeout: "wait_timeout" });
 }
 
 function takeFromInbox(ctx: TransitionContext, event: string): InboxEvent | undefined {

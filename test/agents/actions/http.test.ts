@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { start, waitForStatus } from "../helpers/api";
-import { json, mockRemote, REMOTE } from "../helpers/remote";
-import { FAST } from "../helpers/policies";
+import { start, waitForStatus } from "../../helpers/api";
+import { json, mockRemote, REMOTE } from "../../helpers/remote";
+import { FAST } from "../../helpers/policies";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -41,6 +41,14 @@ describe("the http action", () => {
     expect(call?.headers["x-api-key"]).toBe("k-1");
     expect(call?.headers["content-type"]).toBe("application/json");
     expect(call?.body).toEqual({ n: 1 });
+  });
+
+  it("performs an action that gives no type as http, the type an action without one means", async () => {
+    const remote = mockRemote(() => json({ done: true }));
+    const { id } = await start({ ...oneStep({}), steps: [{ id: "call", action: { url: `${REMOTE}/untyped` } }] });
+    const workflow = await waitForStatus(id, "completed");
+    expect(workflow.output.call).toEqual({ done: true });
+    expect(remote.calls.map((call) => [call.method, new URL(call.url).pathname])).toEqual([["POST", "/untyped"]]);
   });
 
   it("case 19 (oversized payload): fails an attempt whose answer is larger than a step output may be, as a transient failure", async () => {

@@ -1,13 +1,21 @@
-import { jsonLimitProblem, LIMITS } from "../domain/limits";
-import { classifyHttpStatus } from "../domain/remote-outcome";
-import type { ClaimedTask } from "../domain/machine";
-import type { AttemptReport } from "../domain/task-message";
-import { checkTarget, type TargetPolicy } from "../domain/target-policy";
+import { HttpActionSchema } from "../../domain/actions";
+import { jsonLimitProblem, LIMITS } from "../../domain/limits";
+import { classifyHttpStatus } from "../../domain/remote-outcome";
+import type { ClaimedTask } from "../../domain/machine";
+import type { AttemptReport } from "../../domain/task-message";
+import { checkTarget, type TargetPolicy } from "../../domain/target-policy";
+import type { ActionType } from "./action-type";
 
 /** A step's output is stored and templated into later steps, so a remote cannot hand back more than this. */
 export const MAX_RESPONSE_BYTES = LIMITS.payloadBytes;
 const MAX_REDIRECTS = 5;
 const BODYLESS_METHODS = new Set(["GET", "DELETE"]);
+
+/** The `http` action: a request to the remote, answered at once or accepted (202) and reported through the task token. */
+export const httpActionType: ActionType<"http"> = {
+  schema: HttpActionSchema,
+  perform: (task, token, policy, signal) => performHttpAction(task, token, policy, signal),
+};
 
 /** Performs one attempt of an `http` action and says how it went; never throws for a remote's behaviour. */
 export async function performHttpAction(

@@ -1,0 +1,16 @@
+/** The action types an agent can perform, by type: an action type in the language without one here does not compile. */
+import { actionTypeOf, type ActionTypeName } from "../../domain/actions";
+import type { ClaimedTask } from "../../domain/machine";
+import type { AttemptReport } from "../../domain/task-message";
+import type { TargetPolicy } from "../../domain/target-policy";
+import type { ActionType } from "./action-type";
+import { httpActionType } from "./http";
+
+const ACTION_TYPES: { [T in ActionTypeName]: ActionType<T> } = {
+  http: httpActionType,
+};
+
+/** Performs one attempt of the task's action, by its type. */
+export function performAction(task: ClaimedTask, token: string, policy: TargetPolicy, signal: AbortSignal): Promise<AttemptReport> {
+  return ACTION_TYPES[actionTypeOf(task.action)].perform(task, token, policy, signal);
+}
