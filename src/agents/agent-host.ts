@@ -7,7 +7,7 @@ import { performTask } from "./perform-task";
 import { learnBreaker } from "./breaker-guard";
 import type { BreakerNotice } from "../breaker/breaker-rpc";
 import { agentHostShards } from "../config";
-import { agentHostName, type HandOff, type HandOffResult, type TakeOptions } from "./host-shard";
+import { agentHostName, type AttemptOnHost, type HandOff, type HandOffResult, type TakeOptions } from "./host-shard";
 
 /**
  * Attempts a host runs at once before it turns down a start's hand-off: past that, the workflow's object sends the
@@ -23,6 +23,8 @@ const HAND_OFF_ROOM = 16;
  * noisy neighbour: p99 6.5 s); each tenant and name adds at most this many per host.
  */
 const FAIR_SHARE_FLOOR = 2;
+/** A place a start's hand-off reserved is held this long: its start commits and hands the attempt over well within. */
+const RESERVATION_MS = 5_000;
 
 /**
  * Where attempts run. `take` claims the message's attempt and returns as soon as it has started; the work (the
@@ -34,6 +36,27 @@ const FAIR_SHARE_FLOOR = 2;
 export class AgentHost extends DurableObject<Env> {
   /** Attempts running here per tenant and workflow name (see fairShareKey); their sum is the host's load. */
   private readonly runningByKey = new Map<string, number>();
+  /** Places held for a start's hand-off, by the same key: when each lapses. They count towards the load. */
+  private readonly reservedByKey = new Map<string, number[]>();
+
+  /**
+   * A start asks for room for one of its first attempts before it commits (see reserveAgentHosts): true when this
+   * host takes it under the room or fair-share rule, and then holds the place until `run` brings the attempt.
+   */
+  reserve(attempt: AttemptOnHost): boolean {
+    if (!this.hasRoomFor(attempt, "room")) return false;
+    const key = fairShareKey(attempt);
+    this.reservedByKey.set(key, [...this.liveReservations(key), Date.now() + RESERVATION_MS]);
+    return true;
+  }
+
+  /** An attempt its workflow's object claimed for this host (a start's hand-off): it runs here, with no claim. */
+  run(message: TaskMessage, task: ClaimedTask): void {
+    const key = fairShareKey(message);
+    this.reservedByKey.set(key, this.liveReservations(key).slice(1));
+    if (faultFires(this.env, "agentDiesAfterClaim", message.tenant)) return;
+    this.perform(message, task);
+  }
 
   async take(message: TaskMessage, options: TakeOptions = {}): Promise<HandOffResult> {
     if (options.handOff && !this.hasRoomFor(message, options.handOff)) return { started: false, reason: "busy" };
@@ -42,7 +65,7 @@ export class AgentHost extends DurableObject<Env> {
     if (!claim.ok) return { started: false, reason: claim.code };
     // The agent dies silently after its claim: no request, no heartbeat, no report; only the supervisor can notice.
     if (faultFires(this.env, "agentDiesAfterClaim", message.tenant)) return { started: true };
-    this.run(message, claim.task);
+    this.perform(message, claim.task);
     return { started: true };
   }
 
@@ -51,12 +74,13 @@ export class AgentHost extends DurableObject<Env> {
     learnBreaker(notice);
   }
 
-  private hasRoomFor(message: TaskMessage, handOff: HandOff): boolean {
-    if (handOff === "room" && this.runningCount() < HAND_OFF_ROOM) return true;
-    return (this.runningByKey.get(fairShareKey(message)) ?? 0) < FAIR_SHARE_FLOOR;
+  private hasRoomFor(attempt: Pick<TaskMessage, "tenant" | "name">, handOff: HandOff): boolean {
+    if (handOff === "room" && this.load() < HAND_OFF_ROOM) return true;
+    const key = fairShareKey(attempt);
+    return (this.runningByKey.get(key) ?? 0) + this.liveReservations(key).length < FAIR_SHARE_FLOOR;
   }
 
-  private run(message: TaskMessage, task: ClaimedTask): void {
+  private perform(message: TaskMessage, task: ClaimedTask): void {
     const key = fairShareKey(message);
     this.runningByKey.set(key, (this.runningByKey.get(key) ?? 0) + 1);
     void performTask(message, task, this.env).finally(() => {
@@ -66,15 +90,26 @@ export class AgentHost extends DurableObject<Env> {
     });
   }
 
-  private runningCount(): number {
+  /** Attempts running here and places held for them. */
+  private load(): number {
     let count = 0;
     for (const n of this.runningByKey.values()) count += n;
+    for (const key of this.reservedByKey.keys()) count += this.liveReservations(key).length;
     return count;
+  }
+
+  /** The key's places not yet lapsed; lapsed ones are dropped as they are found. */
+  private liveReservations(key: string): number[] {
+    const now = Date.now();
+    const live = (this.reservedByKey.get(key) ?? []).filter((until) => until > now);
+    if (live.length === 0) this.reservedByKey.delete(key);
+    else this.reservedByKey.set(key, live);
+    return live;
   }
 }
 
 /** Whose attempt this is, for the hosts' fair share: the tenant and, within it, the workflow's name. */
-function fairShareKey(message: TaskMessage): string {
+function fairShareKey(message: Pick<TaskMessage, "tenant" | "name">): string {
   return JSON.stringify([message.tenant, message.name ?? ""]);
 }
 

@@ -1,5 +1,6 @@
 import { agentHostShards } from "../config";
 import { fnv1a } from "../domain/fnv1a";
+import type { ClaimedTask } from "../domain/machine";
 import type { TaskMessage } from "../domain/task-message";
 
 /** What became of a task message handed to a host. */
@@ -22,7 +23,12 @@ export interface TakeOptions {
 /** The one method callers outside the host use; declared here so the scheduler's outbox needs no import of the host. */
 export interface AgentHostStub {
   take(message: TaskMessage, options?: TakeOptions): Promise<HandOffResult>;
+  reserve(attempt: AttemptOnHost): Promise<boolean>;
+  run(message: TaskMessage, task: ClaimedTask): Promise<void>;
 }
+
+/** What a host needs to know of an attempt to say whether it has room for it. */
+export type AttemptOnHost = Pick<TaskMessage, "tenant" | "workflowId" | "stepId" | "attempt" | "name">;
 
 /**
  * The host an attempt runs on: the step's own place among the hosts, moved on by one for each attempt, so a
@@ -38,6 +44,6 @@ export function agentHostName(shard: number): string {
   return `agents-${shard}`;
 }
 
-export function agentHostFor(env: Env, message: TaskMessage): AgentHostStub {
+export function agentHostFor(env: Env, message: Omit<AttemptOnHost, "name">): AgentHostStub {
   return env.AGENT_HOST.getByName(agentHostName(agentHostShardOf(message, agentHostShards(env)))) as unknown as AgentHostStub;
 }

@@ -6,6 +6,7 @@ import { commandEvent, type CommandRequest } from "../domain/operator-commands";
 import type { WorkflowState } from "../domain/state";
 import { toWorkflowView, type WorkflowView } from "../domain/view";
 import { diagnose, SUPERVISOR_DECISIONS, type Diagnosis } from "../domain/diagnosis";
+import { reservationKey, reserveAgentHosts } from "../agents/host-reservations";
 import { runAlarm, supervise } from "../supervisor/tick";
 import type { WebhookReport } from "../webhooks/message";
 import { taskMessage } from "./outbox";
@@ -31,16 +32,22 @@ export class WorkflowScheduler extends DurableObject<Env> {
     this.store = this.transitions.store;
   }
 
+  /**
+   * A new workflow. With `handOff`, its first attempts' hosts are asked for room first: those that have it get
+   * their attempt claimed in the start's own transition and handed over as an effect (see reserveAgentHosts).
+   */
   async start(request: StartRequest): Promise<StartResult> {
-    const existing = this.store.load();
-    if (existing) {
-      if (existing.requestHash === request.requestHash) return { ok: true, created: false, workflow: toWorkflowView(existing.state) };
-      return { ok: false, code: "conflict", message: `workflow "${request.id}" already exists with a different definition or input` };
-    }
-    const now = Date.now();
+    const existing = this.existingStart(request);
+    if (existing) return existing;
     const { tenant, id, plan, input, definition, schedule } = request;
-    const result = startWorkflow({ tenant, id, plan, input, now, ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }) });
-    await this.transitions.commit(undefined, result, now, { requestHash: request.requestHash, ...(request.handOff === true ? { handOff: "room" } : {}) });
+    const now = Date.now();
+    const started = startWorkflow({ tenant, id, plan, input, now, ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }) });
+    const reserved = request.handOff === true ? await reserveAgentHosts(this.env, started.state, started.effects) : new Set<string>();
+    // Another start of this id may have committed while the hosts answered.
+    const raced = this.existingStart(request);
+    if (raced) return raced;
+    const result = claimEagerly(started, reserved.size, Date.now(), (attempt) => reserved.has(reservationKey(attempt)));
+    await this.transitions.commit(undefined, { ...result, handOffs: result.claimed }, now, { requestHash: request.requestHash });
     return { ok: true, created: true, workflow: toWorkflowView(result.state) };
   }
 
@@ -87,6 +94,14 @@ export class WorkflowScheduler extends DurableObject<Env> {
     if (result.claimed.length === 0) return result.reply;
     const followUps = await Promise.all(result.claimed.map(async (task) => ({ message: await taskMessage(this.env, result.state, task, task.deadlineAt), task })));
     return { ...result.reply, followUps };
+  }
+
+  /** The answer to a start of a workflow that exists: the same request again, or another under its id. */
+  private existingStart(request: StartRequest): StartResult | undefined {
+    const existing = this.store.load();
+    if (!existing) return undefined;
+    if (existing.requestHash === request.requestHash) return { ok: true, created: false, workflow: toWorkflowView(existing.state) };
+    return { ok: false, code: "conflict", message: `workflow "${request.id}" already exists with a different definition or input` };
   }
 
   /** An operator's command; the table (domain/operator-commands.ts) says which event it becomes. */

@@ -1,7 +1,7 @@
 import type { Effect } from "../domain/machine";
 
 /** What the outbox holds: a row per promise a commit made (see Effect), delivered by outbox.ts. */
-export type OutboxKind = "task" | "index" | "webhooks" | "schedule";
+export type OutboxKind = "handoff" | "task" | "index" | "webhooks" | "schedule";
 
 export interface OutboxRow {
   seq: number;
@@ -49,6 +49,9 @@ export class OutboxRows {
     switch (effect.type) {
       case "EnqueueAttempt":
         this.insert("task", { stepId: effect.stepId, attempt: effect.attempt, kind: effect.kind }, times.sendBy);
+        return;
+      case "HandOffAttempt":
+        this.insert("handoff", effect.task, times.sendBy);
         return;
       case "WriteIndexEntry":
         // The index only needs the newest entry: it replaces any older one, and is due at once.

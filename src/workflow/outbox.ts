@@ -2,6 +2,7 @@ import type { WebhookReport } from "../webhooks/message";
 import type { OutboxKind } from "./outbox-rows";
 import type { WorkflowStore } from "./store";
 import type { DeliveredFor, Delivery } from "./deliveries/delivery";
+import { HandOffDelivery } from "./deliveries/hand-off";
 import { IndexDelivery } from "./deliveries/index-entry";
 import { ScheduleNoticeDelivery } from "./deliveries/schedule-notice";
 import { TaskDelivery } from "./deliveries/tasks";
@@ -22,8 +23,9 @@ export class Outbox {
 
   constructor(store: WorkflowStore, env: Env) {
     this.webhooks = new WebhookDelivery(store.outbox, env, (seq) => store.hasHistoryAfter(seq), () => store.load()?.state);
-    // In this order: a start's tasks first, the index and the announcements after.
+    // In this order: a start's first attempts, then the queue's, the index and the announcements after.
     this.deliveries = {
+      handoff: new HandOffDelivery(store.outbox, env),
       task: new TaskDelivery(store.outbox, env),
       index: new IndexDelivery(store.outbox, env),
       webhooks: this.webhooks,

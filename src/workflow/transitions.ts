@@ -1,5 +1,5 @@
 import { faultFires } from "../dev/faults";
-import { commitPlan, nextDeadlineAt, transition, type TransitionResult, type WorkflowEvent } from "../domain/machine";
+import { commitPlan, nextDeadlineAt, transition, type ClaimedTask, type TransitionResult, type WorkflowEvent } from "../domain/machine";
 import type { WorkflowState } from "../domain/state";
 import { alarmTarget, SupervisorAlarm } from "./alarm";
 import { SEND_LEASE_MS } from "./delivery-policy";
@@ -39,7 +39,7 @@ export class Transitions {
     return result.reply;
   }
 
-  async commit(previous: WorkflowState | undefined, result: TransitionResult, now: number, options: CommitOptions = {}): Promise<void> {
+  async commit(previous: WorkflowState | undefined, result: TransitionResult & { handOffs?: ClaimedTask[] }, now: number, options: CommitOptions = {}): Promise<void> {
     const { effects, nextDeadlineAt: deadline } = commitPlan(previous, result, now, options.reindex);
     const writes = { now, effects, sendBy: now + SEND_LEASE_MS, announce: this.outbox.announces(result.state.tenant, now) };
     if (result.changed || effects.some((effect) => effect.type === "WriteIndexEntry")) {

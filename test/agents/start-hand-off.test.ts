@@ -65,6 +65,27 @@ describe("a start's hand-off to an agent host", () => {
     expect((await objectRecord(id)).outbox?.filter((row) => row.kind === "task")).toEqual([]);
   });
 
+  it("claims the first attempt in the start's own commit, before the start answers, and hands it over with no claim from the host", async () => {
+    const release = gate();
+    mockRemote(async () => {
+      await release.opened;
+      return json({ ok: true });
+    });
+    const id = uniqueId("handoff");
+
+    expect(await schedulerStub(id).start(startRequest(id))).toMatchObject({ ok: true, created: true, workflow: { steps: [{ id: "a", status: "running" }, {}, {}] } });
+    const started = (await historyOf(id)).slice(0, 3).map((event) => [event.type, event.stepId ?? null, event.at]);
+    release.open();
+
+    // One commit: the claim (step_started) carries the start's own time, and no second claim follows it.
+    expect(started.map(([type, stepId]) => [type, stepId])).toEqual([["workflow_started", null], ["step_scheduled", "a"], ["step_started", "a"]]);
+    expect(new Set(started.map(([, , at]) => at)).size).toBe(1);
+    await waitForStatus(id, "completed");
+    expect((await historyOf(id)).filter((event) => event.type === "step_started" && event.stepId === "a")).toHaveLength(1);
+    // The hand-off's outbox row is settled once the host has the attempt.
+    expect((await objectRecord(id)).outbox?.filter((row) => row.kind === "handoff")).toEqual([]);
+  });
+
   it("sends the first attempt through the queue when its host has no room, and that workflow completes the same", async () => {
     const release = gate();
     const remote = mockRemote(async () => {

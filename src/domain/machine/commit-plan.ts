@@ -2,6 +2,7 @@ import { indexedDeadlineOf, indexEntryOf, indexNeedsEntry } from "../index-entry
 import { isTerminal, type WorkflowState } from "../state";
 import type { HistoryEntryFields } from "../history";
 import { nextDeadlineAt } from "./deadlines";
+import type { ClaimedTask } from "./claimed-task";
 import type { Effect, EnqueueAttempt } from "./effects";
 
 /** What the shell commits besides the state: the effects, and the deadline the alarm and the index row carry. */
@@ -15,6 +16,8 @@ export interface Transitioned {
   state: WorkflowState;
   effects: readonly EnqueueAttempt[];
   history: readonly HistoryEntryFields[];
+  /** Attempts the transition claimed for their agent hosts (see claimEagerly): handed to them as effects. */
+  handOffs?: readonly ClaimedTask[];
 }
 
 /**
@@ -26,7 +29,7 @@ export interface Transitioned {
 export function commitPlan(previous: WorkflowState | undefined, result: Transitioned, now: number, reindex = false): CommitPlan {
   const { state } = result;
   const deadline = nextDeadlineAt(state);
-  const effects: Effect[] = [...result.effects];
+  const effects: Effect[] = [...result.effects, ...(result.handOffs ?? []).map((task) => ({ type: "HandOffAttempt" as const, task }))];
   if (reindex || indexNeedsEntry(previous, state, deadline, now)) {
     const entry = indexEntryOf(state, indexedDeadlineOf(state, deadline, now));
     state.indexedDeadlineAt = entry.nextDeadlineAt;

@@ -5,6 +5,7 @@
  */
 import type { IndexEntry } from "../index-entry";
 import type { AttemptKind } from "../state";
+import type { ClaimedTask } from "./claimed-task";
 
 /** Send the task message of an attempt to the queue (the agent that takes it claims it). */
 export interface EnqueueAttempt {
@@ -33,7 +34,16 @@ export interface NotifySchedule {
   workflowId: string;
 }
 
-export type Effect = EnqueueAttempt | WriteIndexEntry | AnnounceHistory | NotifySchedule;
+/**
+ * Hand an attempt this transition claimed to its agent host, without the queue hop: a start's first attempts,
+ * whose hosts said beforehand they have room (Temporal's eager workflow start).
+ */
+export interface HandOffAttempt {
+  type: "HandOffAttempt";
+  task: ClaimedTask;
+}
+
+export type Effect = EnqueueAttempt | HandOffAttempt | WriteIndexEntry | AnnounceHistory | NotifySchedule;
 export type EffectType = Effect["type"];
 
 /** The effects of one type, typed as such. */

@@ -196,10 +196,15 @@ export function startWorkflow(args: StartArgs, random: () => number = Math.rando
  * `limit` of the attempts its report scheduled, claimed in the same transition instead of sent through the
  * queue. A taken attempt is owned by its deadlines exactly as after a queue claim; the rest are still enqueued.
  */
-export function claimEagerly<R>(result: TransitionResult<R>, limit: number, now: number): TransitionResult<R> & { claimed: ClaimedTask[] } {
+export function claimEagerly<R>(
+  result: TransitionResult<R>,
+  limit: number,
+  now: number,
+  takes: (attempt: EnqueueAttempt) => boolean = () => true,
+): TransitionResult<R> & { claimed: ClaimedTask[] } {
   let merged: TransitionResult<R> = result;
   const claimed: ClaimedTask[] = [];
-  for (const effect of result.effects.slice(0, Math.max(0, limit))) {
+  for (const effect of result.effects.filter(takes).slice(0, Math.max(0, limit))) {
     const claim = transition(merged.state, { type: "AttemptClaimed", stepId: effect.stepId, attempt: effect.attempt }, now);
     merged = {
       state: claim.state,

@@ -1,3 +1,4 @@
+import { HAND_OFF_MAX } from "../../agents/host-reservations";
 import { agentHostFor } from "../../agents/host-shard";
 import { faultFires, InjectedFault } from "../../dev/faults";
 import { backoffMs } from "../../domain/backoff";
@@ -19,8 +20,6 @@ export interface QueuedTask {
 /** Queues' `sendBatch` limit: 100 messages (and 256 KB; a task message is under 1.2 KB). */
 const SEND_BATCH_MAX = 100;
 
-/** How many of a start's first attempts its object hands to agent hosts itself; the rest go through the queue. */
-const HAND_OFF_MAX = 4;
 
 /**
  * The message naming one attempt, with its signed task token. A claimed attempt's token expires a grace period
@@ -59,10 +58,10 @@ export class TaskDelivery implements Delivery {
   }
 
   /**
-   * The first attempts without the queue hop (what Temporal calls eager workflow start): each message goes to its
-   * agent host, whose claim settles the row in the claim's own commit. A host without room, a refusal or a failed
-   * call leaves the row unsent, and the queue gets it as usual; should this instance die first, the row's lease
-   * has the alarm send it. Nothing is lost and no attempt is spent.
+   * The supervisor's retries without the queue hop, for a tenant under its fair share of a host (see HandOff):
+   * each message goes to its agent host, whose claim settles the row in the claim's own commit. A host without
+   * room, a refusal or a failed call leaves the row unsent, and the queue gets it as usual; should this instance
+   * die first, the row's lease has the alarm send it. Nothing is lost and no attempt is spent.
    */
   private async handOff(workflow: DeliveredFor): Promise<void> {
     const rows = this.rows.ofKind("task").filter((row) => !this.sending.has(row.seq)).slice(0, HAND_OFF_MAX);
