@@ -1,21 +1,18 @@
 import { DurableObject } from "cloudflare:workers";
-import { claimEagerly, nextDeadlineAt, reportEvent, startWorkflow, transition, unclaimedSince } from "../domain/machine";
+import { claimEagerly, reportEvent, startWorkflow, transition } from "../domain/machine";
 import type { EventReply, SentEvent } from "../domain/machine";
 import type { AttemptReport } from "../domain/task-message";
 import { commandEvent, type CommandRequest } from "../domain/operator-commands";
 import type { WorkflowState } from "../domain/state";
 import { toWorkflowView, type WorkflowView } from "../domain/view";
-import { diagnose, SUPERVISOR_DECISIONS, type Diagnosis } from "../domain/diagnosis";
 import { reservationKey, reserveAgentHosts } from "../agents/host-reservations";
 import { runAlarm, supervise } from "../supervisor/tick";
 import type { WebhookReport } from "../webhooks/message";
 import { taskMessage } from "./outbox";
-import { NOT_FOUND, type StartRequest, type StartResult } from "./rpc";
+import { diagnoseObject, inspectObject } from "./reads";
+import { NOT_FOUND, startedBefore, type StartRequest, type StartResult } from "./rpc";
 import type { HistoryEvent } from "./store";
 import { Transitions } from "./transitions";
-
-/** How many of the supervisor's latest decisions a diagnosis lists. */
-const RECENT_DECISIONS = 20;
 
 /**
  * The scheduler and supervisor of one workflow. Every method has the same four beats (see Transitions): load,
@@ -23,8 +20,7 @@ const RECENT_DECISIONS = 20;
  */
 export class WorkflowScheduler extends DurableObject<Env> {
   private readonly transitions: Transitions;
-  /** The store, named here so tests can reach it through `runInDurableObject`. */
-  private readonly store;
+  private readonly store; // also what tests reach through `runInDurableObject`
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -37,14 +33,14 @@ export class WorkflowScheduler extends DurableObject<Env> {
    * their attempt claimed in the start's own transition and handed over as an effect (see reserveAgentHosts).
    */
   async start(request: StartRequest): Promise<StartResult> {
-    const existing = this.existingStart(request);
+    const existing = startedBefore(this.store.load(), request);
     if (existing) return existing;
     const { tenant, id, plan, input, definition, schedule } = request;
     const now = Date.now();
     const started = startWorkflow({ tenant, id, plan, input, now, ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }) });
     const reserved = request.handOff === true ? await reserveAgentHosts(this.env, started.state, started.effects) : new Set<string>();
     // Another start of this id may have committed while the hosts answered.
-    const raced = this.existingStart(request);
+    const raced = startedBefore(this.store.load(), request);
     if (raced) return raced;
     const result = claimEagerly(started, reserved.size, Date.now(), (attempt) => reserved.has(reservationKey(attempt)));
     await this.transitions.commit(undefined, { ...result, handOffs: result.claimed }, now, { requestHash: request.requestHash });
@@ -61,11 +57,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
   }
 
   /** What each open step waits for, the next deadline, the alarm and the liveness invariant, from storage. */
-  async diagnosis(): Promise<({ ok: true } & Diagnosis<HistoryEvent>) | typeof NOT_FOUND> {
-    const state = this.transitions.state();
-    if (!state) return NOT_FOUND;
-    const recentDecisions = this.store.latestEvents(SUPERVISOR_DECISIONS, RECENT_DECISIONS);
-    return { ok: true as const, ...diagnose(state, { alarmAt: await this.ctx.storage.getAlarm(), recentDecisions }) };
+  diagnosis() {
+    return diagnoseObject(this.transitions, this.ctx.storage);
   }
 
   /** An agent claims a queued attempt; the task comes with the token the remote gets, which expires with it. */
@@ -96,13 +89,6 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return { ...result.reply, followUps };
   }
 
-  /** The answer to a start of a workflow that exists: the same request again, or another under its id. */
-  private existingStart(request: StartRequest): StartResult | undefined {
-    const existing = this.store.load();
-    if (!existing) return undefined;
-    if (existing.requestHash === request.requestHash) return { ok: true, created: false, workflow: toWorkflowView(existing.state) };
-    return { ok: false, code: "conflict", message: `workflow "${request.id}" already exists with a different definition or input` };
-  }
 
   /** An operator's command; the table (domain/operator-commands.ts) says which event it becomes. */
   command(request: CommandRequest) {
@@ -135,14 +121,6 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return this.transitions.apply({ type: "ParkedStepReleased", stepId, host });
   }
 
-  /** The webhook consumer's word on the message this object sent for `report.afterSeq` (see WebhookDelivery). */
-  async reportWebhooks(report: WebhookReport): Promise<{ ok: true; applied: boolean } | typeof NOT_FOUND> {
-    if (!this.transitions.state()) return NOT_FOUND;
-    const settled = this.transitions.outbox.settleWebhooks(report, Date.now());
-    await this.transitions.rearm();
-    if (settled === "send" && !(await this.transitions.outbox.deliverWebhooks())) await this.transitions.rearm();
-    return { ok: true, applied: settled !== "stale" };
-  }
 
   /**
    * The sweep's safety net: the index says this workflow is overdue, so its alarm may be lost. Acts on what is
@@ -154,20 +132,15 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return status ? { ok: true, status } : NOT_FOUND;
   }
 
-  /**
-   * Dev only (the route is off without DEV_HOOKS): what the supervisor holds and the storage work this
-   * instance did since it was loaded. Counted before it loads anything itself, so asking costs nothing.
-   */
-  async inspect() {
-    const storage = { ...this.store.stats, alarmWrites: this.transitions.alarm.writes };
-    const state = this.transitions.state();
-    if (!state) return NOT_FOUND;
-    const { id, status } = state;
-    const unsentTasks = this.store.outbox.ofKind("task").length;
-    const indexPending = this.store.outbox.ofKind("index").length > 0;
-    // The object's clock when it read the alarm: lateness is judged by it, not by when the answer arrived.
-    const [alarmAt, readAt] = [await this.ctx.storage.getAlarm(), Date.now()];
-    return { id, status, alarmAt, readAt, nextDeadlineAt: nextDeadlineAt(state) ?? null, indexPending, unclaimedSince: unclaimedSince(state) ?? null, unsentTasks, storage };
+
+  /** The webhook consumer's word on the message this object sent for `report.afterSeq` (see WebhookDelivery). */
+  reportWebhooks(report: WebhookReport) {
+    return this.transitions.settleWebhooks(report);
+  }
+
+  /** Dev only (the route is off without DEV_HOOKS): what the supervisor holds and the storage work of this instance. */
+  inspect() {
+    return inspectObject(this.transitions, this.ctx.storage);
   }
 
   /** The supervisor (see supervisor/tick.ts). */

@@ -1,7 +1,7 @@
 import type { HandOff } from "../agents/host-shard";
 import type { WorkflowPlan } from "../domain/plan";
-import type { PinnedDefinition } from "../domain/state";
-import type { WorkflowView } from "../domain/view";
+import type { PinnedDefinition, WorkflowState } from "../domain/state";
+import { toWorkflowView, type WorkflowView } from "../domain/view";
 import type { EventReceipt } from "./store";
 
 /** What the front door asks a new workflow's object to start. */
@@ -37,4 +37,11 @@ export interface CommitOptions {
   claimed?: { stepId: string; attempt: number };
   /** A start or the supervisor's tick: hand the attempts to agent hosts directly when they take them (see HandOff). */
   handOff?: HandOff;
+}
+
+/** The answer to a start of a workflow that exists: the same request again, or another under its id. */
+export function startedBefore(existing: { state: WorkflowState; requestHash: string } | undefined, request: StartRequest): StartResult | undefined {
+  if (!existing) return undefined;
+  if (existing.requestHash === request.requestHash) return { ok: true, created: false, workflow: toWorkflowView(existing.state) };
+  return { ok: false, code: "conflict", message: `workflow "${request.id}" already exists with a different definition or input` };
 }

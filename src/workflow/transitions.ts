@@ -6,6 +6,7 @@ import { SEND_LEASE_MS } from "./delivery-policy";
 import { Outbox } from "./outbox";
 import { NOT_FOUND, type CommitOptions } from "./rpc";
 import { WorkflowStore } from "./store";
+import type { WebhookReport } from "../webhooks/message";
 
 /**
  * The four beats every call on a workflow's object makes: load through the store, apply the pure transition,
@@ -57,6 +58,15 @@ export class Transitions {
     // no deadline (an ended workflow) the alarm was only the deliveries' lease, and goes once nothing is left.
     const delivery = await this.outbox.deliver({ tenant, id, name, ...(options.handOff ? { handOff: options.handOff } : {}) });
     if (delivery === "deferred" || deadline === undefined) await this.rearm();
+  }
+
+  /** The webhook consumer's word on the message this object sent; more history waiting is sent at once. */
+  async settleWebhooks(report: WebhookReport): Promise<{ ok: true; applied: boolean } | typeof NOT_FOUND> {
+    if (!this.state()) return NOT_FOUND;
+    const settled = this.outbox.settleWebhooks(report, Date.now());
+    await this.rearm();
+    if (settled === "send" && !(await this.outbox.deliverWebhooks())) await this.rearm();
+    return { ok: true, applied: settled !== "stale" };
   }
 
   /** The alarm from what storage holds now: other calls may have committed while a delivery was made. */

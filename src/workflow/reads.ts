@@ -1,0 +1,42 @@
+import { diagnose, SUPERVISOR_DECISIONS, type Diagnosis } from "../domain/diagnosis";
+import { nextDeadlineAt, unclaimedSince } from "../domain/machine";
+import { NOT_FOUND } from "./rpc";
+import type { HistoryEvent } from "./store";
+import type { Transitions } from "./transitions";
+
+/** How many of the supervisor's latest decisions a diagnosis lists. */
+const RECENT_DECISIONS = 20;
+
+/** What each open step waits for, the next deadline, the alarm and the liveness invariant, from storage. */
+export async function diagnoseObject(transitions: Transitions, storage: DurableObjectStorage): Promise<({ ok: true } & Diagnosis<HistoryEvent>) | typeof NOT_FOUND> {
+  const state = transitions.state();
+  if (!state) return NOT_FOUND;
+  const recentDecisions = transitions.store.latestEvents(SUPERVISOR_DECISIONS, RECENT_DECISIONS);
+  return { ok: true as const, ...diagnose(state, { alarmAt: await storage.getAlarm(), recentDecisions }) };
+}
+
+/**
+ * Dev only (the route is off without DEV_HOOKS): what the supervisor holds and the storage work this instance did
+ * since it was loaded. Counted before it loads anything itself, so asking costs nothing.
+ */
+export async function inspectObject(transitions: Transitions, storage: DurableObjectStorage) {
+  const { store } = transitions;
+  const work = { ...store.stats, alarmWrites: transitions.alarm.writes };
+  const state = transitions.state();
+  if (!state) return NOT_FOUND;
+  const unsentTasks = store.outbox.ofKind("task").length;
+  const indexPending = store.outbox.ofKind("index").length > 0;
+  // The object's clock when it read the alarm: lateness is judged by it, not by when the answer arrived.
+  const [alarmAt, readAt] = [await storage.getAlarm(), Date.now()];
+  return {
+    id: state.id,
+    status: state.status,
+    alarmAt,
+    readAt,
+    nextDeadlineAt: nextDeadlineAt(state) ?? null,
+    indexPending,
+    unclaimedSince: unclaimedSince(state) ?? null,
+    unsentTasks,
+    storage: work,
+  };
+}
