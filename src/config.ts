@@ -2,8 +2,8 @@
  * The deployment's settings, read from the environment in one place. Parsed values are cached per raw
  * value, so a request pays for parsing only when the setting changed.
  */
-import { allowedHostsFor, parseAllowedTargets, type ParsedAllowedTargets, type TargetPolicy } from "./domain/target-policy";
-import { DEFAULT_BACKPRESSURE_LAG_MS } from "./domain/back-pressure";
+import { allowedHostsFor, parseAllowedTargets, type ParsedAllowedTargets, type TargetPolicy } from "./domain/security/target-policy";
+import { DEFAULT_BACKPRESSURE_LAG_MS } from "./domain/admission/back-pressure";
 
 /** A setting that is present but unusable; the front door answers 503 `not_configured`. */
 export class ConfigError extends Error {}

@@ -5,9 +5,9 @@ import { sweepOverdueWorkflows } from "./supervisor/sweep";
 import { consumeWebhookBatch } from "./webhooks/consumer";
 
 export { AgentHost } from "./agents/agent-host";
-export { TargetBreaker } from "./breaker/target-breaker";
-export { QueueLagMonitor } from "./queue-lag/monitor";
-export { CronSchedule } from "./schedules/cron-schedule";
+export { TargetBreaker } from "./breakers/target-breaker";
+export { QueueLagMonitor } from "./admission/queue-lag-monitor";
+export { CronSchedule } from "./cron/cron-schedule";
 export { WorkflowScheduler } from "./workflow/object";
 
 const app = createApp();

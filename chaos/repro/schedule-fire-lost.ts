@@ -2,7 +2,7 @@
 // reason (the workflow's object reset mid-start: FAULTS abortAfterPersist, which the soak injects at 2 %) is
 // recorded `failed` in the schedule's `recent` and never tried again, so that fire has no workflow, although the
 // start is idempotent by id (`<schedule>:<fire time>`) and the schedule keeps pending starts for exactly this
-// (src/schedules/cron-schedule.ts: "should this instance die first, the alarm makes them then"; only the
+// (src/cron/cron-schedule.ts: "should this instance die first, the alarm makes them then"; only the
 // schedule's own death was covered, not its callee's). Fixed in 69c4a6b (a start that broke off stays pending and
 // the alarm makes it again while the fire is within its catch-up window); kept as a quick end-to-end regression
 // check under wrangler dev.

@@ -1,6 +1,6 @@
 // Each step kind in the dashboard's words, in one table: its label in the graph, and for a kind that arms a timer
 // (a sleep, a wait for an event) its span on the timeline, its line in the diagnosis and its deadline's name.
-// The dashboard cannot import the server's modules; the server's list of kinds is src/domain/steps/index.ts, and a
+// The dashboard cannot import the server's modules; the server's list of kinds is src/domain/language/steps/index.ts, and a
 // kind missing here is drawn as a plain step.
 import { html } from "./html.js";
 

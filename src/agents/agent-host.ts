@@ -1,11 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import { faultFires } from "../dev/faults";
 import type { ClaimedTask } from "../domain/machine";
-import type { TaskMessage } from "../domain/task-message";
+import type { TaskMessage } from "../domain/machine/task-message";
 import { schedulerFor } from "../workflow/client";
 import { performTask } from "./perform-task";
 import { learnBreaker } from "./breaker-guard";
-import type { BreakerNotice } from "../breaker/breaker-rpc";
+import type { BreakerNotice } from "../breakers/breaker-rpc";
 import { agentHostShards } from "../config";
 import { agentHostName, type AttemptOnHost, type HandOff, type HandOffResult, type TakeOptions } from "./host-shard";
 

@@ -4,10 +4,10 @@
  * costs nothing. Only a transient failure is reported to the host's breaker, and a success only while this
  * isolate knows of trouble there: a flaky host costs about two small RPCs per failure.
  */
-import { breakerFor, type BreakerCall, type BreakerNotice, type BreakerReply, type BreakerRpc } from "../breaker/breaker-rpc";
+import { breakerFor, type BreakerCall, type BreakerNotice, type BreakerReply, type BreakerRpc } from "../breakers/breaker-rpc";
 import type { ClaimedTask } from "../domain/machine";
-import { DEFAULT_BREAKER } from "../domain/breaker-settings";
-import type { AttemptReport } from "../domain/task-message";
+import { DEFAULT_BREAKER } from "../domain/breaker/settings";
+import type { AttemptReport } from "../domain/machine/task-message";
 
 /** `<tenant>|<host>` → the breaker's latest answer. No entry: closed with no failures, as far as this isolate knows. */
 const known = new Map<string, BreakerReply>();

@@ -1,4 +1,4 @@
-import { TaskMessageSchema } from "../domain/task-message";
+import { TaskMessageSchema } from "../domain/machine/task-message";
 import { schedulerFor } from "../workflow/client";
 import { redeliveryDelaySeconds } from "./redelivery";
 

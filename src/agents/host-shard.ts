@@ -1,7 +1,7 @@
 import { agentHostShards } from "../config";
-import { fnv1a } from "../domain/fnv1a";
+import { fnv1a } from "../domain/security/fnv1a";
 import type { ClaimedTask } from "../domain/machine";
-import type { TaskMessage } from "../domain/task-message";
+import type { TaskMessage } from "../domain/machine/task-message";
 
 /** What became of a task message handed to a host. */
 export type HandOffResult = { started: true } | { started: false; reason: string };

@@ -1,12 +1,12 @@
 import { targetPolicyFor } from "../config";
 import { faultFires } from "../dev/faults";
 import type { ClaimedTask } from "../domain/machine";
-import type { AttemptReport, TaskMessage } from "../domain/task-message";
+import type { AttemptReport, TaskMessage } from "../domain/machine/task-message";
 import { schedulerFor } from "../workflow/client";
 import { performAction } from "./actions";
 import { verifyEarlierEffect } from "./verify";
 import { guardedByBreaker } from "./breaker-guard";
-import { backoffMs } from "../domain/backoff";
+import { backoffMs } from "../domain/machine/backoff";
 
 /** Heartbeats go out this many times per heartbeat interval, so one lost heartbeat is not a missed deadline. */
 const HEARTBEATS_PER_INTERVAL = 3;

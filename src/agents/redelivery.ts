@@ -1,4 +1,4 @@
-import { backoffMs } from "../domain/backoff";
+import { backoffMs } from "../domain/machine/backoff";
 
 /** A message the consumer could not hand on comes back after 2 s, 4 s, 8 s … at most a minute. */
 const REDELIVERY = { initialMs: 2_000, maxMs: 60_000 };

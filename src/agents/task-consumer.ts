@@ -1,7 +1,7 @@
 import { faultFires, InjectedFault } from "../dev/faults";
-import { TaskMessageSchema } from "../domain/task-message";
+import { TaskMessageSchema } from "../domain/machine/task-message";
 import { agentHostFor } from "./host-shard";
-import { reportQueueLag } from "../queue-lag/monitor";
+import { reportQueueLag } from "../admission/queue-lag-monitor";
 import { redeliveryDelaySeconds } from "./redelivery";
 
 /**

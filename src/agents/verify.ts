@@ -1,6 +1,6 @@
 import type { ClaimedTask } from "../domain/machine";
-import type { AttemptReport } from "../domain/task-message";
-import type { TargetPolicy } from "../domain/target-policy";
+import type { AttemptReport } from "../domain/machine/task-message";
+import type { TargetPolicy } from "../domain/security/target-policy";
 import { performAction } from "./actions";
 
 /**

@@ -1,6 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
-import { LIMITS } from "../domain/limits";
+import { LIMITS } from "../domain/language/limits";
 import { requireApiToken } from "./auth";
 import { devRoutes } from "./dev-routes";
 import { limitTenantWrites } from "./rate-limit";

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { parseApiTokens } from "../domain/api-tokens";
+import { parseApiTokens } from "../domain/security/api-tokens";
 import type { AppEnv } from "./app-env";
 import { ApiError } from "./errors";
 

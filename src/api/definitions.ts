@@ -1,10 +1,10 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { DefinitionSchema, definitionHash } from "../domain/definition";
+import { DefinitionSchema, definitionHash } from "../domain/language/definition";
 import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../domain/contract";
-import { IdSchema } from "../domain/schemas";
+import { IdSchema } from "../domain/language/schemas";
 import { decodeNameCursor, encodeNameCursor } from "../registry/cursor";
 import { findDefinition, listLatestVersions, publishDefinition } from "../registry/d1-registry";
-import { checkDefinitionTargets } from "../starts/definition-targets";
+import { checkDefinitionTargets } from "../admission/definition-targets";
 import type { AppEnv } from "./app-env";
 import { ApiError, rejectionToError, validationFailed } from "./errors";
 import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-helpers";

@@ -3,7 +3,7 @@ import { devHooksEnabled } from "../dev/faults";
 import { ID_PATTERN } from "../domain/contract";
 import { schedulerFor } from "../workflow/client";
 import { requireApiToken } from "./auth";
-import { backPressureNow } from "../queue-lag/back-pressure";
+import { backPressureNow } from "../admission/back-pressure-now";
 import type { AppEnv } from "./app-env";
 import { ApiError, rejectionToError } from "./errors";
 

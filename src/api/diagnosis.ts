@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { BLOCKED_REASONS } from "../domain/diagnosis";
-import { WORKFLOW_STATUSES } from "../domain/state";
+import { BLOCKED_REASONS } from "../domain/machine/diagnosis";
+import { WORKFLOW_STATUSES } from "../domain/machine/state";
 import { schedulerFor } from "../workflow/client";
 import type { AppEnv } from "./app-env";
 import { ApiError } from "./errors";

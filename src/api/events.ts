@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { SendEventSchema } from "../domain/schemas";
+import { SendEventSchema } from "../domain/language/schemas";
 import { schedulerFor } from "../workflow/client";
 import type { AppEnv } from "./app-env";
 import { rejectionToError } from "./errors";

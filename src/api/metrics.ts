@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { accepts } from "hono/accepts";
-import { LATENESS_BOUNDS_MS, latenessQuantile, TIMEOUT_KINDS } from "../domain/metrics";
-import { WORKFLOW_STATUSES } from "../domain/state";
+import { LATENESS_BOUNDS_MS, latenessQuantile, TIMEOUT_KINDS } from "../domain/machine/metrics";
+import { WORKFLOW_STATUSES } from "../domain/machine/state";
 import { tenantIndexDbs } from "../workflow-index/index-shards";
 import { readTenantMetrics, type TenantMetrics } from "../workflow-index/metrics-rows";
 import type { AppEnv } from "./app-env";

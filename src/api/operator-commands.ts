@@ -4,7 +4,7 @@
 import { createRoute, OpenAPIHono, type z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { OPERATOR_COMMANDS, type OperatorCommandContract, type OperatorCommandName } from "../domain/contract";
-import { COMMAND_RULES, type CommandRequest } from "../domain/operator-commands";
+import { COMMAND_RULES, type CommandRequest } from "../domain/language/operator-commands";
 import { schedulerFor } from "../workflow/client";
 import type { AppEnv } from "./app-env";
 import { rejectionToError } from "./errors";

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { IdSchema } from "../domain/schemas";
-import { WORKFLOW_STATUSES } from "../domain/state";
-import { WorkflowViewSchema as DomainWorkflowViewSchema } from "../domain/view";
+import { IdSchema } from "../domain/language/schemas";
+import { WORKFLOW_STATUSES } from "../domain/machine/state";
+import { WorkflowViewSchema as DomainWorkflowViewSchema } from "../domain/machine/view";
 
 /** Response shapes, declared for the OpenAPI document (requests reuse the domain's schemas). */
 export const WorkflowViewSchema = DomainWorkflowViewSchema.openapi("Workflow");

@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { CIRCUIT_STATES } from "../breaker/breaker-machine";
-import { listTargets } from "../breaker/targets-index";
+import { CIRCUIT_STATES } from "../breakers/breaker-machine";
+import { listTargets } from "../breakers/targets-index";
 import { LIST_PAGE_MAX } from "../domain/contract";
 import type { AppEnv } from "./app-env";
 import { BEARER_AUTH, errorResponses, jsonContent } from "./openapi-helpers";

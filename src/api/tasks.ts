@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { TaskCompleteSchema, TaskFailSchema, TaskHeartbeatSchema } from "../domain/schemas";
-import { isExpired, verifyTaskToken, type TaskTokenClaims } from "../domain/task-token";
+import { TaskCompleteSchema, TaskFailSchema, TaskHeartbeatSchema } from "../domain/language/schemas";
+import { isExpired, verifyTaskToken, type TaskTokenClaims } from "../domain/security/task-token";
 import { schedulerFor } from "../workflow/client";
 import type { AppEnv } from "./app-env";
 import { ApiError, rejectionToError } from "./errors";

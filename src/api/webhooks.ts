@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { ConfigError, targetPolicyFor } from "../config";
-import { IdSchema } from "../domain/schemas";
-import { checkTarget } from "../domain/target-policy";
+import { IdSchema } from "../domain/language/schemas";
+import { checkTarget } from "../domain/security/target-policy";
 import { recentDeliveries } from "../webhooks/deliveries-db";
 import { newSecret } from "../webhooks/signature";
 import { DeliveryViewSchema, WebhookSpecSchema, WebhookViewSchema as DomainWebhookViewSchema, WEBHOOKS_PER_TENANT } from "../webhooks/spec";

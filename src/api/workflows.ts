@@ -1,10 +1,10 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { StartWorkflowSchema } from "../domain/definition";
+import { StartWorkflowSchema } from "../domain/language/definition";
 import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../domain/contract";
-import { IdSchema } from "../domain/schemas";
-import { WORKFLOW_STATUSES } from "../domain/state";
+import { IdSchema } from "../domain/language/schemas";
+import { WORKFLOW_STATUSES } from "../domain/machine/state";
 import { schedulerFor } from "../workflow/client";
-import { startWorkflowRun } from "../starts/start-workflow";
+import { startWorkflowRun } from "../admission/start-workflow";
 import { decodeCursor, encodeCursor } from "../workflow-index/cursor";
 import { tenantIndexDbs } from "../workflow-index/index-shards";
 import { listTenantWorkflows } from "../workflow-index/tenant-listing";

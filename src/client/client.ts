@@ -1,6 +1,6 @@
 import { hc, type InferRequestType } from "hono/client";
 import type { ApiRoutes } from "../api/app";
-import type { CommandBody } from "../domain/operator-commands";
+import type { CommandBody } from "../domain/language/operator-commands";
 import { commandOperations } from "./commands";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry";
 import { REAL_RUNTIME, retryingFetch, type FetchLike, type RetryRuntime } from "./retrying-fetch";

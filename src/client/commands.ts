@@ -1,7 +1,7 @@
 // The client's operator commands, one method per row of the commands' table (src/domain/contract.ts), as the
 // routes are: `client.pause(id)`, `client.skipStep(id, stepId, { output })`, `client.terminate(id, { reason })`.
 import { OPERATOR_COMMANDS, type OperatorCommandContract, type OperatorCommandName } from "../domain/contract";
-import type { CommandBody } from "../domain/operator-commands";
+import type { CommandBody } from "../domain/language/operator-commands";
 import { ShepherdApiError } from "./errors";
 import type { FetchLike } from "./retrying-fetch";
 

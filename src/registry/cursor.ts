@@ -1,4 +1,4 @@
-import { fromBase64Url, toBase64Url } from "../domain/base64url";
+import { fromBase64Url, toBase64Url } from "../domain/security/base64url";
 import { ID_PATTERN } from "../domain/contract";
 
 /**

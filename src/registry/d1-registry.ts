@@ -3,8 +3,8 @@
  * immutable row; each tenant's versions of a name count 1, 2, 3 … and a content hash can hold only one of them.
  */
 import { z } from "zod";
-import { DefinitionSchema } from "../domain/definition";
-import type { DefinitionInput } from "../domain/schemas";
+import { DefinitionSchema } from "../domain/language/definition";
+import type { DefinitionInput } from "../domain/language/schemas";
 
 /** One version, without its content: what publishing answers and what a list shows. */
 export interface DefinitionVersion {

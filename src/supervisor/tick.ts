@@ -2,8 +2,8 @@ import { startHandOff } from "../config";
 import { faultFires, InjectedFault } from "../dev/faults";
 import { queueChecksDue } from "../domain/machine";
 import { transition } from "../domain/machine";
-import type { WorkflowState } from "../domain/state";
-import { currentQueueLag } from "../queue-lag/monitor";
+import type { WorkflowState } from "../domain/machine/state";
+import { currentQueueLag } from "../admission/queue-lag-monitor";
 import type { CommitOptions } from "../workflow/rpc";
 import type { Transitions } from "../workflow/transitions";
 

@@ -5,7 +5,7 @@
  * is skipped when the message comes again.
  */
 import { targetPolicyFor } from "../config";
-import type { TargetPolicy } from "../domain/target-policy";
+import type { TargetPolicy } from "../domain/security/target-policy";
 import type { HistoryEvent } from "../workflow/store";
 import { schedulerFor } from "../workflow/client";
 import { deliveryKey, recordAttempt, recordedDeliveries, type DeliveryStatus, type RecordedDelivery } from "./deliveries-db";

@@ -3,7 +3,7 @@
  * event name by making its first underscore a dot: `workflow_completed` → `workflow.completed`,
  * `step_timed_out` → `step.timed_out`. A filter is an exact name, a prefix with `.*` (`step.*`) or `*`.
  */
-import { HISTORY_EVENT_TYPES } from "../domain/history";
+import { HISTORY_EVENT_TYPES } from "../domain/machine/history";
 
 export function eventNameOf(historyType: string): string {
   return historyType.replace("_", ".");

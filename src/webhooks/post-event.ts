@@ -1,5 +1,5 @@
 /** One POST of one event to one receiver, signed; never throws for the receiver's behaviour. */
-import { checkTarget, type TargetPolicy } from "../domain/target-policy";
+import { checkTarget, type TargetPolicy } from "../domain/security/target-policy";
 import { signatureHeader } from "./signature";
 import type { Subscription } from "./subscriptions-db";
 

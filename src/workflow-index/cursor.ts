@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { fromBase64Url, toBase64Url } from "../domain/base64url";
+import { fromBase64Url, toBase64Url } from "../domain/security/base64url";
 import type { ListPosition } from "./d1-index";
 
 /**

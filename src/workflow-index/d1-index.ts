@@ -3,8 +3,8 @@
  * source of truth and writes here through its outbox; this table only serves listing and the sweep. Each
  * function reads or writes one shard's database: index-shards.ts says which.
  */
-import type { IndexEntry } from "../domain/index-entry";
-import type { WorkflowStatus } from "../domain/state";
+import type { IndexEntry } from "../domain/machine/index-entry";
+import type { WorkflowStatus } from "../domain/machine/state";
 import { METRICS_INSERT_COLUMNS, METRICS_PLACEHOLDERS, METRICS_UPDATES, metricsValues } from "./metrics-rows";
 
 export interface ListedWorkflow {

@@ -5,7 +5,7 @@
  * on exactly one shard, so a listing that merges the tenant's shards sees each workflow once.
  */
 import { indexDatabaseBinding, indexShards, indexShardsPerTenant } from "../config";
-import { fnv1a } from "../domain/fnv1a";
+import { fnv1a } from "../domain/security/fnv1a";
 
 /** How many shards there are, and how many of them one tenant's entries spread over. */
 export interface IndexLayout {

@@ -1,10 +1,10 @@
 /**
  * The workflows' counters in the D1 index (migration 0007): the columns the index upsert writes with each row,
  * and the per-tenant sums GET /v1/metrics reads, over the tenant's index shards. Each object counts in its own
- * state and its index entry carries the totals, so no step writes to D1 for metrics (see src/domain/metrics.ts).
+ * state and its index entry carries the totals, so no step writes to D1 for metrics (see src/domain/machine/metrics.ts).
  */
-import { emptyMetrics, LATENESS_BOUNDS_MS, type LatenessHistogram, type WorkflowMetrics } from "../domain/metrics";
-import { WORKFLOW_STATUSES, type WorkflowStatus } from "../domain/state";
+import { emptyMetrics, LATENESS_BOUNDS_MS, type LatenessHistogram, type WorkflowMetrics } from "../domain/machine/metrics";
+import { WORKFLOW_STATUSES, type WorkflowStatus } from "../domain/machine/state";
 
 /** The counter columns of `workflows`, in the order `metricsValues` gives their values. */
 export const METRICS_COLUMNS = [

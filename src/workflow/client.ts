@@ -1,7 +1,7 @@
 import type { DurableObject } from "cloudflare:workers";
-import { backoffMs } from "../domain/backoff";
+import { backoffMs } from "../domain/machine/backoff";
 import { OPERATOR_COMMANDS, type RpcRetry } from "../domain/contract";
-import type { CommandRequest } from "../domain/operator-commands";
+import type { CommandRequest } from "../domain/language/operator-commands";
 import type { WorkflowScheduler } from "./object";
 
 /** The object's own RPC methods: its public methods, less what every Durable Object has. */

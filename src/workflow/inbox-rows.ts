@@ -1,4 +1,4 @@
-import { InboxEventSchema, type InboxEvent } from "../domain/state";
+import { InboxEventSchema, type InboxEvent } from "../domain/machine/state";
 
 /** The first answer to an event sent with an id: what a repeat of it is told. */
 export interface EventReceipt {

@@ -1,10 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { claimEagerly, reportEvent, startWorkflow, transition } from "../domain/machine";
 import type { EventReply, SentEvent } from "../domain/machine";
-import type { AttemptReport } from "../domain/task-message";
-import { commandEvent, type CommandRequest } from "../domain/operator-commands";
-import type { WorkflowState } from "../domain/state";
-import { toWorkflowView, type WorkflowView } from "../domain/view";
+import type { AttemptReport } from "../domain/machine/task-message";
+import { commandEvent, type CommandRequest } from "../domain/language/operator-commands";
+import type { WorkflowState } from "../domain/machine/state";
+import { toWorkflowView, type WorkflowView } from "../domain/machine/view";
 import { reservationKey, reserveAgentHosts } from "../agents/host-reservations";
 import { runAlarm, supervise } from "../supervisor/tick";
 import type { WebhookReport } from "../webhooks/message";

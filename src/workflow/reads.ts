@@ -1,4 +1,4 @@
-import { diagnose, SUPERVISOR_DECISIONS, type Diagnosis } from "../domain/diagnosis";
+import { diagnose, SUPERVISOR_DECISIONS, type Diagnosis } from "../domain/machine/diagnosis";
 import { nextDeadlineAt, unclaimedSince } from "../domain/machine";
 import { NOT_FOUND } from "./rpc";
 import type { HistoryEvent } from "./store";

@@ -1,7 +1,7 @@
 import type { HandOff } from "../agents/host-shard";
-import type { WorkflowPlan } from "../domain/plan";
-import type { PinnedDefinition, WorkflowState } from "../domain/state";
-import { toWorkflowView, type WorkflowView } from "../domain/view";
+import type { WorkflowPlan } from "../domain/language/plan";
+import type { PinnedDefinition, WorkflowState } from "../domain/machine/state";
+import { toWorkflowView, type WorkflowView } from "../domain/machine/view";
 import type { EventReceipt } from "./store";
 
 /** What the front door asks a new workflow's object to start. */

@@ -1,6 +1,6 @@
-import type { HistoryEntryFields } from "../domain/history";
+import type { HistoryEntryFields } from "../domain/machine/history";
 import type { Effect } from "../domain/machine";
-import { StoredStepSchema, withStepKinds, WorkflowFieldsSchema, type WorkflowState } from "../domain/state";
+import { StoredStepSchema, withStepKinds, WorkflowFieldsSchema, type WorkflowState } from "../domain/machine/state";
 import { InboxRows, type EventReceipt } from "./inbox-rows";
 import { OutboxRows } from "./outbox-rows";
 import { applySchemaMigrations, schemaExists } from "./schema";

@@ -1,5 +1,5 @@
 import { taskQueueBinding, taskQueueShards } from "../config";
-import { fnv1a } from "../domain/fnv1a";
+import { fnv1a } from "../domain/security/fnv1a";
 
 /**
  * Which of `shards` task queues carries a workflow's messages. One queue delivers about 5 000 messages a second

@@ -1,6 +1,6 @@
 import { faultFires } from "../dev/faults";
 import { commitPlan, nextDeadlineAt, transition, type ClaimedTask, type TransitionResult, type WorkflowEvent } from "../domain/machine";
-import type { WorkflowState } from "../domain/state";
+import type { WorkflowState } from "../domain/machine/state";
 import { alarmTarget, SupervisorAlarm } from "./alarm";
 import { SEND_LEASE_MS } from "./delivery-policy";
 import { Outbox } from "./outbox";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseApiTokens } from "../../src/domain/api-tokens";
+import { parseApiTokens } from "../../src/domain/security/api-tokens";
 
 describe("parseApiTokens", () => {
   it("reads comma-separated tenant:token pairs, trimming spaces and empty entries", () => {

@@ -2,11 +2,11 @@
 // abstract (step number, which attempt, how long to wait) and made concrete against the state it meets, so
 // most reports hit the current attempt and shrinking keeps a script meaningful.
 import fc from "fast-check";
-import { DefinitionSchema } from "../../src/domain/definition";
-import { planWorkflow, type WorkflowPlan } from "../../src/domain/plan";
+import { DefinitionSchema } from "../../src/domain/language/definition";
+import { planWorkflow, type WorkflowPlan } from "../../src/domain/language/plan";
 import { nextDeadlineAt, type WorkflowEvent } from "../../src/domain/machine";
-import { ESCALATION_DEFAULTS, type DefinitionInput, type OnFailure, type StepInput } from "../../src/domain/schemas";
-import { activeAttempt, type StepError, type StepState, type WorkflowState } from "../../src/domain/state";
+import { ESCALATION_DEFAULTS, type DefinitionInput, type OnFailure, type StepInput } from "../../src/domain/language/schemas";
+import { activeAttempt, type StepError, type StepState, type WorkflowState } from "../../src/domain/machine/state";
 import { httpAction, step, T0, TEST_RETRY, TEST_TIMEOUTS, undoable } from "./builders";
 
 /** The names waits wait for; events are sent with these and with one no step waits for. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backPressure, QUEUE_LAG_FRESH_MS, type BackPressure, type QueueLagSample } from "../../src/domain/back-pressure";
+import { backPressure, QUEUE_LAG_FRESH_MS, type BackPressure, type QueueLagSample } from "../../src/domain/admission/back-pressure";
 
 const NOW = 1_700_000_000_000;
 const BOUND = 10_000;

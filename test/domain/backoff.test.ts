@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backoffMs } from "../../src/domain/backoff";
+import { backoffMs } from "../../src/domain/machine/backoff";
 
 const middle = () => 0.5;
 const highest = () => 1;

@@ -1,7 +1,7 @@
 // Builders for the pure domain tests: small plans, events named in the past tense, and a runner that plays
 // a script of events against the state machine with an explicit clock and a fixed random draw.
 import { expect } from "vitest";
-import { planWorkflow, type WorkflowPlan } from "../../src/domain/plan";
+import { planWorkflow, type WorkflowPlan } from "../../src/domain/language/plan";
 import {
   startWorkflow,
   transition,
@@ -10,8 +10,8 @@ import {
   type TransitionResult,
   type WorkflowEvent,
 } from "../../src/domain/machine";
-import type { Action, DefinitionInput, Sleep, StepInput, WaitForEvent } from "../../src/domain/schemas";
-import type { StepError, StepState, StepStatus, WorkflowState, WorkflowStatus } from "../../src/domain/state";
+import type { Action, DefinitionInput, Sleep, StepInput, WaitForEvent } from "../../src/domain/language/schemas";
+import type { StepError, StepState, StepStatus, WorkflowState, WorkflowStatus } from "../../src/domain/machine/state";
 
 /** Every workflow starts at this instant; expected times are written as offsets from it. */
 export const T0 = 1_700_000_000_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "../../src/domain/canonical-json";
+import { canonicalJson } from "../../src/domain/security/canonical-json";
 
 describe("canonicalJson", () => {
   it("writes the same text for objects whose keys come in a different order", () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { checkDefinition, DefinitionSchema, StartWorkflowSchema } from "../../src/domain/definition";
-import { planWorkflow } from "../../src/domain/plan";
-import { DEFAULT_RETRY, DEFAULT_TIMEOUTS } from "../../src/domain/retry-policy";
-import type { DefinitionInput, StepInput } from "../../src/domain/schemas";
+import { checkDefinition, DefinitionSchema, StartWorkflowSchema } from "../../src/domain/language/definition";
+import { planWorkflow } from "../../src/domain/language/plan";
+import { DEFAULT_RETRY, DEFAULT_TIMEOUTS } from "../../src/domain/language/retry-policy";
+import type { DefinitionInput, StepInput } from "../../src/domain/language/schemas";
 import { httpAction, step, undoable } from "./builders";
 
 function definition(steps: StepInput[], fields: Partial<DefinitionInput> = {}): DefinitionInput {

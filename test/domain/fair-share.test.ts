@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { admission, type QueueGauge } from "../../src/domain/back-pressure";
-import { overFairShare, sumDeliveries, type DeliveryCount } from "../../src/domain/fair-share";
+import { admission, type QueueGauge } from "../../src/domain/admission/back-pressure";
+import { overFairShare, sumDeliveries, type DeliveryCount } from "../../src/domain/admission/fair-share";
 
 const NOW = 1_700_000_000_000;
 const BOUND = 10_000;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { INDEX_DEADLINE_DRIFT_MS, INDEX_LEASE_MS, INDEX_WATCHDOG_MS, indexedDeadlineOf, indexNeedsEntry } from "../../src/domain/index-entry";
+import { INDEX_DEADLINE_DRIFT_MS, INDEX_LEASE_MS, INDEX_WATCHDOG_MS, indexedDeadlineOf, indexNeedsEntry } from "../../src/domain/machine/index-entry";
 import { nextDeadlineAt } from "../../src/domain/machine";
-import type { WorkflowState } from "../../src/domain/state";
+import type { WorkflowState } from "../../src/domain/machine/state";
 import { claimed, plan, Run, sleepStep, step, succeeded, T0, wait, waitStep } from "./builders";
 
 const DAY = 86_400_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { INDEX_WATCHDOG_MS, indexedDeadlineOf, indexEntryOf, indexNeedsEntry } from "../../src/domain/index-entry";
+import { INDEX_WATCHDOG_MS, indexedDeadlineOf, indexEntryOf, indexNeedsEntry } from "../../src/domain/machine/index-entry";
 import { nextDeadlineAt } from "../../src/domain/machine";
 import { claimed, failedPermanently, plan, Run, step, succeeded } from "./builders";
 

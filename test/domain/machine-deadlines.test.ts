@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { WorkflowPlan } from "../../src/domain/plan";
+import type { WorkflowPlan } from "../../src/domain/language/plan";
 import { nextDeadlineAt, startWorkflow } from "../../src/domain/machine";
 import { QUEUE_CHECK_JITTER, QUEUE_CHECK_MS } from "../../src/domain/machine/queue-check";
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { WorkflowPlan } from "../../src/domain/plan";
+import type { WorkflowPlan } from "../../src/domain/language/plan";
 import type { WorkflowEvent } from "../../src/domain/machine";
 import {
   cancelRequested,

@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { describe, it } from "vitest";
 import { nextDeadlineAt, startWorkflow, transition, type EventReply, type WorkflowEvent } from "../../src/domain/machine";
-import { isTerminal, type WorkflowState } from "../../src/domain/state";
+import { isTerminal, type WorkflowState } from "../../src/domain/machine/state";
 import {
   buildPlan,
   commandsArb,

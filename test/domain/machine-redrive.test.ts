@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ClaimedTask } from "../../src/domain/machine";
-import { toWorkflowView } from "../../src/domain/view";
+import { toWorkflowView } from "../../src/domain/machine/view";
 import {
   cancelRequested,
   claimed,

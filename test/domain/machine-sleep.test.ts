@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { nextDeadlineAt } from "../../src/domain/machine";
-import { MAX_TIMER_MS, type Sleep } from "../../src/domain/schemas";
-import { toWorkflowView } from "../../src/domain/view";
+import { MAX_TIMER_MS, type Sleep } from "../../src/domain/language/schemas";
+import { toWorkflowView } from "../../src/domain/machine/view";
 import {
   cancelRequested,
   claimed,

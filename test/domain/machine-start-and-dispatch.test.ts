@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { startWorkflow, transition } from "../../src/domain/machine";
-import type { WorkflowState } from "../../src/domain/state";
+import type { WorkflowState } from "../../src/domain/machine/state";
 import {
   claimed,
   deadlinesReached,

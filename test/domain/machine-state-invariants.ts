@@ -2,7 +2,7 @@
 import { expect } from "vitest";
 import { MAX_INBOX_EVENTS, nextDeadlineAt } from "../../src/domain/machine";
 import { queueCheckAt } from "../../src/domain/machine/queued-attempts";
-import { diagnose } from "../../src/domain/diagnosis";
+import { diagnose } from "../../src/domain/machine/diagnosis";
 import {
   ACTIVE_ATTEMPT_STATUSES,
   isTerminal,
@@ -10,7 +10,7 @@ import {
   type StepState,
   type StepStatus,
   type WorkflowState,
-} from "../../src/domain/state";
+} from "../../src/domain/machine/state";
 
 const ENDED_STEP: readonly StepStatus[] = ["succeeded", "failed", "skipped", "compensated", "cancelled"];
 

@@ -1,8 +1,8 @@
 // The invariants of a transition, given the state before it: what every event must and must not do, as the contract
 // describes it. The property tests check them after every transition of a random script.
 import { MAX_INBOX_EVENTS, nextDeadlineAt, transition, type EventReply, type TransitionResult, type WorkflowEvent } from "../../src/domain/machine";
-import type { StepPlan } from "../../src/domain/plan";
-import { isTerminal, type WorkflowState } from "../../src/domain/state";
+import type { StepPlan } from "../../src/domain/language/plan";
+import { isTerminal, type WorkflowState } from "../../src/domain/machine/state";
 import { activeOf, attemptDeadlineAt, holds, isActive, latest, oneOf, planOf, same, stepIn } from "./machine-state-invariants";
 
 const REPORTS = new Set<WorkflowEvent["type"]>(["AttemptClaimed", "AttemptSucceeded", "AttemptAccepted", "AttemptFailed"]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { nextDeadlineAt } from "../../src/domain/machine";
-import type { WaitForEvent } from "../../src/domain/schemas";
-import { toWorkflowView } from "../../src/domain/view";
+import type { WaitForEvent } from "../../src/domain/language/schemas";
+import { toWorkflowView } from "../../src/domain/machine/view";
 import {
   claimed,
   deadlinesReached,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { HistoryEntry } from "../../src/domain/history";
-import { countHistory, emptyLateness, emptyMetrics, LATENESS_BOUNDS_MS, latenessQuantile, observeLateness, type WorkflowMetrics } from "../../src/domain/metrics";
+import type { HistoryEntry } from "../../src/domain/machine/history";
+import { countHistory, emptyLateness, emptyMetrics, LATENESS_BOUNDS_MS, latenessQuantile, observeLateness, type WorkflowMetrics } from "../../src/domain/machine/metrics";
 import { claimed, deadlinesReached, failed, failedPermanently, plan, Run, step, succeeded, undoable, wait } from "./builders";
 
 const late = (overdueMs: number) => ({ timeout: "heartbeat" as const, deadlineAt: 1_000, overdueMs });

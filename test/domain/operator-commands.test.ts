@@ -3,8 +3,8 @@
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { OPERATOR_COMMANDS, WORKFLOW_STATUSES, type OperatorCommandContract, type OperatorCommandName, type WorkflowStatus } from "../../src/domain/contract";
-import { allowsWorkflow, COMMAND_RULES, commandEvent, type CommandRequest } from "../../src/domain/operator-commands";
-import type { WorkflowState } from "../../src/domain/state";
+import { allowsWorkflow, COMMAND_RULES, commandEvent, type CommandRequest } from "../../src/domain/language/operator-commands";
+import type { WorkflowState } from "../../src/domain/machine/state";
 import {
   cancelRequested,
   claimed,

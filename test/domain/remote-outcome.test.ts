@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyHttpStatus, parseRetryAfter } from "../../src/domain/remote-outcome";
+import { classifyHttpStatus, parseRetryAfter } from "../../src/domain/machine/remote-outcome";
 
 const NOW = Date.UTC(2025, 0, 1, 0, 0, 0);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolveRetryPolicy, resolveTimeouts, retryDelayMs, type RetryPolicy } from "../../src/domain/retry-policy";
+import { resolveRetryPolicy, resolveTimeouts, retryDelayMs, type RetryPolicy } from "../../src/domain/language/retry-policy";
 
 const steady = (): number => 0.5;
 const lowest = (): number => 0;

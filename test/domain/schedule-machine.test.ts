@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cronProblem, nextFireAfter } from "../../src/domain/schedule/cron";
+import { cronProblem, nextFireAfter } from "../../src/domain/cron/cron";
 import {
   createSchedule,
   fireDue,
@@ -13,9 +13,9 @@ import {
   triggerFire,
   workflowEnded,
   workflowIdOf,
-} from "../../src/domain/schedule/machine";
-import { ScheduleSpecSchema, type ScheduleSpecInput } from "../../src/domain/schedule/spec";
-import type { RecentFire, ScheduleState } from "../../src/domain/schedule/state";
+} from "../../src/domain/cron/machine";
+import { ScheduleSpecSchema, type ScheduleSpecInput } from "../../src/domain/cron/spec";
+import type { RecentFire, ScheduleState } from "../../src/domain/cron/state";
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;

@@ -3,11 +3,11 @@
 // plan and the state had `kind` still load, with the kind they had.
 import { describe, expect, it } from "vitest";
 import { nextDeadline } from "../../src/domain/machine/deadlines";
-import { StepPlanSchema } from "../../src/domain/plan";
-import type { StepInput } from "../../src/domain/schemas";
-import { StoredStepSchema, StepStateSchema, withStepKinds } from "../../src/domain/state";
-import { STEP_KINDS, STEP_KIND_NAMES, type StepKindName } from "../../src/domain/steps";
-import { toWorkflowView } from "../../src/domain/view";
+import { StepPlanSchema } from "../../src/domain/language/plan";
+import type { StepInput } from "../../src/domain/language/schemas";
+import { StoredStepSchema, StepStateSchema, withStepKinds } from "../../src/domain/machine/state";
+import { STEP_KINDS, STEP_KIND_NAMES, type StepKindName } from "../../src/domain/language/steps";
+import { toWorkflowView } from "../../src/domain/machine/view";
 import { deadlinesReached, describeEffects, describeHistory, httpAction, plan, Run, T0 } from "./builders";
 
 interface KindCase {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allowedHostsFor, checkTarget, hostMatches, parseAllowedTargets } from "../../src/domain/target-policy";
+import { allowedHostsFor, checkTarget, hostMatches, parseAllowedTargets } from "../../src/domain/security/target-policy";
 
 const strict = { allowPrivate: false };
 const permissive = { allowPrivate: true };

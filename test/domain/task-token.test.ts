@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { signTaskToken, verifyTaskToken, type TaskTokenClaims } from "../../src/domain/task-token";
+import { signTaskToken, verifyTaskToken, type TaskTokenClaims } from "../../src/domain/security/task-token";
 
 const SECRET = "domain-test-secret";
 const claims: TaskTokenClaims = { tenant: "acme", workflowId: "order-1", stepId: "charge", attempt: 3 };

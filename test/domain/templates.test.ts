@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkTemplatePath, renderTemplates, TemplateError, templatePaths, type TemplateContext } from "../../src/domain/templates";
+import { checkTemplatePath, renderTemplates, TemplateError, templatePaths, type TemplateContext } from "../../src/domain/language/templates";
 
 const context: TemplateContext = {
   input: { amount: 42, currency: "EUR", paid: false, note: null, tags: ["a", "b"], customer: { id: "c-1", vip: true } },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toWorkflowView } from "../../src/domain/view";
+import { toWorkflowView } from "../../src/domain/machine/view";
 import { claimed, failed, heartbeat, plan, Run, step, T0, wait } from "./builders";
 
 describe("toWorkflowView", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseWakeTime } from "../../src/domain/wake-time";
+import { parseWakeTime } from "../../src/domain/language/wake-time";
 import { T0 } from "./builders";
 
 describe("parseWakeTime", () => {

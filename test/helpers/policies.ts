@@ -8,7 +8,7 @@ export const FAST = {
   retry: { maxAttempts: 3, initialIntervalMs: 20, backoffCoefficient: 2, maxIntervalMs: 200, jitter: 0 },
   timeouts: { scheduleToStartMs: 5_000, startToCloseMs: 5_000, heartbeatMs: 2_000 },
   // The tests of a file share a tenant and the fake remote's host, so the failures of one test would count
-  // towards the host's breaker in the next; only the breaker's own tests (test/breaker/) let it open.
+  // towards the host's breaker in the next; only the breaker's own tests (test/breakers/) let it open.
   breaker: { failures: 100 },
 };
 

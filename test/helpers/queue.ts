@@ -3,7 +3,7 @@
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
 import worker from "../../src/index";
-import type { TaskMessage } from "../../src/domain/task-message";
+import type { TaskMessage } from "../../src/domain/machine/task-message";
 import { taskQueueBinding, taskQueueShards } from "../../src/config";
 import { taskQueueFor, taskQueueShardOf } from "../../src/workflow/task-queues";
 import { uniqueId } from "./api";

@@ -1,6 +1,6 @@
 // The definitions registry as the tests use it: publishing and reading definitions, and starting by reference.
 import { expect } from "vitest";
-import { DefinitionSchema, definitionHash } from "../../src/domain/definition";
+import { DefinitionSchema, definitionHash } from "../../src/domain/language/definition";
 import { api, bearer, uniqueId, type ApiResponse, type TestTenant } from "./api";
 import { httpStep } from "./remote";
 

@@ -3,7 +3,7 @@
 // its alarm is run as the runtime would run it then.
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import type { ScheduleState } from "../../src/domain/schedule/state";
+import type { ScheduleState } from "../../src/domain/cron/state";
 import { api, bearer, type ApiResponse, type TestTenant } from "./api";
 import { DAY, waitStep } from "./workflow-language";
 

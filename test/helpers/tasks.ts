@@ -1,6 +1,6 @@
 // The remote service's side of a task: the claims its task token carries, and its calls on the task routes.
 import { env, exports } from "cloudflare:workers";
-import { verifyTaskToken, type TaskTokenClaims } from "../../src/domain/task-token";
+import { verifyTaskToken, type TaskTokenClaims } from "../../src/domain/security/task-token";
 
 /** The claims of a genuine task token (its signature checked with the Worker's secret); undefined for a bad one. */
 export function tokenClaims(token: string): Promise<TaskTokenClaims | undefined> {

@@ -1,8 +1,8 @@
 // The counters in the D1 index: written with each index row by the version-guarded upsert, summed per tenant.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { IndexEntry } from "../../src/domain/index-entry";
-import { emptyMetrics, observeLateness, type WorkflowMetrics } from "../../src/domain/metrics";
+import type { IndexEntry } from "../../src/domain/machine/index-entry";
+import { emptyMetrics, observeLateness, type WorkflowMetrics } from "../../src/domain/machine/metrics";
 import { upsertIndexEntry } from "../../src/workflow-index/d1-index";
 import { indexDbFor, tenantIndexDbs } from "../../src/workflow-index/index-shards";
 import { readTenantMetrics } from "../../src/workflow-index/metrics-rows";

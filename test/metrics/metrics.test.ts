@@ -2,7 +2,7 @@
 // figure must be exactly what was run. Deadlines are passed by moving time (../helpers/time.ts), not waited for.
 import { exports } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { LATENESS_BOUNDS_MS } from "../../src/domain/metrics";
+import { LATENESS_BOUNDS_MS } from "../../src/domain/machine/metrics";
 import { api, bearer, historyOf, start, startAs, uniqueId, waitForStatus, type TestTenant } from "../helpers/api";
 import { indexRow } from "../helpers/index-db";
 import { FAST, PATIENT } from "../helpers/policies";

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { WorkflowScheduler } from "../../src/workflow/object";
-import type { TaskMessage } from "../../src/domain/task-message";
+import type { TaskMessage } from "../../src/domain/machine/task-message";
 import { getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { FAST } from "../helpers/policies";

@@ -8,7 +8,7 @@ import { watchSends } from "../helpers/queue";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { alarmOf, objectRecord, schedulerStub } from "../helpers/scheduler";
 import { backdate, elapse, fireAlarm, runCron } from "../helpers/time";
-import { INDEX_LEASE_MS } from "../../src/domain/index-entry";
+import { INDEX_LEASE_MS } from "../../src/domain/machine/index-entry";
 
 afterEach(() => vi.restoreAllMocks());
 

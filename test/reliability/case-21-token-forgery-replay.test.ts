@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { toBase64Url } from "../../src/domain/base64url";
-import { signTaskToken, TASK_TOKEN_GRACE_MS } from "../../src/domain/task-token";
+import { toBase64Url } from "../../src/domain/security/base64url";
+import { signTaskToken, TASK_TOKEN_GRACE_MS } from "../../src/domain/security/task-token";
 import { api, historyOf, start, waitForStatus, waitForStep } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { FAST } from "../helpers/policies";

@@ -6,7 +6,7 @@ import { performHttpAction } from "../../src/agents/actions/http";
 import { performTask } from "../../src/agents/perform-task";
 import { createApp } from "../../src/api/app";
 import type { ClaimedTask } from "../../src/domain/machine";
-import { checkTarget } from "../../src/domain/target-policy";
+import { checkTarget } from "../../src/domain/security/target-policy";
 import { api, bearer, uniqueId, waitForStatus } from "../helpers/api";
 import { json, mockRemote } from "../helpers/remote";
 import { schedulerStub } from "../helpers/scheduler";

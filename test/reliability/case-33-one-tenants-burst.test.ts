@@ -5,8 +5,8 @@
 import { createMessageBatch } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import type { DeliveryCount } from "../../src/domain/fair-share";
-import { forgetQueueLagReads, reportQueueLag } from "../../src/queue-lag/monitor";
+import type { DeliveryCount } from "../../src/domain/admission/fair-share";
+import { forgetQueueLagReads, reportQueueLag } from "../../src/admission/queue-lag-monitor";
 import { api, bearer, historyOf, uniqueId, type TestTenant } from "../helpers/api";
 import { createSchedule, dailySpec, fireOnTime, recentOf, rewriteSchedule, runScheduleAlarm, scheduleAlarm, waitingDefinition } from "../helpers/schedules";
 

@@ -6,7 +6,7 @@ import { holdBackSends } from "../helpers/queue";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { alarmOf } from "../helpers/scheduler";
 import { backdate, elapse, fireAlarm, runCron } from "../helpers/time";
-import { INDEX_LEASE_MS } from "../../src/domain/index-entry";
+import { INDEX_LEASE_MS } from "../../src/domain/machine/index-entry";
 import { SEND_LEASE_MS } from "../../src/workflow/delivery-policy";
 import { callTask } from "../helpers/tasks";
 import { loseAlarm, strandedDefinition } from "../helpers/stranded";

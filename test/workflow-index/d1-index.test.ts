@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { IndexEntry } from "../../src/domain/index-entry";
+import type { IndexEntry } from "../../src/domain/machine/index-entry";
 import { findOverdueWorkflows, upsertIndexEntry } from "../../src/workflow-index/d1-index";
 import { uniqueId } from "../helpers/api";
 import { indexDbOf, indexRow } from "../helpers/index-db";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { indexShards, indexShardsPerTenant } from "../../src/config";
-import type { IndexEntry } from "../../src/domain/index-entry";
+import type { IndexEntry } from "../../src/domain/machine/index-entry";
 import { upsertIndexEntry } from "../../src/workflow-index/d1-index";
 import { allIndexDbs, indexDbFor, indexLayoutOf, indexShardOf, tenantIndexDbs, tenantShardsOf } from "../../src/workflow-index/index-shards";
 import { api, bearer, start, uniqueId, waitForStatus } from "../helpers/api";

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { DefinitionSchema } from "../../src/domain/definition";
-import { planWorkflow } from "../../src/domain/plan";
+import { DefinitionSchema } from "../../src/domain/language/definition";
+import { planWorkflow } from "../../src/domain/language/plan";
 import { SEND_LEASE_MS } from "../../src/workflow/delivery-policy";
 import { start, uniqueId, waitForStatus } from "../helpers/api";
 import { holdIndexWrite, indexRow, refuseIndexWrites } from "../helpers/index-db";

@@ -4,8 +4,8 @@
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { IndexEntry } from "../../src/domain/index-entry";
-import type { WorkflowStatus } from "../../src/domain/state";
+import type { IndexEntry } from "../../src/domain/machine/index-entry";
+import type { WorkflowStatus } from "../../src/domain/machine/state";
 import { upsertIndexEntry, type ListedWorkflow } from "../../src/workflow-index/d1-index";
 import { indexDbFor, indexLayoutOf, indexShardOf } from "../../src/workflow-index/index-shards";
 import { mergeShardPages } from "../../src/workflow-index/tenant-listing";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { taskQueueShards } from "../../src/config";
-import type { TaskMessage } from "../../src/domain/task-message";
+import type { TaskMessage } from "../../src/domain/machine/task-message";
 import { taskQueueFor, taskQueueShardOf } from "../../src/workflow/task-queues";
 import { start, uniqueId, waitForStatus } from "../helpers/api";
 import { FAST } from "../helpers/policies";

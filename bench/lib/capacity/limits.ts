@@ -46,7 +46,7 @@ export const DEFAULTS = {
   /** D1 databases the index uses and binds (INDEX_SHARDS, DB ...): see indexShardsConfigured. */
   indexShards: 1,
   indexShardsBound: 1,
-  /** Index writes per workflow: start and end (written on status changes only, src/domain/index-entry.ts). */
+  /** Index writes per workflow: start and end (written on status changes only, src/domain/machine/index-entry.ts). */
   indexWritesPerWorkflow: 2,
   /** D1 time per index upsert, ms: "several milliseconds" for writes per the D1 docs (assumed value). */
   d1WriteMs: 3,

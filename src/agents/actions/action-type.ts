@@ -3,10 +3,10 @@
  * performed is the module beside this one, and the registry (index.ts) asks for one per type.
  */
 import type { z } from "zod";
-import type { Action, ActionTypeName } from "../../domain/actions";
+import type { Action, ActionTypeName } from "../../domain/language/actions";
 import type { ClaimedTask } from "../../domain/machine";
-import type { AttemptReport } from "../../domain/task-message";
-import type { TargetPolicy } from "../../domain/target-policy";
+import type { AttemptReport } from "../../domain/machine/task-message";
+import type { TargetPolicy } from "../../domain/security/target-policy";
 
 export interface ActionType<T extends ActionTypeName> {
   /** The schema of its actions in a definition (`type` told apart). */

@@ -1,9 +1,9 @@
-import { HttpActionSchema } from "../../domain/actions";
-import { jsonLimitProblem, LIMITS } from "../../domain/limits";
-import { classifyHttpStatus } from "../../domain/remote-outcome";
+import { HttpActionSchema } from "../../domain/language/actions";
+import { jsonLimitProblem, LIMITS } from "../../domain/language/limits";
+import { classifyHttpStatus } from "../../domain/machine/remote-outcome";
 import type { ClaimedTask } from "../../domain/machine";
-import type { AttemptReport } from "../../domain/task-message";
-import { checkTarget, type TargetPolicy } from "../../domain/target-policy";
+import type { AttemptReport } from "../../domain/machine/task-message";
+import { checkTarget, type TargetPolicy } from "../../domain/security/target-policy";
 import type { ActionType } from "./action-type";
 
 /** A step's output is stored and templated into later steps, so a remote cannot hand back more than this. */

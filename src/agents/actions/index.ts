@@ -1,8 +1,8 @@
 /** The action types an agent can perform, by type: an action type in the language without one here does not compile. */
-import { actionTypeOf, type ActionTypeName } from "../../domain/actions";
+import { actionTypeOf, type ActionTypeName } from "../../domain/language/actions";
 import type { ClaimedTask } from "../../domain/machine";
-import type { AttemptReport } from "../../domain/task-message";
-import type { TargetPolicy } from "../../domain/target-policy";
+import type { AttemptReport } from "../../domain/machine/task-message";
+import type { TargetPolicy } from "../../domain/security/target-policy";
 import type { ActionType } from "./action-type";
 import { httpActionType } from "./http";
 

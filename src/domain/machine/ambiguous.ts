@@ -1,5 +1,5 @@
 /** Attempts whose outcome nobody knows: the request may have reached the remote and taken effect, or not. */
-import type { Attempt, StepState } from "../state";
+import type { Attempt, StepState } from "./state";
 
 /**
  * An action attempt that started and ended without the remote's answer: it timed out (a deadline or a stall) or

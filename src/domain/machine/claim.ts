@@ -1,7 +1,6 @@
-import type { Action } from "../schemas";
-import { breakerHostOf, DEFAULT_BREAKER, type BreakerSettings } from "../breaker-settings";
-import type { Attempt } from "../state";
-import { renderTemplates, TemplateError } from "../templates";
+import type { Action } from "../language/schemas";
+import { breakerHostOf, DEFAULT_BREAKER } from "../breaker/settings";
+import { renderTemplates, TemplateError } from "../language/templates";
 import type { TransitionContext } from "./context";
 import { afterStepChange } from "./dispatch";
 import { failAttempt } from "./failure";

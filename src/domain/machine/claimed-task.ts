@@ -1,6 +1,6 @@
-import type { Action } from "../schemas";
-import type { BreakerSettings } from "../breaker-settings";
-import type { Attempt } from "../state";
+import type { Action } from "../language/schemas";
+import type { BreakerSettings } from "../breaker/settings";
+import type { Attempt } from "./state";
 
 /** What an agent needs to perform one attempt. */
 export interface ClaimedTask {

@@ -1,6 +1,6 @@
-import { indexedDeadlineOf, indexEntryOf, indexNeedsEntry } from "../index-entry";
-import { isTerminal, type WorkflowState } from "../state";
-import type { HistoryEntryFields } from "../history";
+import { indexedDeadlineOf, indexEntryOf, indexNeedsEntry } from "./index-entry";
+import { isTerminal, type WorkflowState } from "./state";
+import type { HistoryEntryFields } from "./history";
 import { nextDeadlineAt } from "./deadlines";
 import type { ClaimedTask } from "./claimed-task";
 import type { Effect, EnqueueAttempt } from "./effects";

@@ -1,8 +1,8 @@
-import { backoffMs } from "../backoff";
-import type { HistoryEntry } from "../history";
-import { findStepPlan, type StepPlan } from "../plan";
-import type { Attempt, AttemptKind, StepState, WorkflowState } from "../state";
-import type { TemplateContext } from "../templates";
+import { backoffMs } from "./backoff";
+import type { HistoryEntry } from "./history";
+import { findStepPlan, type StepPlan } from "../language/plan";
+import type { Attempt, AttemptKind, StepState, WorkflowState } from "./state";
+import type { TemplateContext } from "../language/templates";
 import { queueCheckDelayMs } from "./queue-check";
 import type { EnqueueAttempt } from "./effects";
 

@@ -1,7 +1,7 @@
-import type { QueueLagSample } from "../back-pressure";
-import { findStepPlan, type StepPlan } from "../plan";
-import type { Timeouts } from "../retry-policy";
-import { activeAttempt, isTerminal, type Attempt, type StepState, type WorkflowState } from "../state";
+import type { QueueLagSample } from "../admission/back-pressure";
+import { findStepPlan, type StepPlan } from "../language/plan";
+import type { Timeouts } from "../language/retry-policy";
+import { activeAttempt, isTerminal, type Attempt, type StepState, type WorkflowState } from "./state";
 import type { TransitionContext } from "./context";
 import { failAttempt, failWorkflow } from "./failure";
 import { beginCompensation } from "./saga";
@@ -9,7 +9,7 @@ import { checkQueuedAttempt, queueCheckAt } from "./queued-attempts";
 import { afterStepChange } from "./dispatch";
 import { stepTimerDue } from "./steps";
 import { expireEscalation } from "./escalation";
-import { STEP_TIMER_DEADLINES, stepKindOf, type StepTimerDeadline } from "../steps";
+import { STEP_TIMER_DEADLINES, stepKindOf, type StepTimerDeadline } from "../language/steps";
 
 type TimeoutKind = "schedule_to_start" | "start_to_close" | "heartbeat" | "stalled";
 /** Every reason a step needs the supervisor: its attempt's deadlines, a lost-message check, or its kind's timer. */

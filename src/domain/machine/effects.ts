@@ -3,8 +3,8 @@
  * the store writes them to the outbox in the transition's own transaction, and the outbox delivers them. Nothing
  * here does I/O, so a test reads a transition's whole consequence from its result.
  */
-import type { IndexEntry } from "../index-entry";
-import type { AttemptKind } from "../state";
+import type { IndexEntry } from "./index-entry";
+import type { AttemptKind } from "./state";
 import type { ClaimedTask } from "./claimed-task";
 
 /** Send the task message of an attempt to the queue (the agent that takes it claims it). */

@@ -1,5 +1,5 @@
 /** Escalation with a deadline: a workflow parked for a human waits `afterMs`, then its default action runs. */
-import type { StepState } from "../state";
+import type { StepState } from "./state";
 import type { TransitionContext } from "./context";
 import { failWorkflow } from "./failure";
 import { retryFailedStep, skipFailedStep } from "./commands/failed-step";

@@ -1,5 +1,5 @@
 /** Events (signals) sent to a workflow: handed to the wait that waits longest for the name, or kept in the inbox. */
-import { isTerminal } from "../state";
+import { isTerminal } from "./state";
 import type { TransitionContext } from "./context";
 import { afterStepChange } from "./dispatch";
 import { deliverEvent, waitingStepFor } from "./steps";

@@ -1,5 +1,5 @@
-import { retryDelayMs } from "../retry-policy";
-import type { Attempt, StepError, StepState } from "../state";
+import { retryDelayMs } from "../language/retry-policy";
+import type { Attempt, StepError, StepState } from "./state";
 import type { TransitionContext } from "./context";
 import { beginCompensation, fenceUnfinishedSteps } from "./saga";
 

@@ -1,5 +1,5 @@
 import { ENDED_STEP_STATUSES } from "../contract";
-import { activeAttempt, isTerminal, type Attempt, type StepState } from "../state";
+import { activeAttempt, isTerminal, type Attempt, type StepState } from "./state";
 import type { TransitionContext } from "./context";
 
 export type ReportRejection = { ok: false; code: "not_found" | "stale_attempt" | "gone" | "already_claimed"; message: string };

@@ -3,8 +3,8 @@
  * without using up an attempt, until the breaker closes and releases the step. The breaker (one per host and
  * tenant) decides; this is what a workflow does with its answers.
  */
-import { activeAttempt, isTerminal, type StepState } from "../state";
-import type { CircuitOpened } from "../task-message";
+import { activeAttempt, isTerminal, type StepState } from "./state";
+import type { CircuitOpened } from "./task-message";
 import type { TransitionContext } from "./context";
 import { retryWhenDue } from "./deadlines";
 import { locateAttempt, type ReportRejection } from "./fencing";

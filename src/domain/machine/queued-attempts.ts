@@ -1,5 +1,5 @@
-import { QUEUE_LAG_FRESH_MS, type QueueLagSample } from "../back-pressure";
-import { activeAttempt, type Attempt, type StepState, type WorkflowState } from "../state";
+import { QUEUE_LAG_FRESH_MS, type QueueLagSample } from "../admission/back-pressure";
+import { activeAttempt, type Attempt, type StepState, type WorkflowState } from "./state";
 import type { TransitionContext } from "./context";
 import { QUEUE_CHECK_MS, queueCheckDelayMs } from "./queue-check";
 

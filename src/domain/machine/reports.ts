@@ -1,5 +1,5 @@
-import { canonicalJson } from "../canonical-json";
-import { activeAttempt, type StepError } from "../state";
+import { canonicalJson } from "../security/canonical-json";
+import { activeAttempt, type StepError } from "./state";
 import type { TransitionContext } from "./context";
 import { afterStepChange } from "./dispatch";
 import { failAttempt } from "./failure";

@@ -1,5 +1,5 @@
 /** The saga: when a workflow unwinds, what may have taken effect is compensated, newest first, one at a time. */
-import { activeAttempt, latestAttempt, type StepState } from "../state";
+import { activeAttempt, latestAttempt, type StepState } from "./state";
 import type { TransitionContext } from "./context";
 import { endedWithoutAnswer } from "./ambiguous";
 

@@ -1,5 +1,5 @@
 import { agentHostFor } from "../../agents/host-shard";
-import { backoffMs } from "../../domain/backoff";
+import { backoffMs } from "../../domain/machine/backoff";
 import type { ClaimedTask } from "../../domain/machine";
 import { SEND_LEASE_MS, SEND_RETRY } from "../delivery-policy";
 import type { OutboxRow, OutboxRows } from "../outbox-rows";

@@ -1,6 +1,6 @@
 import { faultFires, InjectedFault } from "../../dev/faults";
-import { backoffMs } from "../../domain/backoff";
-import type { IndexEntry } from "../../domain/index-entry";
+import { backoffMs } from "../../domain/machine/backoff";
+import type { IndexEntry } from "../../domain/machine/index-entry";
 import { upsertIndexEntry } from "../../workflow-index/d1-index";
 import { indexDbFor } from "../../workflow-index/index-shards";
 import { SEND_LEASE_MS } from "../delivery-policy";

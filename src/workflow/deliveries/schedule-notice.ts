@@ -1,5 +1,5 @@
-import { backoffMs } from "../../domain/backoff";
-import { scheduleObjectName } from "../../schedules/schedule-name";
+import { backoffMs } from "../../domain/machine/backoff";
+import { scheduleObjectName } from "../../cron/schedule-name";
 import { SEND_RETRY } from "../delivery-policy";
 import type { OutboxRow, OutboxRows } from "../outbox-rows";
 import { earliestAfter } from "./tasks";

@@ -1,10 +1,10 @@
 import { HAND_OFF_MAX } from "../../agents/host-reservations";
 import { agentHostFor } from "../../agents/host-shard";
 import { faultFires, InjectedFault } from "../../dev/faults";
-import { backoffMs } from "../../domain/backoff";
-import type { AttemptKind } from "../../domain/state";
-import type { TaskMessage } from "../../domain/task-message";
-import { signTaskToken, TASK_TOKEN_GRACE_MS } from "../../domain/task-token";
+import { backoffMs } from "../../domain/machine/backoff";
+import type { AttemptKind } from "../../domain/machine/state";
+import type { TaskMessage } from "../../domain/machine/task-message";
+import { signTaskToken, TASK_TOKEN_GRACE_MS } from "../../domain/security/task-token";
 import { SEND_RETRY } from "../delivery-policy";
 import type { OutboxRow, OutboxRows } from "../outbox-rows";
 import { taskQueueFor } from "../task-queues";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { backoffMs } from "../../domain/backoff";
+import { backoffMs } from "../../domain/machine/backoff";
 import type { WebhookReport } from "../../webhooks/message";
 import { cachedHasWebhooks, tenantHasWebhooks } from "../../webhooks/subscription-cache";
 import { SEND_LEASE_MS, SEND_RETRY } from "../delivery-policy";

@@ -1,6 +1,6 @@
 /** The step commands: retry or skip a failed step (or, during compensation, the compensation that failed). */
-import { allowsStep, allowsWorkflow, type CommandReply } from "../../operator-commands";
-import type { StepState } from "../../state";
+import { allowsStep, allowsWorkflow, type CommandReply } from "../../language/operator-commands";
+import type { StepState } from "../state";
 import type { TransitionContext } from "../context";
 import { dispatchReadySteps, settleAttentionStatus } from "../dispatch";
 import { advanceCompensation } from "../saga";

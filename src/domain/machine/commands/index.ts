@@ -2,7 +2,7 @@
  * The handlers of the operator commands (domain/operator-commands.ts), one module per kind of command: what each
  * command does to the workflow, and when it refuses. A command's event comes here and nowhere else.
  */
-import type { CommandReply, OperatorEvent } from "../../operator-commands";
+import type { CommandReply, OperatorEvent } from "../../language/operator-commands";
 import type { TransitionContext } from "../context";
 import { retryStep, skipStep } from "./failed-step";
 import { pauseWorkflow, resumeWorkflow } from "./pause";

@@ -3,8 +3,8 @@
  * leaves out the timers that would start or finish work and dispatch starts nothing, so nothing wakes for them;
  * resume runs the supervisor's tick at once, which finds them due.
  */
-import { allowsWorkflow, type CommandReply } from "../../operator-commands";
-import { isTerminal } from "../../state";
+import { allowsWorkflow, type CommandReply } from "../../language/operator-commands";
+import { isTerminal } from "../state";
 import type { TransitionContext } from "../context";
 import { superviseDeadlines } from "../deadlines";
 import { failedForGood } from "../failure";

@@ -1,5 +1,5 @@
-import { allowsWorkflow, type CommandReply } from "../../operator-commands";
-import type { StepState } from "../../state";
+import { allowsWorkflow, type CommandReply } from "../../language/operator-commands";
+import type { StepState } from "../state";
 import type { TransitionContext } from "../context";
 import { dispatchReadySteps } from "../dispatch";
 import { conflict, noSuchStep } from "./refusal";

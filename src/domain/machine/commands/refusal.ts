@@ -1,4 +1,4 @@
-import type { CommandReply } from "../../operator-commands";
+import type { CommandReply } from "../../language/operator-commands";
 
 export type Refusal = Extract<CommandReply, { ok: false }>;
 

@@ -1,4 +1,4 @@
-import { allowsWorkflow, type CommandReply } from "../../operator-commands";
+import { allowsWorkflow, type CommandReply } from "../../language/operator-commands";
 import type { TransitionContext } from "../context";
 import { fenceUnfinishedSteps } from "../saga";
 import { conflict } from "./refusal";

@@ -1,6 +1,6 @@
 /** The commands that unwind a workflow: cancel it, or give up on one that waits on an operator. */
-import { allowsWorkflow, type CommandReply } from "../../operator-commands";
-import { isTerminal } from "../../state";
+import { allowsWorkflow, type CommandReply } from "../../language/operator-commands";
+import { isTerminal } from "../state";
 import type { TransitionContext } from "../context";
 import { beginCompensation } from "../saga";
 import { conflict } from "./refusal";

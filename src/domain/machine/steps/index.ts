@@ -2,10 +2,10 @@
  * The step kinds' machines, by kind. Each module says what it means for its kind to start and for its timer to
  * fall due; this one routes a ready step to its kind, after its `when`.
  */
-import type { StepPlan } from "../../plan";
-import type { StepState } from "../../state";
-import type { StepKindName } from "../../steps";
-import { renderTemplates, TemplateError } from "../../templates";
+import type { StepPlan } from "../../language/plan";
+import type { StepState } from "../state";
+import type { StepKindName } from "../../language/steps";
+import { renderTemplates, TemplateError } from "../../language/templates";
 import type { TransitionContext } from "../context";
 import { actionMachine } from "./action";
 import { skipStepAs } from "./outcome";

@@ -1,4 +1,4 @@
-import type { StepState } from "../../state";
+import type { StepState } from "../state";
 import type { TransitionContext } from "../context";
 
 /** A step's work is done: its output is kept for templates and compensation may later undo it. */

@@ -1,9 +1,9 @@
 /** A `sleep` step: a timer the supervisor (the object's alarm) owns. No queue message, no agent, no polling. */
-import { MAX_TIMER_MS } from "../../primitives";
-import type { StepState } from "../../state";
-import type { Sleep } from "../../steps";
-import { renderTemplates, TemplateError } from "../../templates";
-import { parseWakeTime } from "../../wake-time";
+import { MAX_TIMER_MS } from "../../language/primitives";
+import type { StepState } from "../state";
+import type { Sleep } from "../../language/steps";
+import { renderTemplates, TemplateError } from "../../language/templates";
+import { parseWakeTime } from "../../language/wake-time";
 import type { TransitionContext } from "../context";
 import { failStepOutright } from "../failure";
 import { completeStep } from "./outcome";

@@ -2,9 +2,9 @@
  * What one step kind does when it runs: how it starts, and what happens when its timer falls due. The language's
  * side of the kind (its schema, plan, view and diagnosis words) is its module under steps/.
  */
-import type { StepPlanOf } from "../../plan";
-import type { StepState } from "../../state";
-import type { StepKindName, TimerDeadlineOf } from "../../steps";
+import type { StepPlanOf } from "../../language/plan";
+import type { StepState } from "../state";
+import type { StepKindName, TimerDeadlineOf } from "../../language/steps";
 import type { TransitionContext } from "../context";
 
 interface StepStart<K extends StepKindName> {

@@ -3,8 +3,8 @@
  * arrives before its wait starts is kept in the inbox, and the first wait for its name that starts takes it:
  * early arrival is never lost, and a wait that timed out leaves nothing behind that could break a later one.
  */
-import type { InboxEvent, StepState } from "../../state";
-import type { WaitForEvent } from "../../steps";
+import type { InboxEvent, StepState } from "../state";
+import type { WaitForEvent } from "../../language/steps";
 import type { TransitionContext } from "../context";
 import { failStepOutright } from "../failure";
 import { completeStep, skipStepAs } from "./outcome";

@@ -1,0 +1,38 @@
+import { ConfigError, targetPolicyFor } from "../config";
+import type { DefinitionInput } from "../domain/language/schemas";
+import { definitionTargetIssues } from "../domain/security/target-policy";
+
+export interface StartIssue {
+  code: "custom";
+  path: (string | number)[];
+  message: string;
+}
+
+/** What keeps a definition from running for a tenant, as a value: callers over RPC get no error classes. */
+export type TargetRefusal =
+  | { ok: false; code: "validation_failed"; message: string; details: StartIssue[] }
+  | { ok: false; code: "not_configured"; message: string };
+
+/** A 400's worth of issues, its message naming the first one's path (as the front door words it). */
+export function validationRefusal(issues: StartIssue[]): Extract<TargetRefusal, { code: "validation_failed" }> {
+  const first = issues[0];
+  const where = first && first.path.length > 0 ? `${first.path.join(".")}: ` : "";
+  return { ok: false, code: "validation_failed", message: `Invalid request: ${where}${first?.message ?? "invalid"}.`, details: issues };
+}
+
+/**
+ * The tenant's target rules applied to a definition's literal URLs, before anything is stored: what a start checks
+ * and what publishing to the registry checks. `at` is where the definition sits in the request body. A malformed
+ * ALLOWED_TARGETS refuses everything (fail closed).
+ */
+export function checkDefinitionTargets(env: Env, tenant: string, definition: DefinitionInput, at: (string | number)[]): TargetRefusal | undefined {
+  let issues;
+  try {
+    issues = definitionTargetIssues(definition, targetPolicyFor(env, tenant));
+  } catch (error) {
+    if (error instanceof ConfigError) return { ok: false, code: "not_configured", message: `${error.message}; fix the ALLOWED_TARGETS setting.` };
+    throw error;
+  }
+  if (issues.length === 0) return undefined;
+  return validationRefusal(issues.map(({ path, message }) => ({ code: "custom", path: [...at, ...path], message })));
+}

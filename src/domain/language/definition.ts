@@ -1,0 +1,187 @@
+/**
+ * What a definition means as a whole, past its fields: ids unique, dependencies known and acyclic, templates
+ * reading only steps that finish first. `DefinitionSchema` is the shape plus these checks: one parse, one 400.
+ */
+import { z } from "zod";
+import { canonicalJson } from "../security/canonical-json";
+import { DefinitionShapeSchema, IdSchema, PayloadSchema, type DefinitionInput, type StepInput } from "./schemas";
+import { sha256Hex } from "../security/sha256";
+import { checkTemplatePath, templatePaths } from "./templates";
+import { kindsOfStep, STEP_KIND_NAMES, stepKindOf } from "./steps";
+
+export interface DefinitionIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+/** An absent `dependsOn` means "after the previous step", so a plain list runs in order. */
+export function dependenciesOf(definition: DefinitionInput, index: number): string[] {
+  const step = definition.steps[index];
+  if (step?.dependsOn) return step.dependsOn;
+  const previous = definition.steps[index - 1];
+  return previous ? [previous.id] : [];
+}
+
+/**
+ * What a schema cannot say about a definition: duplicate ids, unknown or cyclic dependencies, and templates
+ * that read a step which cannot have finished first. Each issue names the step's path.
+ */
+export function checkDefinition(definition: DefinitionInput): DefinitionIssue[] {
+  const issues: DefinitionIssue[] = [];
+  const indexById = new Map<string, number>();
+  definition.steps.forEach((step, index) => {
+    if (indexById.has(step.id)) {
+      issues.push({ path: ["steps", index, "id"], message: `duplicate step id "${step.id}"` });
+    } else {
+      indexById.set(step.id, index);
+    }
+  });
+  definition.steps.forEach((step, index) => {
+    const kindIssue = checkStepKind(step);
+    if (kindIssue) issues.push({ path: ["steps", index], message: kindIssue });
+    step.dependsOn?.forEach((dependency, position) => {
+      if (!indexById.has(dependency)) {
+        issues.push({
+          path: ["steps", index, "dependsOn", position],
+          message: `step "${step.id}" depends on unknown step "${dependency}"`,
+        });
+      } else if (dependency === step.id) {
+        issues.push({ path: ["steps", index, "dependsOn", position], message: `step "${step.id}" depends on itself` });
+      }
+    });
+  });
+  if (issues.length > 0) return issues;
+
+  const cycle = findCycle(definition);
+  if (cycle) {
+    const index = indexById.get(cycle[0] ?? "") ?? 0;
+    issues.push({ path: ["steps", index, "dependsOn"], message: `dependency cycle: ${cycle.join(" -> ")}` });
+    return issues;
+  }
+  return checkTemplates(definition);
+}
+
+/** Exactly one kind's field (action, sleep, waitForEvent), and what that kind itself finds wrong. */
+function checkStepKind(step: StepInput): string | undefined {
+  const kinds = kindsOfStep(step);
+  const [kind] = kinds;
+  if (kind === undefined || kinds.length > 1) {
+    const found = kind === undefined ? "none" : kinds.join(" and ");
+    return `step "${step.id}" must have exactly one of ${KIND_FIELDS} (it has ${found})`;
+  }
+  if (step.verify && kind !== "action") return `step "${step.id}": verify belongs to a step with an action`;
+  return stepKindOf(kind).check?.(step[kind], step.id);
+}
+
+const KIND_FIELDS = `${STEP_KIND_NAMES.slice(0, -1).join(", ")} or ${STEP_KIND_NAMES.at(-1)}`;
+
+function checkTemplates(definition: DefinitionInput): DefinitionIssue[] {
+  const issues: DefinitionIssue[] = [];
+  const ancestors = ancestorsByStep(definition);
+  definition.steps.forEach((step, index) => {
+    const upstream = ancestors.get(step.id) ?? new Set<string>();
+    const fields: [keyof typeof step, Set<string>][] = [
+      ...STEP_KIND_NAMES.map((kind): [keyof typeof step, Set<string>] => [kind, upstream]),
+      ["when", upstream],
+      // A compensation runs after its own step succeeded, so it may read that step's output too.
+      ["compensate", new Set([...upstream, step.id])],
+      ["verify", upstream],
+    ];
+    for (const [field, visible] of fields) {
+      for (const path of templatePaths(step[field])) {
+        const problem = checkTemplatePath(path, visible);
+        if (problem) issues.push({ path: ["steps", index, field], message: `step "${step.id}": ${problem}` });
+      }
+    }
+  });
+  return issues;
+}
+
+function findCycle(definition: DefinitionInput): string[] | undefined {
+  const dependencies = new Map(definition.steps.map((step, index) => [step.id, dependenciesOf(definition, index)]));
+  const state = new Map<string, "visiting" | "done">();
+  const trail: string[] = [];
+  const visit = (id: string): string[] | undefined => {
+    if (state.get(id) === "done") return undefined;
+    if (state.get(id) === "visiting") return [...trail.slice(trail.indexOf(id)), id];
+    state.set(id, "visiting");
+    trail.push(id);
+    for (const dependency of dependencies.get(id) ?? []) {
+      const cycle = visit(dependency);
+      if (cycle) return cycle;
+    }
+    trail.pop();
+    state.set(id, "done");
+    return undefined;
+  };
+  for (const step of definition.steps) {
+    const cycle = visit(step.id);
+    if (cycle) return cycle;
+  }
+  return undefined;
+}
+
+function ancestorsByStep(definition: DefinitionInput): Map<string, Set<string>> {
+  const dependencies = new Map(definition.steps.map((step, index) => [step.id, dependenciesOf(definition, index)]));
+  const memo = new Map<string, Set<string>>();
+  const ancestors = (id: string): Set<string> => {
+    const known = memo.get(id);
+    if (known) return known;
+    const result = new Set<string>();
+    memo.set(id, result);
+    for (const dependency of dependencies.get(id) ?? []) {
+      result.add(dependency);
+      for (const further of ancestors(dependency)) result.add(further);
+    }
+    return result;
+  };
+  for (const step of definition.steps) ancestors(step.id);
+  return memo;
+}
+
+/** Adds the definition's graph issues to a zod parse, so one 400 lists schema and graph problems alike. */
+function refineDefinition(definition: DefinitionInput, ctx: z.RefinementCtx): void {
+  for (const issue of checkDefinition(definition)) {
+    ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
+  }
+}
+
+export const DefinitionSchema = DefinitionShapeSchema.superRefine(refineDefinition);
+
+/**
+ * The content hash of a checked definition: hex SHA-256 of its canonical JSON. Equal content gives an equal hash
+ * whatever the key order, so a registry version and an inline start of the same definition share it.
+ */
+export function definitionHash(definition: DefinitionInput): Promise<string> {
+  return sha256Hex(canonicalJson(definition));
+}
+
+/** A published definition by name; without `version`, the latest one when the workflow starts. */
+export const DefinitionRefSchema = z.strictObject({
+  name: IdSchema,
+  version: z.int().min(1).optional(),
+});
+
+/** Exactly one of the two: a start names what it runs once, and never ambiguously. */
+function refineDefinitionChoice(body: { definition?: unknown; definitionRef?: unknown }, ctx: z.RefinementCtx): void {
+  if (body.definition === undefined && body.definitionRef === undefined) {
+    ctx.addIssue({ code: "custom", path: ["definition"], message: "give a definition, or a definitionRef naming a published one" });
+  } else if (body.definition !== undefined && body.definitionRef !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["definitionRef"], message: "give either a definition or a definitionRef, not both" });
+  }
+}
+
+export const StartWorkflowSchema = z
+  .strictObject({
+    id: IdSchema.optional(),
+    /** Inline: the definition itself. */
+    definition: DefinitionSchema.optional(),
+    /** By reference: a version from the definitions registry (one read more than an inline start). */
+    definitionRef: DefinitionRefSchema.optional(),
+    input: PayloadSchema.optional(),
+  })
+  .superRefine(refineDefinitionChoice);
+
+export type DefinitionRef = z.infer<typeof DefinitionRefSchema>;
+
+export type StartWorkflowInput = z.infer<typeof StartWorkflowSchema>;

@@ -1,0 +1,75 @@
+import { z } from "zod";
+import { ResolvedBreakerSchema, resolveBreaker } from "../breaker/settings";
+import { dependenciesOf } from "./definition";
+import { ResolvedRetryPolicySchema, resolveRetryPolicy, ResolvedTimeoutsSchema, resolveTimeouts } from "./retry-policy";
+import { ActionSchema } from "./actions";
+import { ESCALATION_DEFAULTS, ON_FAILURE, type DefinitionInput } from "./schemas";
+import { KindPlanSchema, planKindOf, withPlanKind, type StepKindName } from "./steps";
+
+/** What every step's plan has, whatever its kind. */
+const CommonStepPlanSchema = z.object({
+  id: z.string(),
+  dependsOn: z.array(z.string()),
+  when: z.string().optional(),
+  compensate: ActionSchema.optional(),
+  retry: ResolvedRetryPolicySchema,
+  timeouts: ResolvedTimeoutsSchema,
+  /** Absent when the definition sets none: the claim applies DEFAULT_BREAKER (plans stored before it have none). */
+  breaker: ResolvedBreakerSchema.optional(),
+});
+
+/**
+ * A step with every default applied and its dependencies made explicit: what the scheduler runs. Its `kind` tells
+ * which fields of its own it has (see steps/); a plan stored before there was `kind` gets it from those fields.
+ */
+export const StepPlanSchema = z.preprocess(withPlanKind, z.intersection(CommonStepPlanSchema, KindPlanSchema));
+
+export const WorkflowPlanSchema = z.object({
+  name: z.string(),
+  onFailure: z.enum(ON_FAILURE),
+  /** With `onFailure: "escalate"`: how long the workflow waits on an operator, and what runs then. */
+  escalation: z.object({ afterMs: z.number(), then: z.enum(ESCALATION_DEFAULTS) }).optional(),
+  timeoutMs: z.number().optional(),
+  steps: z.array(StepPlanSchema),
+});
+
+export type StepPlan = z.infer<typeof StepPlanSchema>;
+export type WorkflowPlan = z.infer<typeof WorkflowPlanSchema>;
+
+/** A checked definition with every default applied: what the scheduler stores and runs. */
+export function planWorkflow(definition: DefinitionInput): WorkflowPlan {
+  return {
+    name: definition.name,
+    ...onFailureOf(definition),
+    ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
+    steps: definition.steps.map((step, index) => ({
+      id: step.id,
+      dependsOn: dependenciesOf(definition, index),
+      ...(step.when === undefined ? {} : { when: step.when }),
+      ...planKindOf(step),
+      ...(step.compensate ? { compensate: step.compensate } : {}),
+      retry: resolveRetryPolicy(definition.defaults?.retry, step.retry),
+      timeouts: resolveTimeouts(definition.defaults?.timeouts, step.timeouts),
+      ...breakerOf(definition.defaults?.breaker, step.breaker),
+    })),
+  };
+}
+
+/** The definition's `onFailure`, with an escalation's deadline apart so the machine can keep switching on one word. */
+function onFailureOf(definition: DefinitionInput): Pick<WorkflowPlan, "onFailure" | "escalation"> {
+  const onFailure = definition.onFailure ?? "compensate";
+  return typeof onFailure === "string" ? { onFailure } : { onFailure: "escalate", escalation: onFailure.escalate };
+}
+
+function breakerOf(...layers: Parameters<typeof resolveBreaker>): Pick<StepPlan, "breaker"> {
+  const breaker = resolveBreaker(...layers);
+  return breaker ? { breaker } : {};
+}
+
+/** The plan of one step, looked up by its id; undefined only for a step the plan does not have. */
+export function findStepPlan(plan: WorkflowPlan, stepId: string): StepPlan | undefined {
+  return plan.steps.find((step) => step.id === stepId);
+}
+
+/** The plan of a step of one kind. */
+export type StepPlanOf<K extends StepKindName> = Extract<StepPlan, { kind: K }>;

@@ -1,0 +1,92 @@
+import { z } from "zod";
+import { findStepPlan } from "../language/plan";
+import { AttemptSchema, CommonStepStateSchema, InboxEventSchema, WorkflowFieldsSchema, type StepState, type WorkflowState } from "./state";
+import { kindViewOf, STEP_KIND_NAMES, STEP_VIEW_FIELDS, type StepKindName } from "../language/steps";
+
+/** The public shape of `GET /v1/workflows/{id}`: the state minus the scheduler's bookkeeping. */
+export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
+  id: true,
+  name: true,
+  definition: true,
+  status: true,
+  input: true,
+  output: true,
+  error: true,
+  createdAt: true,
+  updatedAt: true,
+  endedAt: true,
+  pausedAt: true,
+  attentionDeadline: true,
+}).extend({
+  /** How often the workflow was redriven. */
+  redriveCount: z.number(),
+  /** Events kept in the inbox until a wait for their name starts. */
+  pendingEvents: z.array(InboxEventSchema.pick({ event: true, id: true, receivedAt: true })),
+  steps: z.array(
+    CommonStepStateSchema.omit({ budgetUsed: true, attempts: true, timerAt: true, waitingSince: true, keyRound: true }).extend({
+      /** What the step is (from its definition), so a reader can draw it without the definition. */
+      kind: z.enum(STEP_KIND_NAMES),
+      /** The steps it waits for, defaults applied (absent in the definition = the previous step). */
+      dependsOn: z.array(z.string()),
+      /** Its kind's own fields (a sleeping step's `sleepingUntil`, a waiting step's `waitingFor`). */
+      ...STEP_VIEW_FIELDS,
+      attempts: z.array(AttemptSchema.omit({ lastHeartbeatAt: true, sentAt: true, resends: true, deadLetters: true, queueCheckAt: true, progressAt: true })),
+    }),
+  ),
+});
+
+export type WorkflowView = z.infer<typeof WorkflowViewSchema>;
+
+export function toWorkflowView(state: WorkflowState): WorkflowView {
+  return {
+    id: state.id,
+    name: state.name,
+    ...defined({ definition: state.definition }),
+    status: state.status,
+    input: state.input,
+    ...defined({ output: state.output, error: state.error }),
+    createdAt: state.createdAt,
+    updatedAt: state.updatedAt,
+    ...defined({ endedAt: state.endedAt, pausedAt: state.pausedAt, attentionDeadline: state.attentionDeadline }),
+    redriveCount: state.redriveCount ?? 0,
+    pendingEvents: (state.inbox ?? []).map((entry) => ({ event: entry.event, ...defined({ id: entry.id }), receivedAt: entry.receivedAt })),
+    steps: state.steps.map((step) => ({
+      id: step.id,
+      ...shapeOfStep(state, step),
+      status: step.status,
+      attempt: step.attempt,
+      ...defined({
+        output: step.output,
+        error: step.error,
+        nextRetryAt: step.nextRetryAt,
+        lastHeartbeatAt: step.lastHeartbeatAt,
+        progress: step.progress,
+        parked: step.parked,
+      }),
+      ...kindView(state, step),
+      attempts: step.attempts.map((attempt) => ({
+        n: attempt.n,
+        kind: attempt.kind,
+        status: attempt.status,
+        scheduledAt: attempt.scheduledAt,
+        ...defined({ startedAt: attempt.startedAt, endedAt: attempt.endedAt, error: attempt.error }),
+      })),
+    })),
+  };
+}
+
+/** A step's kind and dependencies, from the plan the workflow runs. */
+function shapeOfStep(state: WorkflowState, step: StepState): { kind: StepKindName; dependsOn: string[] } {
+  const plan = findStepPlan(state.plan, step.id);
+  return { kind: plan?.kind ?? step.kind, dependsOn: plan?.dependsOn ?? [] };
+}
+
+/** The fields of the step's kind, in the view's words. */
+function kindView(state: WorkflowState, step: StepState): Record<string, unknown> {
+  const plan = findStepPlan(state.plan, step.id);
+  return plan ? kindViewOf(step, plan) : {};
+}
+
+function defined<T extends Record<string, unknown>>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
