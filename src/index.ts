@@ -1,4 +1,5 @@
 import { recordDeadLetters } from "./agents/dead-letters";
+import { withConsumerFaults } from "./dev/fault-bindings";
 import { consumeTaskBatch } from "./agents/task-consumer";
 import { createApp } from "./api/app";
 import { sweepOverdueWorkflows } from "./supervisor/sweep";
@@ -18,7 +19,7 @@ export default {
     if (batch.queue === "shepherd-webhooks") await consumeWebhookBatch(batch, env);
     else if (batch.queue.endsWith("-dlq")) await recordDeadLetters(batch, env);
     // Every task queue (shepherd-tasks, shepherd-tasks-1 ...: see TASK_QUEUE_SHARDS) has the same consumer.
-    else await consumeTaskBatch(batch, env);
+    else await withConsumerFaults(consumeTaskBatch)(batch, env);
   },
   async scheduled(controller, env, _ctx) {
     await sweepOverdueWorkflows(env, controller.scheduledTime);

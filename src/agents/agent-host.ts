@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { faultFires } from "../dev/faults";
+import { withInjectedFaults } from "../dev/fault-bindings";
 import type { ClaimedTask } from "../domain/machine";
 import type { TaskMessage } from "../domain/machine/task-message";
 import { schedulerFor } from "../workflow/client";
@@ -34,6 +34,11 @@ const RESERVATION_MS = 5_000;
  * Holds no state: if the object is evicted mid-attempt, heartbeats stop and the supervisor retries the attempt.
  */
 export class AgentHost extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    // Dev and tests: the workflow objects, as this host's agents reach them, fail as the fault settings say.
+    super(ctx, withInjectedFaults(env));
+  }
+
   /** Attempts running here per tenant and workflow name (see fairShareKey); their sum is the host's load. */
   private readonly runningByKey = new Map<string, number>();
   /** Places held for a start's hand-off, by the same key: when each lapses. They count towards the load. */
@@ -54,7 +59,6 @@ export class AgentHost extends DurableObject<Env> {
   run(message: TaskMessage, task: ClaimedTask): void {
     const key = fairShareKey(message);
     this.reservedByKey.set(key, this.liveReservations(key).slice(1));
-    if (faultFires(this.env, "agentDiesAfterClaim", message.tenant)) return;
     this.perform(message, task);
   }
 
@@ -63,8 +67,6 @@ export class AgentHost extends DurableObject<Env> {
     // A redelivered or stale message is refused here, before anything reaches the remote.
     const claim = await schedulerFor(this.env, message.tenant, message.workflowId).claim(message.stepId, message.attempt);
     if (!claim.ok) return { started: false, reason: claim.code };
-    // The agent dies silently after its claim: no request, no heartbeat, no report; only the supervisor can notice.
-    if (faultFires(this.env, "agentDiesAfterClaim", message.tenant)) return { started: true };
     this.perform(message, claim.task);
     return { started: true };
   }

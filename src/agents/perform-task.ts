@@ -1,5 +1,4 @@
 import { targetPolicyFor } from "../config";
-import { faultFires } from "../dev/faults";
 import type { ClaimedTask } from "../domain/machine";
 import type { AttemptReport, TaskMessage } from "../domain/machine/task-message";
 import { schedulerFor } from "../workflow/client";
@@ -31,9 +30,7 @@ export async function performTask(message: TaskMessage, task: ClaimedTask, env: 
   const scheduler = schedulerFor(env, message.tenant, message.workflowId);
   const controller = new AbortController();
   const deadline = setTimeout(() => controller.abort("startToCloseMs passed"), Math.max(0, task.deadlineAt + ABORT_GRACE_MS - Date.now()));
-  const silent = faultFires(env, "dropHeartbeats", message.tenant);
   const heartbeats = setInterval(() => {
-    if (silent) return;
     scheduler
       .heartbeat(task.stepId, task.attempt)
       .then((reply) => {
@@ -58,12 +55,7 @@ export async function performTask(message: TaskMessage, task: ClaimedTask, env: 
   }
   const followUps = await reportWithRetry(env, message, report);
   // Eager dispatch: the next attempts come back with the report and run here, without a queue hop.
-  await Promise.all(
-    followUps.map((next) => {
-      if (faultFires(env, "agentDiesAfterClaim", message.tenant)) return undefined;
-      return performTask(next.message, next.task, env);
-    }),
-  );
+  await Promise.all(followUps.map((next) => performTask(next.message, next.task, env)));
 }
 
 /** A report is idempotent (fenced by attempt), so a reset or overloaded object is simply asked again. */

@@ -1,4 +1,3 @@
-import { faultFires, InjectedFault } from "../dev/faults";
 import { TaskMessageSchema } from "../domain/machine/task-message";
 import { agentHostFor } from "./host-shard";
 import { reportQueueLag } from "../admission/queue-lag-monitor";
@@ -25,8 +24,6 @@ export async function consumeTaskBatch(batch: MessageBatch<unknown>, env: Env): 
         message.ack();
         return;
       }
-      // An agent crash that takes the whole batch down: what was not acked yet is delivered again.
-      if (faultFires(env, "consumerThrows", parsed.data.tenant)) throw new InjectedFault("consumerThrows");
       try {
         await agentHostFor(env, parsed.data).take(parsed.data);
       } catch (error) {

@@ -6,6 +6,7 @@ import { commandEvent, type CommandRequest } from "../domain/language/operator-c
 import type { WorkflowState } from "../domain/machine/state";
 import { toWorkflowView, type WorkflowView } from "../domain/machine/view";
 import { reservationKey, reserveAgentHosts } from "../agents/host-reservations";
+import { withInjectedFaults } from "../dev/fault-bindings";
 import { runAlarm, supervise } from "../supervisor/tick";
 import type { WebhookReport } from "../webhooks/message";
 import { taskMessage } from "./outbox";
@@ -23,8 +24,9 @@ export class WorkflowScheduler extends DurableObject<Env> {
   private readonly store; // also what tests reach through `runInDurableObject`
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
-    this.transitions = new Transitions(ctx, env);
+    // Dev and tests: its queue, D1 and agent hosts fail as the fault settings say (a deployment's are as they are).
+    super(ctx, withInjectedFaults(env));
+    this.transitions = new Transitions(ctx, this.env);
     this.store = this.transitions.store;
   }
 

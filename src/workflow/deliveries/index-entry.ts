@@ -1,4 +1,3 @@
-import { faultFires, InjectedFault } from "../../dev/faults";
 import { backoffMs } from "../../domain/machine/backoff";
 import type { IndexEntry } from "../../domain/machine/index-entry";
 import { upsertIndexEntry } from "../../workflow-index/d1-index";
@@ -42,7 +41,6 @@ export class IndexDelivery implements Delivery {
     this.writing = write;
     const entry = pending.payload as IndexEntry;
     try {
-      if (faultFires(this.env, "indexWriteFails", entry.tenant)) throw new InjectedFault("indexWriteFails");
       await upsertIndexEntry(indexDbFor(this.env, entry.tenant, entry.id), entry);
       // A newer entry queued meanwhile stays.
       this.rows.remove([pending.seq]);

@@ -1,6 +1,5 @@
 import { HAND_OFF_MAX } from "../../agents/host-reservations";
 import { agentHostFor } from "../../agents/host-shard";
-import { faultFires, InjectedFault } from "../../dev/faults";
 import { backoffMs } from "../../domain/machine/backoff";
 import type { AttemptKind } from "../../domain/machine/state";
 import type { TaskMessage } from "../../domain/machine/task-message";
@@ -81,7 +80,6 @@ export class TaskDelivery implements Delivery {
     let accepted = 0;
     try {
       const messages = await Promise.all(unsent.map(async (row) => ({ body: await taskMessage(this.env, workflow, row.payload as QueuedTask) })));
-      if (faultFires(this.env, "enqueueFails", workflow.tenant)) throw new InjectedFault("enqueueFails");
       const queue = taskQueueFor(this.env, workflow.id);
       for (; accepted < messages.length; accepted += SEND_BATCH_MAX) {
         await queue.sendBatch(messages.slice(accepted, accepted + SEND_BATCH_MAX));

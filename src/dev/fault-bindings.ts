@@ -1,0 +1,153 @@
+/**
+ * Fault injection by wrapping bindings: the code under test runs as deployed, and only what it talks to (the task
+ * queues, D1, the workflow objects as an agent sees them, the agent hosts as an object sees them) misbehaves as
+ * the fault settings say (faults.ts). A deployment without DEV_HOOKS gets its bindings unchanged.
+ */
+import { devHooksEnabled, faultFires, InjectedFault } from "./faults";
+
+type Method = (...args: unknown[]) => unknown;
+type Wrapper = (env: Env, target: object, name?: string) => object;
+
+/** One wrapper per binding and env, so a test that spies on a binding spies on the one the code calls. */
+const wrapped = new WeakMap<object, Map<PropertyKey, object>>();
+
+/** The bindings as the fault settings break them; `env` itself when faults are off. */
+export function withInjectedFaults(env: Env): Env {
+  if (!devHooksEnabled(env)) return env;
+  return new Proxy(env, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key);
+      const wrap = typeof key === "string" && value !== null && typeof value === "object" ? wrapperOf(key) : undefined;
+      if (!wrap) return value;
+      const cache = wrapped.get(target) ?? new Map<PropertyKey, object>();
+      wrapped.set(target, cache);
+      if (!cache.has(key)) cache.set(key, wrap(env, value as object));
+      return cache.get(key);
+    },
+  });
+}
+
+/**
+ * The task queue's consumer with the `consumerThrows` fault: a message it picks crashes the consumer, which
+ * answers the rest of the batch and then throws, so the platform sends back just what was never answered.
+ */
+export function withConsumerFaults(consume: (batch: MessageBatch<unknown>, env: Env) => Promise<void>) {
+  return async (batch: MessageBatch<unknown>, env: Env): Promise<void> => {
+    if (!devHooksEnabled(env)) return consume(batch, env);
+    const crashed = new Set(batch.messages.filter((message) => faultFires(env, "consumerThrows", tenantOf(message.body))));
+    if (crashed.size === 0) return consume(batch, env);
+    const answered = batch.messages.filter((message) => !crashed.has(message));
+    await consume(new Proxy(batch, { get: (target, key) => (key === "messages" ? answered : Reflect.get(target, key)) }), env);
+    throw new InjectedFault("consumerThrows");
+  };
+}
+
+function tenantOf(body: unknown): string | undefined {
+  const tenant = (body as { tenant?: unknown } | null)?.tenant;
+  return typeof tenant === "string" ? tenant : undefined;
+}
+
+function wrapperOf(key: string): Wrapper | undefined {
+  if (key === "TASKS" || /^TASKS_\d+$/.test(key)) return faultyTaskQueue;
+  if (key === "DB" || /^DB_\d+$/.test(key)) return faultyIndexDb;
+  if (key === "WORKFLOW_SCHEDULER") return faultyNamespace(faultyObjectForAgent);
+  if (key === "AGENT_HOST") return faultyNamespace(faultyHostForObject);
+  return undefined;
+}
+
+/** `enqueueFails`: the task queue refuses a send. */
+function faultyTaskQueue(env: Env, queue: object): object {
+  return overriding(queue, {
+    sendBatch: (original) => (messages) => {
+      const tenant = (messages as { body?: { tenant?: string } }[])[0]?.body?.tenant;
+      if (faultFires(env, "enqueueFails", tenant)) throw new InjectedFault("enqueueFails");
+      return original(messages);
+    },
+  });
+}
+
+/** `indexWriteFails`: D1 refuses the write of an index entry (the one statement that inserts into `workflows`). */
+function faultyIndexDb(env: Env, db: object): object {
+  return overriding(db, {
+    prepare: (original) => (sql) => {
+      const statement = original(sql) as D1PreparedStatement;
+      if (typeof sql !== "string" || !/^\s*INSERT INTO workflows\b/.test(sql)) return statement;
+      return overriding(statement, {
+        bind: (bind) => (...values) => {
+          const bound = bind(...values) as object;
+          const tenant = typeof values[0] === "string" ? values[0] : undefined;
+          return overriding(bound, { run: (run) => () => (faultFires(env, "indexWriteFails", tenant) ? Promise.reject(new InjectedFault("indexWriteFails")) : run()) });
+        },
+      });
+    },
+  });
+}
+
+/**
+ * A workflow object as an agent sees it. `agentDiesAfterClaim`: the object records the claim, and the agent hears
+ * nothing back, so it does nothing: no request, no heartbeat, no report (only the supervisor can notice); the
+ * attempts a report hands back for eager dispatch die the same way. `dropHeartbeats`: an attempt's heartbeats
+ * never arrive (decided once per attempt).
+ */
+function faultyObjectForAgent(env: Env, stub: object, name = ""): object {
+  // The object's name is `<tenant>:<workflowId>`: the tenant decides whether faults apply (FAULT_FREE_TENANTS).
+  const tenant = name.slice(0, name.indexOf(":"));
+  return overriding(stub, {
+    claim: (original) => async (stepId, attempt) => {
+      const reply = (await original(stepId, attempt)) as { ok: boolean };
+      if (!reply.ok) return reply;
+      if (faultFires(env, "agentDiesAfterClaim", tenant)) return { ok: false, code: "injected_agent_death", message: "injected fault: agentDiesAfterClaim" };
+      decideHeartbeats(env, tenant, `${name}/${String(stepId)}#${String(attempt)}`);
+      return reply;
+    },
+    heartbeat: (original) => (stepId, attempt, ...rest) => (silent.get(`${name}/${String(stepId)}#${String(attempt)}`) ? Promise.resolve({ ok: true }) : original(stepId, attempt, ...rest)),
+    report: (original) => async (...args) => {
+      const reply = (await original(...args)) as { followUps?: { task: { stepId: string; attempt: number } }[] };
+      if (!reply || !Array.isArray(reply.followUps)) return reply;
+      const living = reply.followUps.filter(() => !faultFires(env, "agentDiesAfterClaim", tenant));
+      for (const { task } of living) decideHeartbeats(env, tenant, `${name}/${task.stepId}#${task.attempt}`);
+      return { ...reply, followUps: living };
+    },
+  });
+}
+
+/** An agent host as a start's hand-off reaches it. `agentDiesAfterClaim`: the attempt claimed for it never runs. */
+function faultyHostForObject(env: Env, stub: object): object {
+  return overriding(stub, {
+    run: (original) => (message, ...rest) => {
+      const { tenant, workflowId, stepId, attempt } = message as { tenant: string; workflowId: string; stepId: string; attempt: number };
+      if (faultFires(env, "agentDiesAfterClaim", tenant)) return Promise.resolve();
+      decideHeartbeats(env, tenant, `${tenant}:${workflowId}/${stepId}#${attempt}`);
+      return original(message, ...rest);
+    },
+  });
+}
+
+/** A Durable Object namespace whose stubs are wrapped. */
+function faultyNamespace(wrapStub: Wrapper): Wrapper {
+  return (env, namespace) => overriding(namespace, { getByName: (original) => (name, ...rest) => wrapStub(env, original(name, ...rest) as object, String(name)) });
+}
+
+/** Attempts whose heartbeats are dropped, decided once as their agent starts them (by `<object name>/<step>#<n>`). */
+const silent = new Map<string, boolean>();
+
+function decideHeartbeats(env: Env, tenant: string, attempt: string): void {
+  if (faultFires(env, "dropHeartbeats", tenant)) silent.set(attempt, true);
+}
+
+/**
+ * `target` with some methods replaced; every other property read from it as it is. Methods are called on the
+ * target itself (Reflect.apply): native bindings refuse another `this`, and an RPC stub would take `bind` for a
+ * remote method.
+ */
+function overriding(target: object, methods: Record<string, (original: Method) => Method>): object {
+  return new Proxy(target, {
+    get(object, key) {
+      const value: unknown = Reflect.get(object, key);
+      if (typeof value !== "function") return value;
+      const call: Method = (...args) => Reflect.apply(value as Method, object, args);
+      const replace = typeof key === "string" ? methods[key] : undefined;
+      return replace ? replace(call) : call;
+    },
+  });
+}
