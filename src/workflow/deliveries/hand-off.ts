@@ -4,6 +4,7 @@ import type { ClaimedTask } from "../../domain/machine";
 import { SEND_LEASE_MS, SEND_RETRY } from "../delivery-policy";
 import type { OutboxRow, OutboxRows } from "../outbox-rows";
 import type { DeliveredFor, Delivery } from "./delivery";
+import { InFlight } from "./in-flight";
 import { taskMessage } from "./tasks";
 
 /**
@@ -13,7 +14,7 @@ import { taskMessage } from "./tasks";
  * then; once the attempt's start-to-close deadline has passed, the supervisor's retry owns it and the row goes.
  */
 export class HandOffDelivery implements Delivery {
-  private readonly sending = new Set<number>();
+  private readonly inFlight = new InFlight();
 
   constructor(
     private readonly rows: OutboxRows,
@@ -26,14 +27,14 @@ export class HandOffDelivery implements Delivery {
   }
 
   async deliver(workflow: DeliveredFor): Promise<boolean> {
-    const due = this.rows.ofKind("handoff").filter((row) => !this.sending.has(row.seq));
-    const handed = await Promise.all(due.map((row) => this.handOver(workflow, row)));
+    // A fresh row goes at once; one whose hand-off failed waits for its backoff.
+    const due = this.inFlight.idle(this.rows.ofKind("handoff")).filter((row) => row.attempts === 0 || row.nextAttemptAt <= Date.now());
+    const handed = await this.inFlight.during(due, () => Promise.all(due.map((row) => this.handOver(workflow, row))));
     return handed.every(Boolean);
   }
 
   private async handOver(workflow: DeliveredFor, row: OutboxRow): Promise<boolean> {
     const task = row.payload as ClaimedTask;
-    this.sending.add(row.seq);
     try {
       // The remote's token expires with the attempt, as one minted at a claim does.
       const message = await taskMessage(this.env, workflow, task, task.deadlineAt);
@@ -45,8 +46,6 @@ export class HandOffDelivery implements Delivery {
       if (Date.now() >= task.deadlineAt) this.rows.remove([row.seq]);
       else this.rows.update(row.seq, { attempts: row.attempts + 1, nextAttemptAt: Date.now() + backoffMs(row.attempts, SEND_RETRY) });
       return false;
-    } finally {
-      this.sending.delete(row.seq);
     }
   }
 }

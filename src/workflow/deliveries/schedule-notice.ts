@@ -2,7 +2,7 @@ import { backoffMs } from "../../domain/machine/backoff";
 import { scheduleObjectName } from "../../cron/schedule-name";
 import { SEND_RETRY } from "../delivery-policy";
 import type { OutboxRow, OutboxRows } from "../outbox-rows";
-import { earliestAfter } from "./tasks";
+import { earliestAfter, InFlight } from "./in-flight";
 import type { Delivery } from "./delivery";
 
 interface ScheduleNotice {
@@ -24,7 +24,7 @@ export class ScheduleNoticeDelivery implements Delivery {
    * and hears of its end inside that call): that call's commit must not send the notice again, or each would
    * call the other for ever.
    */
-  private readonly sending = new Set<number>();
+  private readonly inFlight = new InFlight();
 
   constructor(
     private readonly rows: OutboxRows,
@@ -36,14 +36,13 @@ export class ScheduleNoticeDelivery implements Delivery {
   }
 
   async deliver(workflow: { tenant: string }): Promise<boolean> {
-    const due = this.rows.ofKind("schedule").filter((row) => row.nextAttemptAt <= Date.now() && !this.sending.has(row.seq));
-    const told = await Promise.all(due.map((row) => this.tell(workflow.tenant, row)));
+    const due = this.inFlight.idle(this.rows.ofKind("schedule")).filter((row) => row.nextAttemptAt <= Date.now());
+    const told = await this.inFlight.during(due, () => Promise.all(due.map((row) => this.tell(workflow.tenant, row))));
     return told.every(Boolean);
   }
 
   private async tell(tenant: string, row: OutboxRow): Promise<boolean> {
     const notice = row.payload as ScheduleNotice;
-    this.sending.add(row.seq);
     try {
       // The namespace's own stub, not the schedule client: that one reaches back to the object's class through its types.
       await this.env.SCHEDULES.getByName(scheduleObjectName(tenant, notice.schedule)).workflowEnded(notice.workflowId);
@@ -55,8 +54,6 @@ export class ScheduleNoticeDelivery implements Delivery {
       if (givenUp) this.rows.remove([row.seq]);
       else this.rows.update(row.seq, { attempts: row.attempts + 1, nextAttemptAt: Date.now() + backoffMs(row.attempts, SEND_RETRY) });
       return givenUp;
-    } finally {
-      this.sending.delete(row.seq);
     }
   }
 }

@@ -8,6 +8,7 @@ import { SEND_RETRY } from "../delivery-policy";
 import type { OutboxRow, OutboxRows } from "../outbox-rows";
 import { taskQueueFor } from "../task-queues";
 import type { DeliveredFor, Delivery } from "./delivery";
+import { earliestAfter, InFlight } from "./in-flight";
 
 /** The attempt a task message names; the message itself (with its signed token) is made when it is sent. */
 export interface QueuedTask {
@@ -37,7 +38,7 @@ export async function taskMessage(env: Env, workflow: Omit<DeliveredFor, "handOf
  * wait for it. A failed send backs off and waits for the alarm; the attempt's own deadlines are not touched.
  */
 export class TaskDelivery implements Delivery {
-  private readonly sending = new Set<number>();
+  private readonly inFlight = new InFlight();
 
   constructor(
     private readonly rows: OutboxRows,
@@ -51,9 +52,9 @@ export class TaskDelivery implements Delivery {
 
   async deliver(workflow: DeliveredFor): Promise<boolean> {
     if (workflow.handOff) await this.handOff(workflow);
-    const unsent = this.rows.ofKind("task").filter((row) => !this.sending.has(row.seq));
+    const unsent = this.inFlight.idle(this.rows.ofKind("task"));
     if (unsent.length === 0) return true;
-    return this.leased(unsent, () => this.send(workflow, unsent));
+    return this.inFlight.during(unsent, () => this.send(workflow, unsent));
   }
 
   /**
@@ -63,8 +64,8 @@ export class TaskDelivery implements Delivery {
    * die first, the row's lease has the alarm send it. Nothing is lost and no attempt is spent.
    */
   private async handOff(workflow: DeliveredFor): Promise<void> {
-    const rows = this.rows.ofKind("task").filter((row) => !this.sending.has(row.seq)).slice(0, HAND_OFF_MAX);
-    await this.leased(rows, () =>
+    const rows = this.inFlight.idle(this.rows.ofKind("task")).slice(0, HAND_OFF_MAX);
+    await this.inFlight.during(rows, () =>
       Promise.all(
         rows.map(async (row) => {
           const message = await taskMessage(this.env, workflow, row.payload as QueuedTask);
@@ -94,20 +95,4 @@ export class TaskDelivery implements Delivery {
       return false;
     }
   }
-
-  /** Runs `work` with these rows marked as on their way, so no other call sends them meanwhile. */
-  private async leased<T>(rows: OutboxRow[], work: () => Promise<T>): Promise<T> {
-    for (const row of rows) this.sending.add(row.seq);
-    try {
-      return await work();
-    } finally {
-      for (const row of rows) this.sending.delete(row.seq);
-    }
-  }
-}
-
-/** The earliest of these times that is still to come. */
-export function earliestAfter(times: number[], now: number): number | undefined {
-  const later = times.filter((at) => at > now);
-  return later.length === 0 ? undefined : Math.min(...later);
 }

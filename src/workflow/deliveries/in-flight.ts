@@ -1,0 +1,30 @@
+import type { OutboxRow } from "../outbox-rows";
+
+/**
+ * The rows a delivery has on their way: one delivery of each row at a time, so a call that arrives meanwhile (a
+ * later commit, the alarm, a call the delivery itself caused) neither repeats it nor waits for it.
+ */
+export class InFlight {
+  private readonly seqs = new Set<number>();
+
+  /** The rows not on their way already. */
+  idle(rows: OutboxRow[]): OutboxRow[] {
+    return rows.filter((row) => !this.seqs.has(row.seq));
+  }
+
+  /** Runs `work` with these rows marked as on their way. */
+  async during<T>(rows: OutboxRow[], work: () => Promise<T>): Promise<T> {
+    for (const row of rows) this.seqs.add(row.seq);
+    try {
+      return await work();
+    } finally {
+      for (const row of rows) this.seqs.delete(row.seq);
+    }
+  }
+}
+
+/** The earliest of these times that is still to come. */
+export function earliestAfter(times: number[], now: number): number | undefined {
+  const later = times.filter((at) => at > now);
+  return later.length === 0 ? undefined : Math.min(...later);
+}
