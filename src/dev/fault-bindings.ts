@@ -60,8 +60,7 @@ function faultyTaskQueue(env: Env, queue: object): object {
   return overriding(queue, {
     sendBatch: (original) => (messages) => {
       const tenant = (messages as { body?: { tenant?: string } }[])[0]?.body?.tenant;
-      if (faultFires(env, "enqueueFails", tenant)) throw new InjectedFault("enqueueFails");
-      return original(messages);
+      return faultFires(env, "enqueueFails", tenant) ? Promise.reject(new InjectedFault("enqueueFails")) : original(messages);
     },
   });
 }

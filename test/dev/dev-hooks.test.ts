@@ -2,6 +2,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/api/app";
+import { withInjectedFaults } from "../../src/dev/fault-bindings";
 import { clearInjectedFaults, FAULT_NAMES, faultFires, injectFault } from "../../src/dev/faults";
 import { api, bearer, start, uniqueId, waitForStatus } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
@@ -32,6 +33,11 @@ describe("dev hooks in the deployed configuration", () => {
     }
   });
 
+  it("leaves every binding as it is: the code under test talks to the deployment's own queues, databases and objects", () => {
+    const deployed = deployedEnv();
+    expect(withInjectedFaults(deployed)).toBe(deployed);
+  });
+
   it.each(["/dev/workflows/any", "/dev/dispatch"])("answers 404 on the dev route %s, even with a valid token", async (path) => {
     const response = await createApp().fetch(new Request(`http://shepherd.test${path}`, { headers: bearer() }), deployedEnv(), createExecutionContext());
     expect(response.status).toBe(404);
@@ -58,6 +64,18 @@ describe("dev hooks in local development and tests (DEV_HOOKS=true)", () => {
     expect(faultFires(local, "alarmThrows", "quiet")).toBe(false);
     expect(faultFires(local, "alarmThrows", "chaos")).toBe(true);
     expect(faultFires(local, "alarmThrows")).toBe(true);
+  });
+
+  it("wraps the bindings the faults live in, once each, and leaves the others as they are", async () => {
+    const local = withInjectedFaults(env);
+    expect(local.TASKS).not.toBe(env.TASKS);
+    expect(local.TASKS).toBe(local.TASKS);
+    expect(local.API_TOKENS).toBe(env.API_TOKENS);
+    injectFault("enqueueFails");
+    await expect(local.TASKS.sendBatch([{ body: { tenant: "default" } }])).rejects.toThrow("injected fault: enqueueFails");
+    injectFault("indexWriteFails");
+    const write = local.DB.prepare("INSERT INTO workflows (tenant) VALUES (?)").bind("default");
+    await expect(write.run()).rejects.toThrow("injected fault: indexWriteFails");
   });
 
   it("fires an injected fault only as many times as asked", () => {
