@@ -6,6 +6,7 @@ import { requestJson } from "../../scripts/lib/http-json.ts";
 import { API_TOKEN } from "./shepherd.ts";
 import { field, isDevDispatch, isDevWorkflow, isHistoryEvent, isIndexPage, isScheduleView, isTargetList, isWorkflowView } from "./api-shapes.ts";
 import type { DevDispatch, DevWorkflow, HistoryEvent, IndexPage, ScheduleView, TargetList } from "./api-shapes.ts";
+import { TERMINAL_WORKFLOW_STATUSES } from "../../src/domain/contract.ts";
 
 const REQUEST_TIMEOUT_MS = 5_000;
 
@@ -117,7 +118,7 @@ async function readHistory(request: Request, workflowId: string, maxPages: numbe
   return { ok: false, status: "too many pages", events };
 }
 
-export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "failed", "compensated", "cancelled", "terminated"]);
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(TERMINAL_WORKFLOW_STATUSES);
 
 /** Whether a status, when there is one, is terminal. */
 export const isTerminal = (status: string | null | undefined): boolean => typeof status === "string" && TERMINAL_STATUSES.has(status);
