@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { CIRCUIT_STATES } from "../breakers/breaker-machine";
+import { CIRCUIT_STATES } from "../domain/breaker/machine";
 import { listTargets } from "../breakers/targets-index";
 import { LIST_PAGE_MAX } from "../domain/contract";
 import type { AppEnv } from "./app-env";

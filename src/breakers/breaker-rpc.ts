@@ -3,7 +3,7 @@
  * depend on these shapes only (the breaker itself calls the agent hosts when it opens or closes).
  */
 import type { BreakerSettings } from "../domain/breaker/settings";
-import type { CircuitState } from "./breaker-machine";
+import type { CircuitState } from "../domain/breaker/machine";
 
 /** One attempt's report to its host's breaker, with the settings of the step it belongs to. */
 export interface BreakerCall {

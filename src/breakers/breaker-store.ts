@@ -1,5 +1,5 @@
 /** The breaker object's SQLite storage: its state, the steps parked on it, and how far the listing in D1 is behind. */
-import { BreakerStateSchema, type BreakerState, type Caller, type CircuitState } from "./breaker-machine";
+import { BreakerStateSchema, type BreakerState, type Caller, type CircuitState } from "../domain/breaker/machine";
 
 /** The object's own schema, as an ordered list recorded in `schema_migrations`. Never edit an entry: append. */
 const MIGRATIONS: readonly string[] = [

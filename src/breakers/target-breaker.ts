@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { tellEveryAgentHost } from "../agents/agent-host";
 import { backoffMs } from "../domain/machine/backoff";
 import { schedulerFor } from "../workflow/client";
-import { admit, newBreaker, nextAlarmAt, onAlarm, probeNotTaken, recordFailure, recordSuccess, type BreakerState, type Caller } from "./breaker-machine";
+import { admit, newBreaker, nextAlarmAt, onAlarm, probeNotTaken, recordFailure, recordSuccess, type BreakerState, type Caller } from "../domain/breaker/machine";
 import type { AdmitReply, BreakerCall, BreakerReply, FailureReply } from "./breaker-rpc";
 import { BreakerStore, type ListingState } from "./breaker-store";
 import { upsertTarget } from "./targets-index";
@@ -17,7 +17,7 @@ type Released = { callers: Caller[]; probe: boolean };
 /**
  * The circuit breaker of one target host for one tenant (named `<tenant>\n<host>`), shared by all its workflows.
  * Agents report only failures, and successes while they know of trouble, so a healthy host never reaches it.
- * Each method loads, applies a pure function (breaker-machine.ts), stores in one synchronous burst, re-arms the
+ * Each method loads, applies a pure function (src/domain/breaker/machine.ts), stores in one synchronous burst, re-arms the
  * alarm, then acts: tells the agent hosts when it opens or closes, releases parked steps, updates the listing.
  */
 export class TargetBreaker extends DurableObject<Env> {

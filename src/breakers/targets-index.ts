@@ -1,5 +1,5 @@
 /** The tenants' breakers in D1, for `GET /v1/targets`: the only module that speaks SQL to the `targets` table. */
-import type { CircuitState } from "./breaker-machine";
+import type { CircuitState } from "../domain/breaker/machine";
 
 export interface TargetRow {
   tenant: string;

@@ -10,7 +10,7 @@ import { withInjectedFaults } from "../dev/fault-bindings";
 import { runAlarm, supervise } from "../supervisor/tick";
 import type { WebhookReport } from "../webhooks/message";
 import { taskMessage } from "./outbox";
-import { diagnoseObject, inspectObject } from "./reads";
+import { describeObject, diagnoseObject, inspectObject } from "./reads";
 import { NOT_FOUND, startedBefore, type StartRequest, type StartResult } from "./rpc";
 import type { HistoryEvent } from "./store";
 import { Transitions } from "./transitions";
@@ -24,7 +24,6 @@ export class WorkflowScheduler extends DurableObject<Env> {
   private readonly store; // also what tests reach through `runInDurableObject`
 
   constructor(ctx: DurableObjectState, env: Env) {
-    // Dev and tests: its queue, D1 and agent hosts fail as the fault settings say (a deployment's are as they are).
     super(ctx, withInjectedFaults(env));
     this.transitions = new Transitions(ctx, this.env);
     this.store = this.transitions.store;
@@ -50,8 +49,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
   }
 
   describe(): WorkflowView | undefined {
-    const state = this.transitions.state();
-    return state && toWorkflowView(state);
+    return describeObject(this.transitions);
   }
 
   history(afterSeq: number, limit: number): HistoryEvent[] {

@@ -1,8 +1,15 @@
 import { diagnose, SUPERVISOR_DECISIONS, type Diagnosis } from "../domain/machine/diagnosis";
 import { nextDeadlineAt, unclaimedSince } from "../domain/machine";
+import { toWorkflowView, type WorkflowView } from "../domain/machine/view";
 import { NOT_FOUND } from "./rpc";
 import type { HistoryEvent } from "./store";
 import type { Transitions } from "./transitions";
+
+/** The workflow as the API shows it; undefined when this object holds none. */
+export function describeObject(transitions: Transitions): WorkflowView | undefined {
+  const state = transitions.state();
+  return state && toWorkflowView(state);
+}
 
 /** How many of the supervisor's latest decisions a diagnosis lists. */
 const RECENT_DECISIONS = 20;

@@ -9,7 +9,7 @@ import {
   recordSuccess,
   RELEASE,
   type BreakerState,
-} from "../../src/breakers/breaker-machine";
+} from "../../src/domain/breaker/machine";
 import { DEFAULT_BREAKER, MAX_OPEN_MS } from "../../src/domain/breaker/settings";
 
 const T0 = 1_700_000_000_000;

@@ -4,7 +4,7 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect, vi } from "vitest";
-import type { BreakerState } from "../../src/breakers/breaker-machine";
+import type { BreakerState } from "../../src/domain/breaker/machine";
 import { breakerName } from "../../src/breakers/breaker-rpc";
 import { api, bearer, uniqueId, type TestTenant } from "../helpers/api";
 import { FAST } from "../helpers/policies";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { knownBreaker, learnBreaker } from "../../src/agents/breaker-guard";
-import { RELEASE } from "../../src/breakers/breaker-machine";
+import { RELEASE } from "../../src/domain/breaker/machine";
 import { DEFAULT_BREAKER } from "../../src/domain/breaker/settings";
 import { json } from "../helpers/remote";
 import {

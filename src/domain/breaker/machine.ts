@@ -4,7 +4,7 @@
  * object, so the functions get what they need of them (how many, the oldest) as arguments.
  */
 import { z } from "zod";
-import { MAX_OPEN_MS, ResolvedBreakerSchema, type BreakerSettings } from "../domain/breaker/settings";
+import { MAX_OPEN_MS, ResolvedBreakerSchema, type BreakerSettings } from "./settings";
 
 export const CIRCUIT_STATES = ["closed", "open", "half_open"] as const;
 export type CircuitState = (typeof CIRCUIT_STATES)[number];
