@@ -54,7 +54,7 @@ export const CATEGORIES: Category[] = [
   { key: "domain", label: "other domain code: src/domain", test: SRC("domain/") },
   { key: "scheduler", label: "scheduler object: src/workflow (but the store)", test: SRC("workflow/") },
   { key: "agents", label: "agents: src/agents", test: SRC("agents/") },
-  { key: "api", label: "front door: src/api, src/starts", test: any(SRC("api/"), SRC("starts/")) },
+  { key: "api", label: "front door: src/api, src/admission", test: any(SRC("api/"), SRC("admission/")) },
   { key: "ours", label: "other code of ours: src/", test: SRC("") },
   { key: "libraries", label: "other libraries (node_modules)", test: (f) => /(^|\/)node_modules\//.test(f.url) && !/\/wrangler\//.test(f.url) },
 ];
