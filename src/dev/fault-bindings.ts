@@ -59,8 +59,7 @@ function wrapperOf(key: string): Wrapper | undefined {
 function faultyTaskQueue(env: Env, queue: object): object {
   return overriding(queue, {
     sendBatch: (original) => (messages) => {
-      const tenant = (messages as { body?: { tenant?: string } }[])[0]?.body?.tenant;
-      return faultFires(env, "enqueueFails", tenant) ? Promise.reject(new InjectedFault("enqueueFails")) : original(messages);
+      return faultFires(env, "enqueueFails", tenantOf((messages as { body?: unknown }[])[0]?.body)) ? Promise.reject(new InjectedFault("enqueueFails")) : original(messages);
     },
   });
 }

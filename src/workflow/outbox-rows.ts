@@ -101,9 +101,10 @@ export class OutboxRows {
   }
 
   /**
-   * A claim proves its attempt's message arrived, however it came: a row still unsent for it (a start's hand-off,
-   * or a send the queue accepted but this instance had not marked yet) would only be sent again. Rows this
-   * instance knows are matched in memory, so the usual claim, whose row is long gone, runs no statement.
+   * A claim proves its attempt's message arrived, however it came: a row still unsent for it (the supervisor's
+   * hand-off to a host, or a send the queue accepted but this instance had not marked yet) would only be sent
+   * again. Rows this instance knows are matched in memory, so the usual claim, whose row is long gone, runs no
+   * statement.
    */
   removeClaimedTask(stepId: string, attempt: number): void {
     if (!this.mirror) {

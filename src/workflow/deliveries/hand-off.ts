@@ -1,10 +1,10 @@
 import { agentHostFor } from "../../agents/host-shard";
 import { backoffMs } from "../../domain/machine/backoff";
 import type { ClaimedTask } from "../../domain/machine";
-import { SEND_LEASE_MS, SEND_RETRY } from "../delivery-policy";
+import { SEND_RETRY } from "../delivery-policy";
 import type { OutboxRow, OutboxRows } from "../outbox-rows";
 import type { DeliveredFor, Delivery } from "./delivery";
-import { InFlight } from "./in-flight";
+import { InFlight, leasedAttemptAt } from "./in-flight";
 import { taskMessage } from "./tasks";
 
 /**
@@ -22,7 +22,7 @@ export class HandOffDelivery implements Delivery {
   ) {}
 
   nextAttemptAt(now: number): number | undefined {
-    const times = this.rows.ofKind("handoff").map((row) => (row.nextAttemptAt <= now ? now + SEND_LEASE_MS : row.nextAttemptAt));
+    const times = this.rows.ofKind("handoff").map((row) => leasedAttemptAt(row.nextAttemptAt, now));
     return times.length === 0 ? undefined : Math.min(...times);
   }
 

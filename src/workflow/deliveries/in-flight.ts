@@ -1,3 +1,4 @@
+import { SEND_LEASE_MS } from "../delivery-policy";
 import type { OutboxRow } from "../outbox-rows";
 
 /**
@@ -27,4 +28,12 @@ export class InFlight {
 export function earliestAfter(times: number[], now: number): number | undefined {
   const later = times.filter((at) => at > now);
   return later.length === 0 ? undefined : Math.min(...later);
+}
+
+/**
+ * When the alarm must come for a row delivered now or later: one due now is delivered by the call that follows,
+ * and the alarm stays a lease on, should that delivery never be answered (the instance evicted, its call dropped).
+ */
+export function leasedAttemptAt(nextAttemptAt: number, now: number): number {
+  return nextAttemptAt <= now ? now + SEND_LEASE_MS : nextAttemptAt;
 }

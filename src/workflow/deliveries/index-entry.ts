@@ -5,6 +5,7 @@ import { indexDbFor } from "../../workflow-index/index-shards";
 import { SEND_LEASE_MS } from "../delivery-policy";
 import type { OutboxRow, OutboxRows } from "../outbox-rows";
 import type { Delivery } from "./delivery";
+import { leasedAttemptAt } from "./in-flight";
 
 const INDEX_RETRY = { initialMs: 1_000, maxMs: 60_000 };
 
@@ -30,7 +31,7 @@ export class IndexDelivery implements Delivery {
   nextAttemptAt(now: number): number | undefined {
     const pending = this.pending();
     if (!pending) return undefined;
-    return pending.nextAttemptAt <= now ? now + SEND_LEASE_MS : pending.nextAttemptAt;
+    return leasedAttemptAt(pending.nextAttemptAt, now);
   }
 
   async deliver(): Promise<boolean> {

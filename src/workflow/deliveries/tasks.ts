@@ -20,7 +20,6 @@ export interface QueuedTask {
 /** Queues' `sendBatch` limit: 100 messages (and 256 KB; a task message is under 1.2 KB). */
 const SEND_BATCH_MAX = 100;
 
-
 /**
  * The message naming one attempt, with its signed task token. A claimed attempt's token expires a grace period
  * after its start-to-close deadline; a queued one's cannot know its deadline yet and never leaves Shepherd.

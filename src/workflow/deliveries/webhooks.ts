@@ -5,6 +5,7 @@ import { cachedHasWebhooks, tenantHasWebhooks } from "../../webhooks/subscriptio
 import { SEND_LEASE_MS, SEND_RETRY } from "../delivery-policy";
 import type { OutboxRow, OutboxRows } from "../outbox-rows";
 import type { DeliveredFor, Delivery } from "./delivery";
+import { leasedAttemptAt } from "./in-flight";
 
 /**
  * A message on its way is leased to the consumer for this long. A consumer posts at most a few minutes' worth
@@ -54,8 +55,7 @@ export class WebhookDelivery implements Delivery {
   nextAttemptAt(now: number): number | undefined {
     const row = this.current();
     if (!row) return undefined;
-    // Due now, it is sent by the delivery that follows; should that instance die first, the alarm sends it a lease on.
-    return row.nextAttemptAt <= now ? now + SEND_LEASE_MS : row.nextAttemptAt;
+    return leasedAttemptAt(row.nextAttemptAt, now);
   }
 
   /**
