@@ -18,6 +18,8 @@ import {
 } from "../helpers/schedules";
 import { publishNew } from "../helpers/registry";
 import { control, DAY, sendEvent } from "../helpers/workflow-language";
+import { objectRecord, schedulerStub } from "../helpers/scheduler";
+import { backdate, fireAlarm } from "../helpers/time";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -193,6 +195,31 @@ describe("overlap", () => {
     // No alarm of the schedule is run here: the workflow's end is what starts the buffered fire.
     await vi.waitFor(async () => expect((await api("GET", `/v1/workflows/${workflowOf(id, waiting)}`)).status).toBe(200), { timeout: 2_000, interval: 50 });
     expect((await recentOf(id)).at(-1)).toEqual({ at: waiting, workflowId: workflowOf(id, waiting), outcome: "started" });
+  });
+
+  it("buffer_one: a notice of the end that failed is sent again by the workflow's alarm, which then starts the waiting fire", async () => {
+    const { id } = await scheduled({ overlap: "buffer_one" });
+    const first = await fireAt(id);
+    const waiting = await fireAt(id);
+    // The first notice cannot reach the schedule's object.
+    await runInDurableObject(schedulerStub(workflowOf(id, first)), (instance) => {
+      const schedules = (instance as unknown as { env: Env }).env.SCHEDULES;
+      vi.spyOn(schedules, "getByName").mockImplementationOnce(() => {
+        throw new Error("schedule unreachable");
+      });
+    });
+
+    expect((await sendEvent(workflowOf(id, first), { event: "done" })).status).toBe(202);
+    await waitForStatus(workflowOf(id, first), "completed");
+    const notices = async () => (await objectRecord(workflowOf(id, first))).outbox?.filter((row) => row.kind === "schedule") ?? [];
+    await vi.waitFor(async () => expect(await notices()).toMatchObject([{ attempts: 1 }]), { timeout: 2_000, interval: 50 });
+    expect((await api("GET", `/v1/workflows/${workflowOf(id, waiting)}`)).status).toBe(404);
+
+    // Past the notice's backoff, the workflow's alarm tells the schedule, and the waiting fire starts.
+    await backdate(workflowOf(id, first), { ms: 60_000 });
+    await fireAlarm(workflowOf(id, first));
+    expect(await notices()).toEqual([]);
+    await vi.waitFor(async () => expect((await api("GET", `/v1/workflows/${workflowOf(id, waiting)}`)).status).toBe(200), { timeout: 2_000, interval: 50 });
   });
 
   it("cancel_previous: cancels the open workflow, then starts", async () => {
