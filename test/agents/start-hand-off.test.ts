@@ -2,6 +2,7 @@
 // them through the task queue when the host has none. The test configuration turns the hand-off off for the
 // front door (START_HAND_OFF "false", so the other tests see first attempts on the queue); here the start RPC asks
 // for it as the front door does by default.
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { agentHostShardOf } from "../../src/agents/host-shard";
@@ -15,6 +16,7 @@ import { FAST } from "../helpers/policies";
 import { watchSends } from "../helpers/queue";
 import { httpStep, json, mockRemote } from "../helpers/remote";
 import { objectRecord, schedulerStub } from "../helpers/scheduler";
+import { backdate, fireAlarm } from "../helpers/time";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -84,6 +86,36 @@ describe("a start's hand-off to an agent host", () => {
     expect((await historyOf(id)).filter((event) => event.type === "step_started" && event.stepId === "a")).toHaveLength(1);
     // The hand-off's outbox row is settled once the host has the attempt.
     expect((await objectRecord(id)).outbox?.filter((row) => row.kind === "handoff")).toEqual([]);
+  });
+
+  it("hands the claimed attempt over again from the alarm when the host could not be reached, and the workflow completes", async () => {
+    const remote = mockRemote(() => json({ ok: true }));
+    const queue = watchSends();
+    const id = uniqueId("handoff");
+    // The host answers the start's question about room, then cannot be reached for the hand-off itself, once.
+    await runInDurableObject(schedulerStub(id), (instance) => {
+      const hosts = (instance as unknown as { env: Env }).env.AGENT_HOST;
+      const getByName = hosts.getByName.bind(hosts);
+      let failed = false;
+      vi.spyOn(hosts, "getByName").mockImplementation((name) => {
+        const host = getByName(name) as unknown as { reserve(...args: unknown[]): unknown; run(...args: unknown[]): unknown; take(...args: unknown[]): unknown };
+        const run = (...args: unknown[]) => (failed ? host.run(...args) : ((failed = true), Promise.reject(new Error("host unreachable"))));
+        return { reserve: (...args: unknown[]) => host.reserve(...args), take: (...args: unknown[]) => host.take(...args), run } as never;
+      });
+    });
+
+    expect(await schedulerStub(id).start(startRequest(id))).toMatchObject({ ok: true, created: true, workflow: { steps: [{ id: "a", status: "running" }, {}, {}] } });
+    expect((await objectRecord(id)).outbox?.filter((row) => row.kind === "handoff")).toMatchObject([{ attempts: 1 }]);
+    expect(remote.calls).toEqual([]);
+
+    // Past the row's backoff (1 s, jitter 20 %), within the attempt's heartbeat deadline (2 s), the alarm hands the
+    // same attempt over.
+    await backdate(id, { ms: 1_300 });
+    await fireAlarm(id);
+    const workflow = await waitForStatus(id, "completed");
+    expect(workflow.steps[0].attempts).toHaveLength(1);
+    expect((await objectRecord(id)).outbox?.filter((row) => row.kind === "handoff")).toEqual([]);
+    expect(queue.of(id)).toEqual([]);
   });
 
   it("sends the first attempt through the queue when its host has no room, and that workflow completes the same", async () => {
