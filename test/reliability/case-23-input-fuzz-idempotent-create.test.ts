@@ -147,7 +147,7 @@ const mutationArb = (body: StartBody): fc.Arbitrary<Mutation> => {
     badDuration.map((value) => ({ path: [...STEP, "timeouts", "heartbeatMs"], value })),
     badDuration.map((value) => ({ path: ["definition", "defaults", "timeouts", "scheduleToStartMs"], value })),
     fc.constantFrom(["no-such-step"], [firstStep.id], "a", [1]).map((value) => ({ path: [...STEP, "dependsOn"], value })),
-    fc.constantFrom({}, { type: "http" }, { type: "grpc", url: `${REMOTE}/undo` }, "refund").map((value) => ({ path: [...STEP, "compensate"], value })),
+    fc.constantFrom({}, { type: "http" }, { url: `${REMOTE}/undo` }, "refund").map((value) => ({ path: [...STEP, "compensate"], value })),
     fc.constantFrom<Path>([...STEP, "compensation"], [...STEP, "retries"], [...STEP, "timeout"], ["definition", "default"]).map((path) => ({
       path,
       value: {},

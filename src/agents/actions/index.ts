@@ -1,5 +1,5 @@
 /** The action types an agent can perform, by type: an action type in the language without one here does not compile. */
-import { actionTypeOf, type ActionTypeName } from "../../domain/language/actions";
+import type { ActionTypeName } from "../../domain/language/actions";
 import type { ClaimedTask } from "../../domain/machine";
 import type { AttemptReport } from "../../domain/machine/task-message";
 import type { TargetPolicy } from "../../domain/security/target-policy";
@@ -12,5 +12,5 @@ const ACTION_TYPES: { [T in ActionTypeName]: ActionType<T> } = {
 
 /** Performs one attempt of the task's action, by its type. */
 export function performAction(task: ClaimedTask, token: string, policy: TargetPolicy, signal: AbortSignal): Promise<AttemptReport> {
-  return ACTION_TYPES[actionTypeOf(task.action)].perform(task, token, policy, signal);
+  return ACTION_TYPES[task.action.type].perform(task, token, policy, signal);
 }

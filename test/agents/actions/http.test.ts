@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { start, waitForStatus } from "../../helpers/api";
+import { api, start, uniqueId, waitForStatus } from "../../helpers/api";
 import { json, mockRemote, REMOTE } from "../../helpers/remote";
 import { FAST } from "../../helpers/policies";
 
@@ -43,12 +43,12 @@ describe("the http action", () => {
     expect(call?.body).toEqual({ n: 1 });
   });
 
-  it("performs an action that gives no type as http, the type an action without one means", async () => {
-    const remote = mockRemote(() => json({ done: true }));
-    const { id } = await start({ ...oneStep({}), steps: [{ id: "call", action: { url: `${REMOTE}/untyped` } }] });
-    const workflow = await waitForStatus(id, "completed");
-    expect(workflow.output.call).toEqual({ done: true });
-    expect(remote.calls.map((call) => [call.method, new URL(call.url).pathname])).toEqual([["POST", "/untyped"]]);
+  it("refuses an action that gives no type with 400, and starts nothing", async () => {
+    const id = uniqueId();
+    const refused = await api("POST", "/v1/workflows", { id, definition: { ...oneStep({}), steps: [{ id: "call", action: { url: `${REMOTE}/untyped` } }] } });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain("type");
+    expect((await api("GET", `/v1/workflows/${id}`)).status).toBe(404);
   });
 
   it("case 19 (oversized payload): fails an attempt whose answer is larger than a step output may be, as a transient failure", async () => {

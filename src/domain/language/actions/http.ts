@@ -4,9 +4,8 @@ import { PayloadSchema } from "../primitives";
 
 const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
-/** `type` may be left out: an action without one is `http`, as every action was before there were others. */
 export const HttpActionSchema = z.strictObject({
-  type: z.literal("http").optional(),
+  type: z.literal("http"),
   url: z.string().min(1).max(2048),
   method: z.enum(HTTP_METHODS).optional(),
   /** Names are HTTP tokens and values have no control characters (no CR/LF injection): what `fetch` can send. */

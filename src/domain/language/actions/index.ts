@@ -10,11 +10,4 @@ export { HttpActionSchema, type HttpAction } from "./http";
 export const ActionSchema = z.discriminatedUnion("type", [HttpActionSchema]);
 
 export type Action = z.infer<typeof ActionSchema>;
-export type ActionTypeName = NonNullable<Action["type"]>;
-
-/** Definitions and plans from before there was more than one type leave it out: they mean `http`. */
-export const DEFAULT_ACTION_TYPE = "http" satisfies ActionTypeName;
-
-export function actionTypeOf(action: Action): ActionTypeName {
-  return action.type ?? DEFAULT_ACTION_TYPE;
-}
+export type ActionTypeName = Action["type"];
