@@ -18,6 +18,7 @@ import { targetRoutes } from "./targets";
 import { taskRoutes } from "./tasks";
 import { webhookRoutes } from "./webhooks";
 import { workflowRoutes } from "./workflows";
+import { mapItemRoutes } from "./map-items";
 
 type RoutesOf<T> = T extends OpenAPIHono<AppEnv, infer S> ? S : never;
 
@@ -31,6 +32,7 @@ export type ApiRoutes = OpenAPIHono<
   RoutesOf<typeof workflowRoutes> &
     RoutesOf<typeof eventRoutes> &
     RoutesOf<typeof diagnosisRoutes> &
+    RoutesOf<typeof mapItemRoutes> &
     RoutesOf<typeof definitionRoutes> &
     RoutesOf<typeof scheduleRoutes> &
     RoutesOf<typeof metricsRoutes>
@@ -72,6 +74,7 @@ export function createApp() {
   app.route("/", operatorCommandRoutes);
   app.route("/", eventRoutes);
   app.route("/", diagnosisRoutes);
+  app.route("/", mapItemRoutes);
   app.route("/", definitionRoutes);
   app.route("/", scheduleRoutes);
   app.route("/", targetRoutes);

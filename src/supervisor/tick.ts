@@ -20,7 +20,7 @@ export async function supervise(transitions: Transitions, env: Env, options: Com
   // Loaded again: other calls may have changed the state while the lag was read.
   const loaded = transitions.state() ?? before;
   const now = Date.now();
-  const result = transition(loaded, { type: "DeadlinesReached", ...(queueLag ? { queueLag } : {}) }, now);
+  const result = transition(loaded, { type: "DeadlinesReached", ...(queueLag ? { queueLag } : {}) }, now, Math.random, transitions.store.items);
   await transitions.commit(loaded, result, now, options);
   return result.state.status;
 }

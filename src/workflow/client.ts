@@ -20,6 +20,7 @@ const RETRIES: Record<RpcMethod, RpcRetry | ((args: unknown[]) => RpcRetry)> = {
   start: "retried",
   describe: "retried",
   history: "retried",
+  mapItems: "retried",
   diagnosis: "retried",
   claim: "retried",
   heartbeat: "retried",

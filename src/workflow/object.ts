@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { claimEagerly, reportEvent, startWorkflow, transition } from "../domain/machine";
-import type { EventReply, SentEvent } from "../domain/machine";
+import type { EventReply, MapItemStatus, SentEvent } from "../domain/machine";
 import type { AttemptReport } from "../domain/machine/task-message";
 import { commandEvent, type CommandRequest } from "../domain/language/operator-commands";
 import type { WorkflowState } from "../domain/machine/state";
@@ -10,7 +10,7 @@ import { withInjectedFaults } from "../dev/fault-bindings";
 import { runAlarm, supervise } from "../supervisor/tick";
 import type { WebhookReport } from "../webhooks/message";
 import { taskMessage } from "./outbox";
-import { describeObject, diagnoseObject, inspectObject } from "./reads";
+import { describeObject, diagnoseObject, inspectObject, mapItemsPage } from "./reads";
 import { NOT_FOUND, startedBefore, type StartRequest, type StartResult } from "./rpc";
 import type { HistoryEvent } from "./store";
 import { Transitions } from "./transitions";
@@ -56,6 +56,11 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return this.store.history(afterSeq, limit);
   }
 
+  /** A page of a map step's items; undefined when there is no such map. */
+  mapItems(stepId: string, query: { status?: MapItemStatus; cursor?: number; limit: number }) {
+    return mapItemsPage(this.transitions, stepId, query);
+  }
+
   /** What each open step waits for, the next deadline, the alarm and the liveness invariant, from storage. */
   diagnosis() {
     return diagnoseObject(this.transitions, this.ctx.storage);
@@ -82,7 +87,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     const loaded = this.store.load();
     if (!loaded) return NOT_FOUND;
     const now = Date.now();
-    const result = claimEagerly(transition(loaded.state, reportEvent(stepId, attempt, report), now), takeFollowUps, now);
+    const result = claimEagerly(transition(loaded.state, reportEvent(stepId, attempt, report), now, Math.random, this.store.items), takeFollowUps, now, undefined, this.store.items);
     await this.transitions.commit(loaded.state, result, now);
     if (result.claimed.length === 0) return result.reply;
     const followUps = await Promise.all(result.claimed.map(async (task) => ({ message: await taskMessage(this.env, result.state, task, task.deadlineAt), task })));
@@ -105,7 +110,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     const first = sent.id === undefined ? undefined : this.store.eventReceipt(sent.id);
     if (first) return { ...first, duplicate: true };
     const now = Date.now();
-    const result = transition(loaded.state, { type: "EventReceived", ...sent }, now);
+    const result = transition(loaded.state, { type: "EventReceived", ...sent }, now, Math.random, this.store.items);
     const eventReceipt = result.reply.ok && sent.id !== undefined ? { id: sent.id, answer: result.reply } : undefined;
     await this.transitions.commit(loaded.state, result, now, eventReceipt ? { eventReceipt } : {});
     return result.reply;

@@ -4,6 +4,9 @@ import { toWorkflowView, type WorkflowView } from "../domain/machine/view";
 import { NOT_FOUND } from "./rpc";
 import type { HistoryEvent } from "./store";
 import type { Transitions } from "./transitions";
+import type { ItemPage } from "./item-rows";
+import type { MapItemStatus } from "../domain/machine";
+import { mapItemStepId } from "../domain/language/plan";
 
 /** The workflow as the API shows it; undefined when this object holds none. */
 export function describeObject(transitions: Transitions): WorkflowView | undefined {
@@ -46,4 +49,20 @@ export async function inspectObject(transitions: Transitions, storage: DurableOb
     unsentTasks,
     storage: work,
   };
+}
+
+/**
+ * A page of a map step's items (`GET …/steps/{stepId}/items`); an item in flight takes its attempt from its step
+ * in the state, where it runs. Undefined when the workflow has no such map step.
+ */
+export function mapItemsPage(transitions: Transitions, stepId: string, query: { status?: MapItemStatus; cursor?: number; limit: number }): ItemPage | typeof NOT_FOUND | undefined {
+  const state = transitions.state();
+  if (!state) return NOT_FOUND;
+  if (!state.plan.itemSteps?.[stepId]) return undefined;
+  const page = transitions.store.items.page(stepId, query);
+  for (const item of page.items) {
+    const running = state.steps.find((step) => step.id === mapItemStepId(stepId, item.index));
+    if (running) item.attempt = running.attempt;
+  }
+  return page;
 }

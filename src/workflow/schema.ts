@@ -51,6 +51,20 @@ const MIGRATIONS: readonly string[] = [
      answer_json TEXT NOT NULL,
      at INTEGER NOT NULL
    );`,
+  // v1.2: a map's items, one row each from the map's start (see item-rows.ts); undo walks them by ended_seq.
+  `CREATE TABLE map_items (
+     step_id TEXT NOT NULL,
+     idx INTEGER NOT NULL,
+     status TEXT NOT NULL,
+     attempt INTEGER NOT NULL,
+     ended_seq INTEGER,
+     effect INTEGER NOT NULL DEFAULT 0,
+     output_json TEXT,
+     error_json TEXT,
+     PRIMARY KEY (step_id, idx)
+   );
+   CREATE INDEX map_items_by_status ON map_items (step_id, status, idx);
+   CREATE INDEX map_items_by_end ON map_items (step_id, ended_seq);`,
 ];
 
 export function applySchemaMigrations(sql: SqlStorage): void {

@@ -2,6 +2,8 @@ import type { HistoryEntryFields } from "../domain/machine/history";
 import type { Effect } from "../domain/machine";
 import { StoredStepSchema, withStepKinds, WorkflowFieldsSchema, type WorkflowState } from "../domain/machine/state";
 import { InboxRows, type EventReceipt } from "./inbox-rows";
+import { ItemRowsSql } from "./item-rows";
+import type { MapItemRow, PendingItems } from "../domain/machine";
 import { OutboxRows } from "./outbox-rows";
 import { applySchemaMigrations, schemaExists } from "./schema";
 
@@ -29,6 +31,8 @@ export interface CommitWrites {
   /** The attempt an agent claimed: its message arrived, so an unsent row for it is settled in the same commit. */
   claimed?: { stepId: string; attempt: number };
   eventReceipt?: EventReceipt;
+  /** Map items' rows the transition wrote, and maps it started. */
+  items?: { rows: readonly MapItemRow[]; pending: readonly PendingItems[] };
 }
 
 export interface StorageStats {
@@ -54,6 +58,8 @@ export class WorkflowStore {
   private planStored = false;
   /** What commits promised to deliver (see outbox.ts). */
   readonly outbox: OutboxRows;
+  /** The rows of the workflow's map items (see item-rows.ts). */
+  readonly items: ItemRowsSql;
 
   /** Storage work done by this instance since it was loaded, for the benchmarks' per-step costs. */
   readonly stats: StorageStats = { sqlCalls: 0, rowsRead: 0, rowsWritten: 0 };
@@ -63,6 +69,7 @@ export class WorkflowStore {
 
   constructor(private readonly storage: DurableObjectStorage) {
     this.inboxRows = new InboxRows((statement, ...bindings) => this.query(statement, ...bindings));
+    this.items = new ItemRowsSql((statement, ...bindings) => this.query(statement, ...bindings));
     this.outbox = new OutboxRows((statement, ...bindings) => this.query(statement, ...bindings), () => this.hasSchema);
     // Synchronous SQL: no request can interleave, so this needs no blockConcurrencyWhile.
     this.hasSchema = schemaExists(storage.sql);
@@ -144,6 +151,8 @@ export class WorkflowStore {
           );
           written.set(step.id, json);
         });
+        if (plan.itemSteps) this.deleteLeftSteps(steps);
+        if (writes.items) this.items.write(writes.items.pending, writes.items.rows);
         inboxSeqs = this.inboxRows.write(inbox ?? []);
         if (eventReceipt) this.inboxRows.insertReceipt(eventReceipt, now);
         this.insertHistory(history, now);
@@ -159,6 +168,15 @@ export class WorkflowStore {
     if (inboxSeqs) this.inboxRows.persisted = inboxSeqs;
     this.planStored = true;
     this.cached = { state, requestHash: hash };
+  }
+
+  /** A map's item that ended left the state for its row: its step row goes too. */
+  private deleteLeftSteps(steps: WorkflowState["steps"]): void {
+    const kept = new Set(steps.map((step) => step.id));
+    for (const id of [...this.persistedSteps.keys()].filter((known) => !kept.has(known))) {
+      this.query("DELETE FROM steps WHERE step_id = ?", id);
+      this.persistedSteps.delete(id);
+    }
   }
 
   /** Appends history and its effects without a state change, e.g. a rejected stale report. */

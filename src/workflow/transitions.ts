@@ -35,7 +35,7 @@ export class Transitions {
     const loaded = this.store.load();
     if (!loaded) return NOT_FOUND;
     const now = Date.now();
-    const result = transition(loaded.state, event, now);
+    const result = transition(loaded.state, event, now, Math.random, this.store.items);
     await this.commit(loaded.state, result, now, options);
     return result.reply;
   }
@@ -45,7 +45,8 @@ export class Transitions {
     const writes = { now, effects, sendBy: now + SEND_LEASE_MS, announce: this.outbox.announces(result.state.tenant, now) };
     if (result.changed || effects.some((effect) => effect.type === "WriteIndexEntry")) {
       const { requestHash, eventReceipt, claimed } = options;
-      this.store.persist(result.state, result.history, { ...writes, nextDeadlineAt: deadline, requestHash, eventReceipt, claimed });
+      const items = { rows: result.itemRows, pending: result.pendingItems };
+      this.store.persist(result.state, result.history, { ...writes, nextDeadlineAt: deadline, requestHash, eventReceipt, claimed, items });
     } else {
       this.store.appendHistory(result.history, writes);
     }

@@ -775,7 +775,7 @@ function validQueryValue(parameter: Parameter): fc.Arbitrary<string> | undefined
 
 describe.each(getRoutes.filter((route) => route.queryParams.length > 0))("$name with query parameters it must refuse", (route) => {
   it("answers one invalid parameter, among valid ones, with 400 naming it", { timeout: 60_000 }, async () => {
-    const path = fillPath(route.path, { id: fixtures.attention, name: fixtures.definition, version: "1" });
+    const path = fillPath(route.path, { id: fixtures.attention, stepId: "charge", name: fixtures.definition, version: "1" });
     const before = await snapshot("default", fixtures.attention);
     const arbitrary = fc
       .constantFrom(...route.queryParams)
@@ -812,7 +812,7 @@ const rawQuery: fc.Arbitrary<string> = (() => {
 
 describe.each(getRoutes)("$name with a random query string", (route) => {
   it("never answers with a 5xx, and answers any 4xx in the error shape", { timeout: 60_000 }, async () => {
-    const path = fillPath(route.path, { id: fixtures.attention, name: fixtures.definition, version: "1" });
+    const path = fillPath(route.path, { id: fixtures.attention, stepId: "charge", name: fixtures.definition, version: "1" });
     const before = await snapshot("default", fixtures.attention);
     await property(`${route.name} random query strings`, rawQuery, RUNS.queryRandom, async (query) => {
       const response = await send({ route, tenant: "default", path }, { contentType: null }, `${path}?${query}`);

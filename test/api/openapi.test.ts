@@ -81,6 +81,8 @@ const CONTRACT_ROUTES: [method: string, path: string][] = [
   ["get", "/v1/metrics"],
   // v1.1: circuit breakers.
   ["get", "/v1/targets"],
+  // v1.2: a map's items.
+  ["get", "/v1/workflows/{id}/steps/{stepId}/items"],
 ];
 
 let doc: OpenApiDocument;

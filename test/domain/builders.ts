@@ -12,6 +12,7 @@ import {
 } from "../../src/domain/machine";
 import type { Action, DefinitionInput, Sleep, StepInput, WaitForEvent } from "../../src/domain/language/schemas";
 import type { StepError, StepState, StepStatus, WorkflowState, WorkflowStatus } from "../../src/domain/machine/state";
+import { MemoryItemRows } from "../../src/domain/machine/map/memory-item-rows";
 
 /** Every workflow starts at this instant; expected times are written as offsets from it. */
 export const T0 = 1_700_000_000_000;
@@ -42,6 +43,11 @@ export function undoable(id: string, fields: Partial<StepInput> = {}): StepInput
 /** A `sleep` step: no action, only its timer. */
 export function sleepStep(id: string, sleep: Sleep, fields: Partial<StepInput> = {}): StepInput {
   return { id, sleep, ...fields };
+}
+
+/** A `map` step over `items` whose item step calls `https://remote.example/<id>`; `map` overrides anything. */
+export function mapStep(id: string, items: unknown[] | string, map: Record<string, unknown> = {}, fields: Partial<StepInput> = {}): StepInput {
+  return { id, map: { items, step: { action: httpAction(id) }, ...map }, ...fields } as StepInput;
 }
 
 /** A `waitForEvent` step: no action, only its event and its timeout. */
@@ -123,6 +129,8 @@ export class Run {
   /** Every history entry so far, in order. */
   readonly log: HistoryEntryFields[] = [];
   readonly effects: Effect[] = [];
+  /** The rows of its maps' items, as the object's store would keep them. */
+  readonly rows = new MemoryItemRows();
 
   constructor(workflowPlan: WorkflowPlan, options: { id?: string; input?: unknown; at?: number } = {}) {
     workflowCount += 1;
@@ -132,6 +140,7 @@ export class Run {
       fixedRandom,
     );
     this.state = started.state;
+    this.rows.apply(started);
     this.log.push(...started.history);
     this.effects.push(...started.effects);
   }
@@ -142,8 +151,9 @@ export class Run {
   }
 
   send<E extends WorkflowEvent>(event: E): ReturnType<typeof transition<E>> {
-    const result = transition(this.state, event, this.now, fixedRandom);
+    const result = transition(this.state, event, this.now, fixedRandom, this.rows);
     this.state = result.state;
+    this.rows.apply(result);
     this.log.push(...result.history);
     this.effects.push(...result.effects);
     return result;
@@ -215,7 +225,7 @@ export function expectTransition(row: TransitionCase): void {
   const run = new Run(row.plan, { id: row.id, input: row.input }).play(row.given ?? []);
   const before = run.state;
   const snapshot = structuredClone(before);
-  const result = transition(before, row.when, run.now, fixedRandom);
+  const result = transition(before, row.when, run.now, fixedRandom, run.rows);
 
   expect(before, "the input state must not be mutated").toEqual(snapshot);
   expect(result.state.version).toBe(before.version + (result.changed ? 1 : 0));

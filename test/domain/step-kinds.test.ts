@@ -39,6 +39,11 @@ const CASES: { [K in StepKindName]: KindCase } = {
     started: { status: "waiting", history: ["workflow_started", "step_waiting_for_event s"], effects: [] },
     timer: { reason: "wait_timeout", at: T0 + 2_000, dueStatus: "skipped", view: { waitingFor: { event: "approved", timeoutAt: T0 + 2_000 } } },
   },
+  map: {
+    step: { id: "s", map: { items: [1, 2], maxConcurrency: 1, step: { action: httpAction("s") } } },
+    planned: { kind: "map", map: { items: [1, 2], maxConcurrency: 1 } },
+    started: { status: "running", history: ["workflow_started", "map_started s", "step_scheduled s#0#1"], effects: ["enqueue s#0#1 action"] },
+  },
 };
 
 describe.each(STEP_KIND_NAMES.map((kind) => [kind, CASES[kind]] as const))("the %s step kind", (kind, row) => {

@@ -57,13 +57,15 @@ export interface Route {
 
 const HTTP_METHODS = new Set(["get", "put", "post", "delete", "patch", "head", "options", "trace"]);
 
-/** Every route of the v1 contract and its v1.1 additions, as OpenAPI writes it; the document must list exactly these. */
+/** Every route of the v1 contract and its v1.1 and v1.2 additions, as OpenAPI writes it; the document must list exactly these. */
 export const EXPECTED_ROUTES = [
   "GET /v1/workflows",
   "POST /v1/workflows",
   "GET /v1/workflows/{id}",
   "GET /v1/workflows/{id}/history",
   "GET /v1/workflows/{id}/diagnosis",
+  // v1.2: a map's items, paged.
+  "GET /v1/workflows/{id}/steps/{stepId}/items",
   "POST /v1/workflows/{id}/cancel",
   "POST /v1/workflows/{id}/compensate",
   "POST /v1/workflows/{id}/steps/{stepId}/retry",

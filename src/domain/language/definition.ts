@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { canonicalJson } from "../security/canonical-json";
-import { DefinitionShapeSchema, IdSchema, PayloadSchema, type DefinitionInput, type StepInput } from "./schemas";
+import { DefinitionShapeSchema, IdSchema, ItemStepSchema, PayloadSchema, type DefinitionInput, type ItemStepInput, type StepInput } from "./schemas";
 import { sha256Hex } from "../security/sha256";
 import { checkTemplatePath, templatePaths } from "./templates";
 import { kindsOfStep, STEP_KIND_NAMES, stepKindOf } from "./steps";
@@ -39,6 +39,7 @@ export function checkDefinition(definition: DefinitionInput): DefinitionIssue[] 
   definition.steps.forEach((step, index) => {
     const kindIssue = checkStepKind(step);
     if (kindIssue) issues.push({ path: ["steps", index], message: kindIssue });
+    if (step.map) issues.push(...checkItemStep(step, index));
     step.dependsOn?.forEach((dependency, position) => {
       if (!indexById.has(dependency)) {
         issues.push({
@@ -73,6 +74,21 @@ function checkStepKind(step: StepInput): string | undefined {
   return stepKindOf(kind).check?.(step[kind], step.id);
 }
 
+/** Fields a map step leaves to its item step, where each item gets its own. */
+const ITEM_FIELDS = ["retry", "timeouts", "compensate", "breaker"] as const;
+
+/** A map's item step: a step's shape without id, dependsOn or when, of one kind but `map`. */
+function checkItemStep(step: StepInput, index: number): DefinitionIssue[] {
+  const at = ["steps", index, "map", "step"];
+  const misplaced = ITEM_FIELDS.find((field) => step[field] !== undefined);
+  if (misplaced) return [{ path: ["steps", index, misplaced], message: `step "${step.id}": a map's ${misplaced} belongs in map.step, where each item gets its own` }];
+  const parsed = ItemStepSchema.safeParse(step.map?.step);
+  if (!parsed.success) return parsed.error.issues.map((issue) => ({ path: [...at, ...issue.path.map((part) => (typeof part === "symbol" ? String(part) : part))], message: `step "${step.id}": map.step: ${issue.message}` }));
+  if (parsed.data.map !== undefined) return [{ path: at, message: `step "${step.id}": a map's item step cannot be a map (put the inner map in a child workflow)` }];
+  const kindIssue = checkStepKind({ ...parsed.data, id: step.id });
+  return kindIssue ? [{ path: at, message: kindIssue.replace(`step "${step.id}"`, `step "${step.id}": map.step`) }] : [];
+}
+
 const KIND_FIELDS = `${STEP_KIND_NAMES.slice(0, -1).join(", ")} or ${STEP_KIND_NAMES.at(-1)}`;
 
 function checkTemplates(definition: DefinitionInput): DefinitionIssue[] {
@@ -88,12 +104,26 @@ function checkTemplates(definition: DefinitionInput): DefinitionIssue[] {
       ["verify", upstream],
     ];
     for (const [field, visible] of fields) {
-      for (const path of templatePaths(step[field])) {
+      // A map's own field reads only its items; its item step is checked below, with `item` and `index`.
+      for (const path of templatePaths(field === "map" ? step.map?.items : step[field])) {
         const problem = checkTemplatePath(path, visible);
         if (problem) issues.push({ path: ["steps", index, field], message: `step "${step.id}": ${problem}` });
       }
     }
+    if (step.map) issues.push(...checkItemTemplates(step.id, step.map.step as ItemStepInput, index, upstream));
   });
+  return issues;
+}
+
+/** An item step reads what its map reads, and `item` and `index`; its compensation reads its own output too. */
+function checkItemTemplates(stepId: string, item: ItemStepInput, index: number, upstream: Set<string>): DefinitionIssue[] {
+  const issues: DefinitionIssue[] = [];
+  for (const [field, value] of Object.entries(item)) {
+    for (const path of templatePaths(value)) {
+      const problem = checkTemplatePath(path, field === "compensate" ? new Set([...upstream, stepId]) : upstream, true);
+      if (problem) issues.push({ path: ["steps", index, "map", "step", field], message: `step "${stepId}": map.step: ${problem}` });
+    }
+  }
   return issues;
 }
 

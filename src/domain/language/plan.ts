@@ -3,7 +3,7 @@ import { ResolvedBreakerSchema, resolveBreaker } from "../breaker/settings";
 import { dependenciesOf } from "./definition";
 import { ResolvedRetryPolicySchema, resolveRetryPolicy, ResolvedTimeoutsSchema, resolveTimeouts } from "./retry-policy";
 import { ActionSchema } from "./actions";
-import { ESCALATION_DEFAULTS, ON_FAILURE, type DefinitionInput } from "./schemas";
+import { ESCALATION_DEFAULTS, ON_FAILURE, type DefinitionInput, type ItemStepInput } from "./schemas";
 import { KindPlanSchema, planKindOf, withPlanKind, type StepKindName } from "./steps";
 
 /** What every step's plan has, whatever its kind. */
@@ -31,6 +31,8 @@ export const WorkflowPlanSchema = z.object({
   escalation: z.object({ afterMs: z.number(), then: z.enum(ESCALATION_DEFAULTS) }).optional(),
   timeoutMs: z.number().optional(),
   steps: z.array(StepPlanSchema),
+  /** Each map's item step, planned as a step of its own under the map's id (absent: no map). */
+  itemSteps: z.record(z.string(), StepPlanSchema).optional(),
 });
 
 export type StepPlan = z.infer<typeof StepPlanSchema>;
@@ -38,20 +40,29 @@ export type WorkflowPlan = z.infer<typeof WorkflowPlanSchema>;
 
 /** A checked definition with every default applied: what the scheduler stores and runs. */
 export function planWorkflow(definition: DefinitionInput): WorkflowPlan {
+  const itemSteps = Object.fromEntries(
+    definition.steps.flatMap((step) => (step.map ? [[step.id, planStep(definition, { ...(step.map.step as ItemStepInput), id: step.id }, [])]] : [])),
+  );
   return {
     name: definition.name,
     ...onFailureOf(definition),
     ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
-    steps: definition.steps.map((step, index) => ({
-      id: step.id,
-      dependsOn: dependenciesOf(definition, index),
-      ...(step.when === undefined ? {} : { when: step.when }),
-      ...planKindOf(step),
-      ...(step.compensate ? { compensate: step.compensate } : {}),
-      retry: resolveRetryPolicy(definition.defaults?.retry, step.retry),
-      timeouts: resolveTimeouts(definition.defaults?.timeouts, step.timeouts),
-      ...breakerOf(definition.defaults?.breaker, step.breaker),
-    })),
+    steps: definition.steps.map((step, index) => planStep(definition, step, dependenciesOf(definition, index))),
+    ...(Object.keys(itemSteps).length === 0 ? {} : { itemSteps }),
+  };
+}
+
+/** One step (or a map's item step) with the definition's defaults applied. */
+function planStep(definition: DefinitionInput, step: ItemStepInput & { id: string; when?: string }, dependsOn: string[]): StepPlan {
+  return {
+    id: step.id,
+    dependsOn,
+    ...(step.when === undefined ? {} : { when: step.when }),
+    ...planKindOf(step),
+    ...(step.compensate ? { compensate: step.compensate } : {}),
+    retry: resolveRetryPolicy(definition.defaults?.retry, step.retry),
+    timeouts: resolveTimeouts(definition.defaults?.timeouts, step.timeouts),
+    ...breakerOf(definition.defaults?.breaker, step.breaker),
   };
 }
 
@@ -68,7 +79,25 @@ function breakerOf(...layers: Parameters<typeof resolveBreaker>): Pick<StepPlan,
 
 /** The plan of one step, looked up by its id; undefined only for a step the plan does not have. */
 export function findStepPlan(plan: WorkflowPlan, stepId: string): StepPlan | undefined {
-  return plan.steps.find((step) => step.id === stepId);
+  const item = mapItemOf(stepId);
+  if (!item) return plan.steps.find((step) => step.id === stepId);
+  const itemPlan = plan.itemSteps?.[item.map];
+  return itemPlan && { ...itemPlan, id: stepId };
+}
+
+/**
+ * A map's item in flight is a step of its own while it runs, under the id `<mapStepId>#<index>` (`#` is not
+ * allowed in a step id, so no step of the definition can have such an id).
+ */
+export function mapItemStepId(map: string, index: number): string {
+  return `${map}#${index}`;
+}
+
+/** The map and the index of an item's step id; undefined for any other step. */
+export function mapItemOf(stepId: string): { map: string; index: number } | undefined {
+  const at = stepId.lastIndexOf("#");
+  if (at < 0) return undefined;
+  return { map: stepId.slice(0, at), index: Number(stepId.slice(at + 1)) };
 }
 
 /** The plan of a step of one kind. */

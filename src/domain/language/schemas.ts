@@ -80,6 +80,12 @@ export const StepSchema = z.strictObject({
   breaker: BreakerSettingsSchema.optional(),
 });
 
+/**
+ * The step a `map` runs for each item: a step without `id`, `dependsOn` or `when` (the map's own decide when it
+ * runs), of any kind but `map`. Its templates may read `{{ item }}` and `{{ index }}` besides what the map reads.
+ */
+export const ItemStepSchema = StepSchema.omit({ id: true, dependsOn: true, when: true });
+
 export const ON_FAILURE = ["compensate", "escalate", "fail"] as const;
 
 /** What runs when no operator acted on an escalated workflow in time: one of the operator's own actions. */
@@ -134,6 +140,7 @@ export type RetryPolicyInput = z.infer<typeof RetryPolicySchema>;
 export type TimeoutsInput = z.infer<typeof TimeoutsSchema>;
 export type BreakerSettingsInput = z.infer<typeof BreakerSettingsSchema>;
 export type StepInput = z.infer<typeof StepSchema>;
+export type ItemStepInput = z.infer<typeof ItemStepSchema>;
 export type DefinitionInput = z.infer<typeof DefinitionShapeSchema>;
 export type OnFailure = (typeof ON_FAILURE)[number];
 export type EscalationDefault = (typeof ESCALATION_DEFAULTS)[number];

@@ -10,6 +10,9 @@ export interface TemplateContext {
   input: unknown;
   workflow: { id: string };
   steps: Record<string, { output?: unknown; attempt: number }>;
+  /** Inside a map's item step: the item at hand and its position. */
+  item?: unknown;
+  index?: number;
 }
 
 export class TemplateError extends Error {}
@@ -23,11 +26,15 @@ export function templatePaths(value: unknown): string[] {
   return paths;
 }
 
-/** Why a path can never resolve, or undefined when it may. `visibleSteps` are the steps it may read. */
-export function checkTemplatePath(path: string, visibleSteps: ReadonlySet<string>): string | undefined {
+/**
+ * Why a path can never resolve, or undefined when it may. `visibleSteps` are the steps it may read; `inItem`: the
+ * template belongs to a map's item step, which may read `item` (and below) and `index` too.
+ */
+export function checkTemplatePath(path: string, visibleSteps: ReadonlySet<string>, inItem = false): string | undefined {
   const parts = path.split(".");
   const [root, second, third] = parts;
   if (root === "input") return undefined;
+  if (inItem && (root === "item" || path === "index")) return undefined;
   if (root === "workflow") return path === "workflow.id" ? undefined : `unknown template "${path}": only workflow.id exists`;
   if (root === "steps") {
     if (!second || !visibleSteps.has(second)) {
@@ -36,7 +43,8 @@ export function checkTemplatePath(path: string, visibleSteps: ReadonlySet<string
     if (third === "output" || (third === "attempt" && parts.length === 3)) return undefined;
     return `template "${path}" must read steps.<id>.output or steps.<id>.attempt`;
   }
-  return `unknown template "${path}": paths start with input, workflow.id or steps.<id>`;
+  const item = inItem ? ", item, index" : "";
+  return `unknown template "${path}": paths start with input, workflow.id${item} or steps.<id>`;
 }
 
 export function renderTemplates(value: unknown, context: TemplateContext): unknown {

@@ -7,6 +7,7 @@ import { failAttempt } from "./failure";
 import { locateAttempt, type ReportRejection } from "./fencing";
 import { followsAmbiguousAttempt } from "./ambiguous";
 import type { ClaimedTask } from "./claimed-task";
+import { mapItemOf } from "../language/plan";
 
 export type { ClaimedTask } from "./claimed-task";
 
@@ -32,7 +33,7 @@ export function claimAttempt(
   let action: Action;
   let verify: Action | undefined;
   try {
-    const context = ctx.templateContext();
+    const context = ctx.templateContext(stepId);
     // Only an action step has attempts of its own; a step of any kind may have a compensation.
     const own = plan.kind === "action" ? plan : undefined;
     action = renderTemplates(attempt.kind === "action" ? own?.action : plan.compensate, context) as Action;
@@ -43,8 +44,6 @@ export function claimAttempt(
     afterStepChange(ctx);
     return { ok: false, code: "render_failed", message: error.message };
   }
-  // A step re-run on purpose by a redrive (see `keyRound`) asks the remote for new work under a new key.
-  const round = step.keyRound === undefined ? "" : `:redrive-${step.keyRound}`;
   const suffix = attempt.kind === "compensation" ? ":compensate" : "";
   return {
     ok: true,
@@ -54,7 +53,7 @@ export function claimAttempt(
       attempt: n,
       kind: attempt.kind,
       action,
-      idempotencyKey: `${ctx.state.id}:${stepId}${round}${suffix}`,
+      idempotencyKey: `${idempotencyBase(ctx, stepId)}${suffix}`,
       deadlineAt: ctx.now + plan.timeouts.startToCloseMs,
       heartbeatMs: plan.timeouts.heartbeatMs,
       ...(step.progress === undefined ? {} : { progress: step.progress }),
@@ -64,6 +63,17 @@ export function claimAttempt(
       ...(attempt.afterParking ? { afterParking: true as const } : {}),
     },
   };
+}
+
+/**
+ * `<workflowId>:<stepId>`, or `<workflowId>:<mapStepId>:<index>` for a map's item. A step (or item) re-run on
+ * purpose by a redrive (see `keyRound`) asks the remote for new work under a new key.
+ */
+function idempotencyBase(ctx: TransitionContext, stepId: string): string {
+  const item = mapItemOf(stepId);
+  const keyRound = ctx.step(stepId)?.keyRound ?? (item && ctx.step(item.map)?.keyRound);
+  const round = keyRound === undefined ? "" : `:redrive-${keyRound}`;
+  return `${ctx.state.id}:${item ? `${item.map}:${item.index}` : stepId}${round}`;
 }
 
 function hostOf(url: string): { host?: string } {

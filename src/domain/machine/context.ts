@@ -2,9 +2,11 @@ import { backoffMs } from "./backoff";
 import type { HistoryEntry } from "./history";
 import { findStepPlan, type StepPlan } from "../language/plan";
 import type { Attempt, AttemptKind, StepState, WorkflowState } from "./state";
-import type { TemplateContext } from "../language/templates";
+import { renderTemplates, TemplateError, type TemplateContext } from "../language/templates";
 import { queueCheckDelayMs } from "./queue-check";
 import type { EnqueueAttempt } from "./effects";
+import { ItemRowsOverlay, NO_ITEM_ROWS, type MapItemRows } from "./map/item-rows";
+import { mapItemOf } from "../language/plan";
 
 /** Lost-message checks after a resend: 2 min, 4 min … at most an hour apart. */
 const QUEUE_CHECK_BACKOFF = { initialMs: 60_000, maxMs: 3_600_000, jitter: 0.2 };
@@ -19,12 +21,19 @@ export class TransitionContext {
   readonly effects: EnqueueAttempt[] = [];
   readonly history: HistoryEntry[] = [];
   changed = false;
+  /** The items of the workflow's maps: their rows as stored, with this transition's writes on top. */
+  readonly items: ItemRowsOverlay;
+  /** Each map's items as rendered in this transition (or why they could not be): read once, used by every item. */
+  readonly renderedItems = new Map<string, unknown[] | string>();
 
   constructor(
     readonly state: WorkflowState,
     readonly now: number,
     readonly random: () => number,
-  ) {}
+    items: MapItemRows = NO_ITEM_ROWS,
+  ) {
+    this.items = new ItemRowsOverlay(items);
+  }
 
   /** Appends to the history as part of a state change. */
   record(entry: HistoryEntry): void {
@@ -47,13 +56,45 @@ export class TransitionContext {
     return plan;
   }
 
-  /** What templates read: the input, the workflow's id, and every step's output so far. */
-  templateContext(): TemplateContext {
+  /**
+   * What templates read: the input, the workflow's id, and every step's output so far. A map's item step (`stepId`
+   * of one) reads its `item` and `index` too, and its own output under its map's id, as a compensation reads its step's.
+   */
+  templateContext(stepId?: string): TemplateContext {
     const steps: TemplateContext["steps"] = {};
     for (const step of this.state.steps) {
+      if (mapItemOf(step.id)) continue;
       steps[step.id] = { attempt: step.attempt, ...(step.output === undefined ? {} : { output: step.output }) };
     }
-    return { input: this.state.input, workflow: { id: this.state.id }, steps };
+    const context: TemplateContext = { input: this.state.input, workflow: { id: this.state.id }, steps };
+    const item = stepId === undefined ? undefined : mapItemOf(stepId);
+    if (!item) return context;
+    const own = this.step(stepId ?? "");
+    const rendered = this.mapItems(item.map);
+    steps[item.map] = { attempt: own?.attempt ?? 0, ...(own?.output === undefined ? {} : { output: own.output }) };
+    return { ...context, item: Array.isArray(rendered) ? rendered[item.index] : undefined, index: item.index };
+  }
+
+  /**
+   * A map's items: its literal array, or its template rendered against the input and upstream outputs (which do
+   * not change while it runs); a string says why they are not an array. Rendered once per transition.
+   */
+  mapItems(mapId: string): unknown[] | string {
+    const known = this.renderedItems.get(mapId);
+    if (known !== undefined) return known;
+    const plan = this.plan(mapId);
+    let items: unknown[] | string = "not a map";
+    if (plan.kind === "map") {
+      try {
+        const rendered = renderTemplates(plan.map.items, this.templateContext());
+        items = Array.isArray(rendered) ? rendered : `map.items must be an array (got ${rendered === null ? "null" : typeof rendered})`;
+      } catch (error) {
+        if (!(error instanceof TemplateError)) throw error;
+        items = `map.items: ${error.message}`;
+      }
+    }
+    this.renderedItems.set(mapId, items);
+    return items;
   }
 
   /** Starts a new attempt; the attempt number is the step's fencing token. */

@@ -1,6 +1,8 @@
 import type { TransitionContext } from "./context";
 import { advanceCompensation } from "./saga";
 import { startReadyStep } from "./steps";
+import { settleMaps } from "./map/window";
+import { mapItemOf } from "../language/plan";
 
 const SATISFIED = new Set(["succeeded", "skipped"]);
 
@@ -11,16 +13,19 @@ const SATISFIED = new Set(["succeeded", "skipped"]);
  */
 export function dispatchReadySteps(ctx: TransitionContext): void {
   const { state } = ctx;
+  // Maps first, paused or not: their ended items leave, the next ones join as pending steps, a finished map ends.
+  if (state.status === "paused") settleMaps(ctx);
   if (state.compensation || (state.status !== "running" && state.status !== "needs_attention")) return;
   let satisfiedAtOnce = true;
   while (satisfiedAtOnce) {
-    satisfiedAtOnce = false;
+    satisfiedAtOnce = settleMaps(ctx);
+    if (state.compensation || (state.status !== "running" && state.status !== "needs_attention")) return;
     const satisfied = new Set(state.steps.filter((s) => SATISFIED.has(s.status)).map((s) => s.id));
     for (const step of state.steps) {
       if (step.status !== "pending") continue;
       if (!ctx.plan(step.id).dependsOn.every((dependency) => satisfied.has(dependency))) continue;
       startReadyStep(ctx, step);
-      if (SATISFIED.has(step.status)) satisfiedAtOnce = true;
+      if (SATISFIED.has(step.status) || mapItemOf(step.id)) satisfiedAtOnce = true;
     }
     if (state.compensation || (state.status !== "running" && state.status !== "needs_attention")) return;
   }

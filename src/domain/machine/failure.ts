@@ -1,6 +1,7 @@
 import { retryDelayMs } from "../language/retry-policy";
 import type { Attempt, StepError, StepState } from "./state";
 import type { TransitionContext } from "./context";
+import { mapItemOf } from "../language/plan";
 import { beginCompensation, fenceUnfinishedSteps } from "./saga";
 
 /**
@@ -58,7 +59,8 @@ export function failStepOutright(ctx: TransitionContext, step: StepState, error:
  * decisions: the step stays failed and `resume` applies `onFailure` then.
  */
 function settleFailedStep(ctx: TransitionContext, step: StepState, error: StepError): void {
-  if (ctx.state.status !== "paused") failedForGood(ctx, step, error);
+  // A map's item that failed is its map's to count against its tolerance (map/window.ts), not the workflow's.
+  if (ctx.state.status !== "paused" && !mapItemOf(step.id)) failedForGood(ctx, step, error);
 }
 
 export function failedForGood(ctx: TransitionContext, step: StepState, error: StepError): void {

@@ -1,6 +1,7 @@
 import { ENDED_STEP_STATUSES } from "../contract";
 import { activeAttempt, isTerminal, type Attempt, type StepState } from "./state";
 import type { TransitionContext } from "./context";
+import { mapItemOf } from "../language/plan";
 
 export type ReportRejection = { ok: false; code: "not_found" | "stale_attempt" | "gone" | "already_claimed"; message: string };
 
@@ -15,7 +16,11 @@ export function locateAttempt(
   report: string,
 ): { ok: true; step: StepState; attempt: Attempt } | ReportRejection {
   const step = ctx.step(stepId);
-  if (!step) return { ok: false, code: "not_found", message: `workflow has no step "${stepId}"` };
+  if (!step) {
+    // A map's item that ended has left the state for its row: a late report on it is gone, not unknown.
+    if (mapItemOf(stepId) && ctx.state.plan.itemSteps?.[mapItemOf(stepId)!.map]) return { ok: false, code: "gone", message: `item "${stepId}" has ended` };
+    return { ok: false, code: "not_found", message: `workflow has no step "${stepId}"` };
+  }
   const active = activeAttempt(step);
   if (active && active.n === n) return { ok: true, step, attempt: active };
   if (ENDED_STEP_STATUSES.includes(step.status) || isTerminal(ctx.state.status)) {

@@ -15,6 +15,7 @@ import { receiveEvent, type SentEvent } from "./events";
 import { noteCircuitOpened, parkAttempt, releaseParkedStep } from "./parking";
 import { settleAttentionDeadline } from "./escalation";
 import { countHistory } from "./metrics";
+import { ItemRowsOverlay, NO_ITEM_ROWS, type MapItemRow, type MapItemRows, type PendingItems } from "./map/item-rows";
 
 export type { Effect, EnqueueAttempt } from "./effects";
 export type { CommitPlan } from "./commit-plan";
@@ -27,6 +28,7 @@ export type { EventReply, SentEvent } from "./events";
 export { MAX_INBOX_EVENTS } from "./events";
 export { nextDeadlineAt } from "./deadlines";
 export { queueChecksDue, unclaimedSince } from "./queued-attempts";
+export { NO_ITEM_ROWS, MAP_ITEM_STATUSES, type MapItemRow, type MapItemRows, type MapItemStatus, type PendingItems } from "./map/item-rows";
 
 /** Everything that can happen to a workflow after it started, in the past tense. */
 export type WorkflowEvent =
@@ -94,6 +96,9 @@ export interface TransitionResult<R = unknown> {
   effects: EnqueueAttempt[];
   history: HistoryEntryFields[];
   reply: R;
+  /** Map items' rows this transition wrote, and maps whose items it started (every row pending). */
+  itemRows: MapItemRow[];
+  pendingItems: PendingItems[];
 }
 
 /**
@@ -105,8 +110,9 @@ export function transition<E extends WorkflowEvent>(
   event: E,
   now: number,
   random: () => number = Math.random,
+  items: MapItemRows = NO_ITEM_ROWS,
 ): TransitionResult<ReplyOf<E["type"]>> {
-  const ctx = new TransitionContext(structuredClone(state), now, random);
+  const ctx = new TransitionContext(structuredClone(state), now, random, items);
   const reply = apply(ctx, event);
   // However it left `paused` (resume, cancel, terminate, the workflow's timeout), it is no longer paused.
   if (ctx.state.status !== "paused" && ctx.state.pausedAt !== undefined) delete ctx.state.pausedAt;
@@ -118,7 +124,12 @@ export function transition<E extends WorkflowEvent>(
     const metrics = countHistory(ctx.state.metrics, ctx.history);
     if (metrics) ctx.state.metrics = metrics;
   }
-  return { state: ctx.state, changed: ctx.changed, effects: ctx.effects, history: ctx.history, reply: reply as ReplyOf<E["type"]> };
+  return { ...resultOf(ctx), reply: reply as ReplyOf<E["type"]> };
+}
+
+function resultOf(ctx: TransitionContext): Omit<TransitionResult<never>, "reply"> {
+  const { state, changed, effects, history, items } = ctx;
+  return { state, changed, effects, history, itemRows: items.writes(), pendingItems: items.pending };
 }
 
 function apply(ctx: TransitionContext, event: WorkflowEvent): unknown {
@@ -188,7 +199,7 @@ export function startWorkflow(args: StartArgs, random: () => number = Math.rando
   dispatchReadySteps(ctx);
   const metrics = countHistory(undefined, ctx.history);
   if (metrics) ctx.state.metrics = metrics;
-  return { state: ctx.state, changed: true, effects: ctx.effects, history: ctx.history, reply: { ok: true } };
+  return { ...resultOf(ctx), changed: true, reply: { ok: true } };
 }
 
 /**
@@ -201,17 +212,23 @@ export function claimEagerly<R>(
   limit: number,
   now: number,
   takes: (attempt: EnqueueAttempt) => boolean = () => true,
+  items: MapItemRows = NO_ITEM_ROWS,
 ): TransitionResult<R> & { claimed: ClaimedTask[] } {
   let merged: TransitionResult<R> = result;
   const claimed: ClaimedTask[] = [];
   for (const effect of result.effects.filter(takes).slice(0, Math.max(0, limit))) {
-    const claim = transition(merged.state, { type: "AttemptClaimed", stepId: effect.stepId, attempt: effect.attempt }, now);
+    // The claim reads the items' rows as the report left them, its own writes not yet stored.
+    const rows = new ItemRowsOverlay(items);
+    for (const row of merged.itemRows) rows.write(row);
+    const claim = transition(merged.state, { type: "AttemptClaimed", stepId: effect.stepId, attempt: effect.attempt }, now, Math.random, rows);
     merged = {
       state: claim.state,
       changed: merged.changed || claim.changed,
       effects: [...merged.effects.filter((other) => other !== effect), ...claim.effects],
       history: [...merged.history, ...claim.history],
       reply: merged.reply,
+      itemRows: [...merged.itemRows, ...claim.itemRows],
+      pendingItems: [...merged.pendingItems, ...claim.pendingItems],
     };
     if (claim.reply.ok && "task" in claim.reply) claimed.push(claim.reply.task);
   }

@@ -2,6 +2,8 @@
 import { activeAttempt, latestAttempt, type StepState } from "./state";
 import type { TransitionContext } from "./context";
 import { endedWithoutAnswer } from "./ambiguous";
+import { advanceMapUndo, fenceMaps, mapNeedsUndo } from "./map/undo";
+import { isMapStep } from "./map/progress";
 
 /**
  * Steps with no attempt under way that are still open: not started, backing off (an action, or a compensation
@@ -15,6 +17,8 @@ const UNSTARTED_OR_TIMED = new Set(["pending", "retrying", "compensating", "slee
  * started, newest first: their remote effect may have happened, so compensation must cover them too.
  */
 export function fenceUnfinishedSteps(ctx: TransitionContext): string[] {
+  // A map's items in flight are stopped by their map, which undoes them (and those that succeeded) itself.
+  const maps = fenceMaps(ctx);
   const started: { id: string; startedAt: number }[] = [];
   for (const step of ctx.state.steps) {
     const attempt = activeAttempt(step);
@@ -36,7 +40,13 @@ export function fenceUnfinishedSteps(ctx: TransitionContext): string[] {
       ctx.changed = true;
     }
   }
-  return started.sort((a, b) => b.startedAt - a.startedAt).map((entry) => entry.id);
+  return [...maps, ...started.sort((a, b) => b.startedAt - a.startedAt).map((entry) => entry.id)];
+}
+
+/** A step's own compensation, or for a map, its items' that may need undoing. */
+function hasCompensation(ctx: TransitionContext, id: string): boolean {
+  const step = ctx.step(id);
+  return step && isMapStep(step) ? mapNeedsUndo(ctx, step) : ctx.plan(id).compensate !== undefined;
 }
 
 function mayHaveTakenEffect(step: StepState): boolean {
@@ -49,9 +59,10 @@ export function beginCompensation(ctx: TransitionContext, endStatus: "compensate
   const interrupted = fenceUnfinishedSteps(ctx);
   // A step that failed for good after an attempt with no clear answer (it timed out, or the request broke
   // off) may have taken effect all the same (an ambiguous outcome): it is undone first, as the newest.
-  const ambiguous = state.steps.filter((step) => step.status === "failed" && mayHaveTakenEffect(step)).map((step) => step.id);
+  // A map that failed beyond its tolerance has items that succeeded: they are undone with it.
+  const ambiguous = state.steps.filter((step) => step.status === "failed" && (mayHaveTakenEffect(step) || isMapStep(step))).map((step) => step.id);
   const completed = [...state.completionOrder].reverse().filter((id) => ctx.step(id)?.status === "succeeded");
-  const queue = [...ambiguous, ...interrupted, ...completed].filter((id) => ctx.plan(id).compensate !== undefined);
+  const queue = [...ambiguous, ...interrupted, ...completed].filter((id) => hasCompensation(ctx, id));
   state.compensation = { queue, endStatus };
   state.status = "compensating";
   ctx.record({ type: "compensation_started", data: { steps: queue, endStatus } });
@@ -65,6 +76,9 @@ export function advanceCompensation(ctx: TransitionContext): void {
   if (!compensation || state.status !== "compensating") return;
   while (compensation.queue.length > 0) {
     const head = ctx.step(compensation.queue[0] ?? "");
+    if (head && isMapStep(head) && head.status !== "compensated") {
+      if (advanceMapUndo(ctx, head) === "busy") return;
+    }
     if (!head || head.status === "compensated" || head.status === "skipped") {
       compensation.queue.shift();
       continue;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { findStepPlan } from "../language/plan";
+import { findStepPlan, mapItemOf } from "../language/plan";
 import { AttemptSchema, CommonStepStateSchema, InboxEventSchema, WorkflowFieldsSchema, type StepState, type WorkflowState } from "./state";
 import { kindViewOf, STEP_KIND_NAMES, STEP_VIEW_FIELDS, type StepKindName } from "../language/steps";
 
@@ -44,19 +44,20 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
     ...defined({ definition: state.definition }),
     status: state.status,
     input: state.input,
-    ...defined({ output: state.output, error: state.error }),
+    ...defined({ output: state.output && outputsInView(state, state.output), error: state.error }),
     createdAt: state.createdAt,
     updatedAt: state.updatedAt,
     ...defined({ endedAt: state.endedAt, pausedAt: state.pausedAt, attentionDeadline: state.attentionDeadline }),
     redriveCount: state.redriveCount ?? 0,
     pendingEvents: (state.inbox ?? []).map((entry) => ({ event: entry.event, ...defined({ id: entry.id }), receivedAt: entry.receivedAt })),
-    steps: state.steps.map((step) => ({
+    // A map's items in flight are paged apart (GET …/steps/{stepId}/items), never listed here.
+    steps: state.steps.filter((step) => !mapItemOf(step.id)).map((step) => ({
       id: step.id,
       ...shapeOfStep(state, step),
       status: step.status,
       attempt: step.attempt,
       ...defined({
-        output: step.output,
+        output: step.kind === "map" ? inView(state, step.id, step.output) : step.output,
         error: step.error,
         nextRetryAt: step.nextRetryAt,
         lastHeartbeatAt: step.lastHeartbeatAt,
@@ -85,6 +86,20 @@ function shapeOfStep(state: WorkflowState, step: StepState): { kind: StepKindNam
 function kindView(state: WorkflowState, step: StepState): Record<string, unknown> {
   const plan = findStepPlan(state.plan, step.id);
   return plan ? kindViewOf(step, plan) : {};
+}
+
+/** Past this, a map's output is not repeated in the answer: its items' page says it, so the answer stays small. */
+const MAX_MAP_OUTPUT_IN_VIEW_BYTES = 16 * 1024;
+
+function inView(state: WorkflowState, mapId: string, output: unknown): unknown {
+  if (output === undefined || JSON.stringify(output).length <= MAX_MAP_OUTPUT_IN_VIEW_BYTES) return output;
+  return { itemsAt: `/v1/workflows/${state.id}/steps/${mapId}/items` };
+}
+
+function outputsInView(state: WorkflowState, output: Record<string, unknown>): Record<string, unknown> {
+  const maps = state.plan.itemSteps;
+  if (!maps) return output;
+  return Object.fromEntries(Object.entries(output).map(([id, value]) => [id, maps[id] ? inView(state, id, value) : value]));
 }
 
 function defined<T extends Record<string, unknown>>(fields: T): Partial<T> {

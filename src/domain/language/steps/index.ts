@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { actionStep } from "./action";
+import { mapStep } from "./map";
 import { sleepStep } from "./sleep";
 import type { CommonStepFields, OpenStep, StepKindShape, StepTimer } from "./step-kind";
 import { waitForEventStep } from "./wait-for-event";
@@ -12,6 +13,7 @@ export const STEP_KINDS = byOwnName({
   action: actionStep,
   sleep: sleepStep,
   waitForEvent: waitForEventStep,
+  map: mapStep,
 });
 
 /** Each kind under its own name: the name is the definition's field and the plan's `kind`, so they must agree. */
@@ -87,4 +89,5 @@ export function kindViewOf(step: OpenStep & { kind: StepKindName }, plan: KindPl
 
 export type { CommonStepFields, OpenStep, StepKindShape, StepTimer } from "./step-kind";
 export { SleepSchema, type Sleep } from "./sleep";
+export { MapSchema, MAX_MAP_ITEMS, itemCounts, type MapProgress, type MapItemCounts } from "./map";
 export { WaitForEventSchema, WAIT_TIMEOUT_OUTCOMES, type WaitForEvent } from "./wait-for-event";

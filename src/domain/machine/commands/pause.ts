@@ -10,6 +10,7 @@ import { superviseDeadlines } from "../deadlines";
 import { failedForGood } from "../failure";
 import { deliverInbox } from "../steps";
 import { conflict } from "./refusal";
+import { mapItemOf } from "../../language/plan";
 
 /** Only a running workflow pauses: one that unwinds or waits on an operator is already not moving forward. */
 export function pauseWorkflow(ctx: TransitionContext): CommandReply {
@@ -33,7 +34,8 @@ export function resumeWorkflow(ctx: TransitionContext): CommandReply {
   // Events sent while paused were kept: they reach their waits before any wait's timeout is looked at.
   deliverInbox(ctx);
   // A step that failed for good while paused waited for this: its workflow's onFailure applies now.
-  const held = state.steps.find((step) => step.status === "failed");
+  // (A map's failed item is its map's to count, on the tick below.)
+  const held = state.steps.find((step) => step.status === "failed" && !mapItemOf(step.id));
   if (held) failedForGood(ctx, held, held.error ?? { message: "failed while paused" });
   superviseDeadlines(ctx);
   return { ok: true };

@@ -8,6 +8,7 @@ import type { StepKindName } from "../../language/steps";
 import { renderTemplates, TemplateError } from "../../language/templates";
 import type { TransitionContext } from "../context";
 import { actionMachine } from "./action";
+import { mapMachine } from "./map";
 import { skipStepAs } from "./outcome";
 import { sleepMachine } from "./sleep";
 import type { StepMachine } from "./step-machine";
@@ -18,6 +19,7 @@ const STEP_MACHINES: { [K in StepKindName]: StepMachine<K> } = {
   action: actionMachine,
   sleep: sleepMachine,
   waitForEvent: waitForEventMachine,
+  map: mapMachine,
 };
 
 /** Any kind's machine, taking the plan of the step at hand (whose kind is the machine's, as it is looked up by it). */
@@ -36,7 +38,7 @@ export { completeStep } from "./outcome";
 /** A step whose dependencies are satisfied: skipped when its `when` is falsy, otherwise started as its kind. */
 export function startReadyStep(ctx: TransitionContext, step: StepState): void {
   const plan = ctx.plan(step.id);
-  if (plan.when !== undefined && !whenHolds(ctx, plan.when)) {
+  if (plan.when !== undefined && !whenHolds(ctx, step.id, plan.when)) {
     skipStepAs(ctx, step, "when");
     return;
   }
@@ -56,9 +58,9 @@ export function stepTimerDue(ctx: TransitionContext, step: StepState): void {
 }
 
 /** Falsy (false, null, 0, "", or a path with no value) skips the step, as in the contract. */
-function whenHolds(ctx: TransitionContext, when: string): boolean {
+function whenHolds(ctx: TransitionContext, stepId: string, when: string): boolean {
   try {
-    return Boolean(renderTemplates(when, ctx.templateContext()));
+    return Boolean(renderTemplates(when, ctx.templateContext(stepId)));
   } catch (error) {
     if (error instanceof TemplateError) return false;
     throw error;

@@ -1,5 +1,6 @@
 import type { StepState } from "../state";
 import type { TransitionContext } from "../context";
+import { mapItemOf } from "../../language/plan";
 
 /** A step's work is done: its output is kept for templates and compensation may later undo it. */
 export function completeStep(ctx: TransitionContext, step: StepState, output: unknown, attempt?: number): void {
@@ -8,7 +9,8 @@ export function completeStep(ctx: TransitionContext, step: StepState, output: un
   delete step.error;
   delete step.timerAt;
   delete step.waitingSince;
-  ctx.state.completionOrder.push(step.id);
+  // A map's item is undone through its map, newest item first (map/undo.ts).
+  if (!mapItemOf(step.id)) ctx.state.completionOrder.push(step.id);
   ctx.record({ type: "step_succeeded", stepId: step.id, ...(attempt === undefined ? {} : { attempt }) });
 }
 

@@ -17,7 +17,7 @@ export const sleepMachine: StepMachine<"sleep"> = {
 };
 
 function startSleep(ctx: TransitionContext, step: StepState, sleep: Sleep): void {
-  const until = wakeTime(ctx, sleep);
+  const until = wakeTime(ctx, step.id, sleep);
   if (typeof until === "string") {
     failStepOutright(ctx, step, { message: until, retryable: false });
     return;
@@ -36,11 +36,11 @@ function wakeSleep(ctx: TransitionContext, step: StepState): void {
 }
 
 /** When the sleep ends, or why it cannot: `until` is templated now, as it reads upstream outputs. */
-function wakeTime(ctx: TransitionContext, sleep: Sleep): number | string {
+function wakeTime(ctx: TransitionContext, stepId: string, sleep: Sleep): number | string {
   if (sleep.durationMs !== undefined) return ctx.now + sleep.durationMs;
   let rendered: unknown;
   try {
-    rendered = renderTemplates(sleep.until, ctx.templateContext());
+    rendered = renderTemplates(sleep.until, ctx.templateContext(stepId));
   } catch (error) {
     if (error instanceof TemplateError) return `sleep.until: ${error.message}`;
     throw error;
