@@ -6,6 +6,7 @@ import { html } from "./html.js";
 
 export const STEP_KINDS = {
   action: { label: undefined },
+  map: { label: "map" },
   sleep: {
     label: "sleep",
     timer: {
