@@ -9,6 +9,7 @@
 //   POST /pay      charges once per key; the first request's answer is lost (held, never answered)
 //   GET  /pay      the charge made under the request's Idempotency-Key, or 404 (what `verify` asks)
 //   POST /unavailable  503 every time           POST /hooks    logs a webhook delivery, 200
+//   POST /thumbnail  200 {thumbnail} for the body's src
 //   GET  /effects  effects applied, per Idempotency-Key
 //
 // /charge is idempotent like a real payment API: the same key returns the same charge and is applied once.
@@ -96,6 +97,10 @@ const handlers: Record<string, (call: EndpointCall) => EndpointReply> = {
   "POST /ship": ({ key }) => {
     applyEffect(key);
     return [200, { trackingId: nextId("trk") }];
+  },
+  "POST /thumbnail": ({ key, body }) => {
+    applyEffect(key);
+    return [200, { thumbnail: `${String(field(body, "src") ?? "image")}.thumb.png` }];
   },
   "POST /refund": ({ key }) => {
     applyEffect(key);
