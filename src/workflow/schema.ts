@@ -51,7 +51,8 @@ const MIGRATIONS: readonly string[] = [
      answer_json TEXT NOT NULL,
      at INTEGER NOT NULL
    );`,
-  // v1.2: a map's items, one row each from the map's start (see item-rows.ts); undo walks them by ended_seq.
+  // v1.2: a map's items, one row each from the map's start (see item-rows.ts); undo walks them by ended_seq. The
+  // input, which never changes, is written once beside the plan instead of with every transition.
   `CREATE TABLE map_items (
      step_id TEXT NOT NULL,
      idx INTEGER NOT NULL,
@@ -64,7 +65,8 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (step_id, idx)
    );
    CREATE INDEX map_items_by_status ON map_items (step_id, status, idx);
-   CREATE INDEX map_items_by_end ON map_items (step_id, ended_seq);`,
+   CREATE INDEX map_items_by_end ON map_items (step_id, ended_seq);
+   ALTER TABLE plan ADD COLUMN input_json TEXT;`,
 ];
 
 export function applySchemaMigrations(sql: SqlStorage): void {

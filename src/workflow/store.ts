@@ -56,6 +56,8 @@ export class WorkflowStore {
   private cached?: { state: WorkflowState; requestHash: string };
   /** Whether the plan has its own row; workflows stored before it had one keep it in `state_json` until rewritten. */
   private planStored = false;
+  /** Whether the input is in the plan's row too (it never changes either); older workflows keep it in `state_json`. */
+  private inputStored = false;
   /** What commits promised to deliver (see outbox.ts). */
   readonly outbox: OutboxRows;
   /** The rows of the workflow's map items (see item-rows.ts). */
@@ -105,9 +107,15 @@ export class WorkflowStore {
         this.persistedSteps.set(stepRow.step_id, JSON.stringify(step));
         return step;
       });
-    const fields = JSON.parse(row.state_json) as { plan?: unknown };
+    const fields = JSON.parse(row.state_json) as { plan?: unknown; input?: unknown };
     this.planStored = fields.plan === undefined;
-    if (this.planStored) fields.plan = JSON.parse(this.query<{ plan_json: string }>("SELECT plan_json FROM plan").one().plan_json);
+    if (this.planStored) {
+      const once = this.query<{ plan_json: string; input_json: string | null }>("SELECT plan_json, input_json FROM plan").one();
+      fields.plan = JSON.parse(once.plan_json);
+      // Workflows stored before the input had its place here keep it in their own row.
+      this.inputStored = once.input_json !== null;
+      if (this.inputStored) fields.input = JSON.parse(once.input_json!);
+    }
     // Rows are checked on the way in: a row an older or buggy version wrote fails here, not deep in a transition.
     const parsed = WorkflowFieldsSchema.parse(fields);
     // Only a workflow that was ever sent an event has inbox rows to read.
@@ -133,8 +141,9 @@ export class WorkflowStore {
       this.storage.transactionSync(() => {
         if (!this.hasSchema) applySchemaMigrations(sql);
         this.hasSchema = true;
-        const { steps, plan, inbox, ...fields } = state;
-        if (!this.planStored) this.query("INSERT OR REPLACE INTO plan (singleton, plan_json) VALUES (1, ?)", JSON.stringify(plan));
+        const { steps, plan, inbox, input, ...rest } = state;
+        if (!this.planStored) this.query("INSERT OR REPLACE INTO plan (singleton, plan_json, input_json) VALUES (1, ?, ?)", JSON.stringify(plan), JSON.stringify(input));
+        const fields = this.planStored && !this.inputStored ? { ...rest, input } : rest;
         this.query(
           `INSERT INTO workflow (singleton, tenant, id, status, version, request_hash, next_deadline_at, state_json)
            VALUES (1, ?, ?, ?, ?, ?, ?, ?)
@@ -166,6 +175,7 @@ export class WorkflowStore {
     }
     for (const [id, json] of written) this.persistedSteps.set(id, json);
     if (inboxSeqs) this.inboxRows.persisted = inboxSeqs;
+    if (!this.planStored) this.inputStored = true;
     this.planStored = true;
     this.cached = { state, requestHash: hash };
   }
@@ -233,6 +243,7 @@ export class WorkflowStore {
   forget(): void {
     this.cached = undefined;
     this.planStored = false;
+    this.inputStored = false;
     this.outbox.forget();
     this.persistedSteps.clear();
     this.inboxRows.persisted.clear();

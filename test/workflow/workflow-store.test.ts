@@ -99,9 +99,9 @@ describe("the scheduler's storage", () => {
       await waitForStep(id, "a", "running");
       // As an object written before the plan had its own row.
       await runInDurableObject(schedulerStub(id), (_, state) => {
-        const plan = state.storage.sql.exec<{ plan_json: string }>("SELECT plan_json FROM plan").one().plan_json;
+        const once = state.storage.sql.exec<{ plan_json: string; input_json: string }>("SELECT plan_json, input_json FROM plan").one();
         const fields = JSON.parse(state.storage.sql.exec<{ state_json: string }>("SELECT state_json FROM workflow").one().state_json);
-        state.storage.sql.exec("UPDATE workflow SET state_json = ?", JSON.stringify({ ...fields, plan: JSON.parse(plan) }));
+        state.storage.sql.exec("UPDATE workflow SET state_json = ?", JSON.stringify({ ...fields, plan: JSON.parse(once.plan_json), input: JSON.parse(once.input_json) }));
         state.storage.sql.exec("DELETE FROM plan");
       });
       await evictDurableObject(schedulerStub(id));
@@ -115,10 +115,34 @@ describe("the scheduler's storage", () => {
       });
       expect(after.planRows).toBe(1);
       expect(after.fields).not.toHaveProperty("plan");
+      expect(after.fields).not.toHaveProperty("input");
+      expect((await getWorkflow(id)).input).toBeNull();
     } finally {
       await api("POST", `/v1/workflows/${id}/cancel`);
     }
   });
+  it("keeps the input in the workflow row of a workflow stored before the input was written beside the plan", async () => {
+    mockRemote((call) => hang(call));
+    const { id } = await start({ name: "older", steps: [{ id: "a", action: { type: "http", url: `${REMOTE}/a` } }] }, { input: { n: 7 } });
+    try {
+      await waitForStep(id, "a", "running");
+      await runInDurableObject(schedulerStub(id), (_, state) => {
+        const fields = JSON.parse(state.storage.sql.exec<{ state_json: string }>("SELECT state_json FROM workflow").one().state_json);
+        state.storage.sql.exec("UPDATE workflow SET state_json = ?", JSON.stringify({ ...fields, input: { n: 7 } }));
+        state.storage.sql.exec("UPDATE plan SET input_json = NULL");
+      });
+      await evictDurableObject(schedulerStub(id));
+      const fields = await runInDurableObject(schedulerStub(id), async (instance, state) => {
+        await instance.heartbeat("a", 1, { value: 2 });
+        return JSON.parse(state.storage.sql.exec<{ state_json: string }>("SELECT state_json FROM workflow").one().state_json);
+      });
+      expect(fields.input).toEqual({ n: 7 });
+      expect((await getWorkflow(id)).input).toEqual({ n: 7 });
+    } finally {
+      await api("POST", `/v1/workflows/${id}/cancel`);
+    }
+  });
+
   it("still reads a plan and step rows stored before they had a kind, and goes on running the steps as their kinds", async () => {
     mockRemote((call) => hang(call));
     const { id } = await start({

@@ -112,7 +112,9 @@ export function transition<E extends WorkflowEvent>(
   random: () => number = Math.random,
   items: MapItemRows = NO_ITEM_ROWS,
 ): TransitionResult<ReplyOf<E["type"]>> {
-  const ctx = new TransitionContext(structuredClone(state), now, random, items);
+  // The plan and the input never change after the start: shared, not copied (a map's items may be most of it).
+  const { plan, input, ...changing } = state;
+  const ctx = new TransitionContext({ ...structuredClone(changing), plan, input }, now, random, items);
   const reply = apply(ctx, event);
   // However it left `paused` (resume, cancel, terminate, the workflow's timeout), it is no longer paused.
   if (ctx.state.status !== "paused" && ctx.state.pausedAt !== undefined) delete ctx.state.pausedAt;
