@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { MAX_MAP_ITEMS } from "../../src/domain/language/steps";
 import { toWorkflowView } from "../../src/domain/machine/view";
+import { diagnose } from "../../src/domain/machine/diagnosis";
+import { nextDeadlineAt } from "../../src/domain/machine";
 import {
   cancelRequested,
   claimed,
@@ -16,6 +18,7 @@ import {
   Run,
   step,
   succeeded,
+  terminateRequested,
   undoable,
   type TransitionCase,
 } from "./builders";
@@ -210,5 +213,37 @@ describe("a map and the operator", () => {
     finish(run, "m#4", "m#3", "m#1");
     expect(run.state.status).toBe("completed");
     expect(run.step("m").output).toEqual([0, 1, 2, 3, 4].map((n) => ({ n })));
+  });
+});
+
+describe("a map as the supervisor sees it", () => {
+  it("keeps only the items in flight in the state, however many items there are", () => {
+    const run = new Run(plan([mapStep("m", "{{ input.list }}", { maxConcurrency: 3 })]), { input: { list: Array.from({ length: 200 }, (_, i) => i) } });
+    let most = 0;
+    while (run.state.status === "running") {
+      finish(run, inFlight(run)[0]!);
+      most = Math.max(most, run.state.steps.length);
+    }
+    expect(run.state.status).toBe("completed");
+    expect(most).toBeLessThanOrEqual(1 + 3);
+    expect((run.step("m").output as unknown[]).length).toBe(200);
+  });
+
+  it("names a running map and each item in flight in the diagnosis, and finds nothing wrong", () => {
+    const run = finish(new Run(plan([mapStep("m", five, { maxConcurrency: 2 })])), "m#0");
+    const diagnosis = diagnose(run.state, { alarmAt: nextDeadlineAt(run.state) ?? null, recentDecisions: [] });
+    expect(diagnosis.problems).toEqual([]);
+    expect(diagnosis.blockedOn.map((entry) => entry.stepId)).toEqual(["m", "m#1", "m#2"]);
+    expect(diagnosis.blockedOn[0]?.detail).toBe("a map: 2 of 5 items in flight, 1 succeeded, 0 failed");
+  });
+
+  it("a terminate stops the items in flight and undoes nothing", () => {
+    const run = new Run(plan([mapStep("m", five, { maxConcurrency: 2, step: { action: httpAction("m"), compensate: httpAction("m/undo") } })]));
+    run.send(claimed("m#0"));
+    run.send(terminateRequested());
+    expect(run.state.status).toBe("terminated");
+    expect(inFlight(run)).toEqual([]);
+    expect(run.step("m").status).toBe("cancelled");
+    expect(run.rows.get("m", 0)).toMatchObject({ status: "cancelled", mayHaveEffect: true });
   });
 });

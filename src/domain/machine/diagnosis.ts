@@ -5,7 +5,7 @@
  */
 import { deadlineOfStep, nextDeadline, type NextDeadline } from "./deadlines";
 import { findStepPlan } from "../language/plan";
-import { STEP_BLOCKED_REASONS, stepKindOf } from "../language/steps";
+import { itemCounts, STEP_BLOCKED_REASONS, stepKindOf } from "../language/steps";
 import { activeAttempt, isTerminal, latestAttempt, type StepState, type WorkflowState, type WorkflowStatus } from "./state";
 import type { HistoryEventType } from "./history";
 
@@ -115,7 +115,18 @@ function stepBlocker(state: WorkflowState, step: StepState): BlockedOn | undefin
   if (step.nextRetryAt !== undefined) {
     return { stepId: step.id, reason: "backing_off", since: latestAttempt(step)?.endedAt ?? state.updatedAt, until: step.nextRetryAt, detail: `attempt ${step.attempt} failed (${step.error?.message ?? "no error recorded"}); the next one starts then` };
   }
-  return kindTimerBlocker(state, step, until);
+  return kindTimerBlocker(state, step, until) ?? mapBlocker(state, step);
+}
+
+/** A map runs through its items: each in flight is named on its own line; the map says how far it got. */
+function mapBlocker(state: WorkflowState, step: StepState): BlockedOn | undefined {
+  if (step.kind !== "map" || !step.items || (step.status !== "running" && step.status !== "compensating")) return undefined;
+  const { total, running, succeeded, failed } = itemCounts(step.items);
+  const detail =
+    step.status === "running"
+      ? `a map: ${running} of ${total} items in flight, ${succeeded} succeeded, ${failed} failed`
+      : `a map undoing its items, newest first; ${succeeded} of ${total} had succeeded`;
+  return { stepId: step.id, reason: "running", since: state.updatedAt, detail };
 }
 
 /** A step whose kind's timer runs (a sleep, a wait for an event): what it waits for, in its kind's words. */
