@@ -13,6 +13,7 @@ import { StepGraph } from "../workflow/graph.js";
 import { WorkflowHeader } from "../workflow/header.js";
 import { History } from "../workflow/history.js";
 import { createWorkflowLoader } from "../workflow/load.js";
+import { MapSteps } from "../workflow/map-step.js";
 import { workflowStructure } from "../workflow/structure.js";
 import { Timeline } from "../workflow/timeline.js";
 
@@ -48,6 +49,7 @@ export function WorkflowPage({ id }) {
         <h2>Steps</h2>
         <${StepGraph} steps=${steps} selected=${selected} onSelect=${select} />
       </section>
+      <${MapSteps} view=${view} />
       <section class="panel">
         <h2>Timeline</h2>
         <${Timeline} view=${view} events=${events} now=${loadedAt} selected=${selected} onSelect=${select} />
