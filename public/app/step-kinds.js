@@ -7,6 +7,7 @@ import { html } from "./html.js";
 export const STEP_KINDS = {
   action: { label: undefined },
   map: { label: "map" },
+  workflow: { label: "workflow" },
   sleep: {
     label: "sleep",
     timer: {
