@@ -30,8 +30,9 @@ describe("a map step on the workflow page", () => {
 
     const progress = page.getByTestId("map-progress-thumbs");
     expect([await progress.getAttribute("data-succeeded"), await progress.getAttribute("data-failed")]).toEqual(["58", "2"]);
-    expect(await progress.textContent()).toMatch(/58 \/ 60 succeeded · 58 succeeded, 2 failed/);
+    expect(await progress.textContent()).toMatch(/58 \/ 60 succeeded · 2 failed/);
     expect(await page.getByTestId("graph-node-thumbs").textContent()).toContain("succeeded · map 58/60");
+    expect(await page.getByTestId("timeline-step-thumbs").locator(".tl-timer.map").textContent()).toBe("60 items");
 
     await expect.poll(() => rowIndexes(page)).toEqual(Array.from({ length: 25 }, (_, i) => i));
     const items = page.getByTestId("map-items-thumbs");
@@ -75,6 +76,9 @@ describe("a map step on the workflow page", () => {
     await progress.waitFor();
     expect(Number(await progress.getAttribute("data-succeeded"))).toBeLessThan(4);
     expect(await page.locator('[data-testid="map-items-thumbs"] tr[data-status="running"]').count()).toBeLessThanOrEqual(1);
+    // One line for the map's open item, not one per item.
+    await expect.poll(() => page.getByTestId("diagnosis").textContent()).toContain("Map thumbs: 1 item open (1 sleeping); its panel lists them.");
+    expect(await page.getByTestId("diagnosis").textContent()).not.toContain("Sleeping in thumbs#");
 
     await workflowShows(page, "completed");
     await expect.poll(() => progress.getAttribute("data-succeeded"), { timeout: SETTLE_MS }).toBe("4");

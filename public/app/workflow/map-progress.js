@@ -5,6 +5,9 @@ import { html } from "../html.js";
 /** The bar's segments, left to right: what ended first, then what runs, then what has not started. */
 const SEGMENTS = ["succeeded", "failed", "skipped", "running", "pending"];
 
+/** The counts told after "58 / 60 succeeded". */
+const OTHERS = SEGMENTS.filter((status) => status !== "succeeded");
+
 /** "1 000". */
 export function count(n) {
   return n.toLocaleString("en-US").replaceAll(",", " ");
@@ -27,7 +30,7 @@ export function MapProgress({ stepId, items }) {
         )}
       </div>
       <p class="map-counts"><strong>${count(items.succeeded)} / ${count(total)}</strong> succeeded${total === 0 ? " (no items: the map succeeded at once)" : ""}
-        <span class="muted"> · ${itemCountWords(items)}</span></p>
+        ${items.succeeded < total && html`<span class="muted"> · ${itemCountWords(items, OTHERS)}</span>`}</p>
     </div>
   `;
 }
