@@ -1,12 +1,25 @@
 // Each step kind in the dashboard's words, in one table: its label in the graph, and for a kind that arms a timer
-// (a sleep, a wait for an event) its span on the timeline, its line in the diagnosis and its deadline's name.
+// (a sleep, a wait for an event) its span on the timeline, its line in the diagnosis and its deadline's name; a map
+// has a span too (its items' time), without a line or a deadline of its own.
 // The dashboard cannot import the server's modules; the server's list of kinds is src/domain/language/steps/index.ts, and a
 // kind missing here is drawn as a plain step.
 import { html } from "./html.js";
 
 export const STEP_KINDS = {
   action: { label: undefined },
-  map: { label: "map" },
+  map: {
+    label: "map",
+    // Not a timer, but its items run under it from map_started to its end: on the timeline, one band for all of them.
+    timer: {
+      startedBy: "map_started",
+      span: (data) => ({ type: "map", total: data?.total }),
+      status: "running",
+      legend: "a map's items",
+      label: (span) => `${span.total ?? "?"} items`,
+      labelHtml: (span) => `map of ${span.total ?? "?"} items`,
+    },
+  },
+  workflow: { label: "workflow" },
   sleep: {
     label: "sleep",
     timer: {
@@ -65,10 +78,10 @@ export function timerOfSpan(span) {
 export const STEP_TIMERS = TIMERS;
 
 /** What a blocked step of a timed kind waits for, by the diagnosis's reason. */
-export const BLOCKED_WORDS = Object.fromEntries(TIMERS.map((timer) => timer.blocked));
+export const BLOCKED_WORDS = Object.fromEntries(TIMERS.flatMap((timer) => (timer.blocked ? [timer.blocked] : [])));
 
 /** The kinds' deadlines, by the name the supervisor gives them. */
-export const DEADLINE_WORDS = Object.fromEntries(TIMERS.map((timer) => timer.deadline));
+export const DEADLINE_WORDS = Object.fromEntries(TIMERS.flatMap((timer) => (timer.deadline ? [timer.deadline] : [])));
 
 function quoted(text) {
   return /"([^"]+)"/.exec(text)?.[1] ?? "?";

@@ -38,6 +38,9 @@ export type StepStatus = (typeof STEP_STATUSES)[number];
 /** Statuses a workflow does not leave on its own (a redrive may reopen failed, cancelled and terminated). */
 export const TERMINAL_WORKFLOW_STATUSES: readonly WorkflowStatus[] = ["completed", "failed", "compensated", "cancelled", "terminated"];
 
+/** A map item's statuses, as `GET /v1/workflows/{id}/steps/{stepId}/items` gives and filters them. */
+export const MAP_ITEM_STATUSES = ["pending", "running", "succeeded", "failed", "skipped", "cancelled", "compensated"] as const;
+
 /** Statuses a step does not leave on its own: nothing of it runs any more. */
 export const ENDED_STEP_STATUSES: readonly StepStatus[] = ["succeeded", "skipped", "failed", "compensated", "cancelled"];
 

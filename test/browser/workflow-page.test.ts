@@ -2,36 +2,10 @@ import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { longestPathLayers } from "../../public/app/workflow/layout.js";
 import { workflowStructure } from "../../public/app/workflow/structure.js";
-import { REMOTE_URL, api, openDashboard, saveScreenshot } from "./support/harness";
-
-/** Workflows run for real here: a step settles within seconds, never instantly. */
-const SETTLE_MS = 30_000;
-
-let seeded = 0;
-function uniqueId(prefix: string): string {
-  return `${prefix}-${(Date.now() % 1_000_000).toString(36)}${++seeded}`;
-}
+import { REMOTE_URL, api, saveScreenshot } from "./support/harness";
+import { openWorkflow, start, stepShows, uniqueId, workflowShows } from "./support/workflows";
 
 const http = (path: string, extra: Record<string, unknown> = {}) => ({ action: { type: "http", url: `${REMOTE_URL}${path}` }, ...extra });
-
-async function start(id: string, definition: Record<string, unknown>): Promise<void> {
-  await api("POST", "/v1/workflows", { id, definition });
-}
-
-async function openWorkflow(id: string): Promise<Page> {
-  const { page } = await openDashboard({ path: `/#/workflows/${encodeURIComponent(id)}` });
-  await page.getByTestId("workflow-page").waitFor();
-  return page;
-}
-
-/** Waits until the page shows the step in that status (the node's status class, what a user sees as its colour). */
-async function stepShows(page: Page, stepId: string, status: string): Promise<void> {
-  await page.locator(`[data-testid="graph-node-${stepId}"].${status}`).waitFor({ timeout: SETTLE_MS });
-}
-
-async function workflowShows(page: Page, status: string): Promise<void> {
-  await page.locator(`[data-testid="workflow-page"][data-status="${status}"]`).waitFor({ timeout: SETTLE_MS });
-}
 
 /** Clicks an operator action, then the dialog's confirming button, optionally after filling its field. */
 async function act(page: Page, action: string, input?: string): Promise<void> {

@@ -89,7 +89,7 @@ describe.concurrent("workflows through the CLI", () => {
       [["get", id], ["get", id, "--json"], ["history", id], ["history", id, "--json"], ["diagnose", id]].map((args) => shepherd(...args)),
     );
     expect(expectOk(get!).stdout).toMatch(/status: +completed/);
-    expect(get!.stdout).toMatch(/ship +succeeded +1 +\{"trackingId":"trk_\d+"\}/);
+    expect(get!.stdout).toMatch(/ship +action +succeeded +1 +\{"trackingId":"trk_\d+"\}/);
     expect(expectOk(getJson!).json()).toMatchObject({ id, status: "completed", output: { charge: { amount: 42 } } });
     expect(expectOk(history!).stdout).toMatch(/^SEQ +AT +TYPE +STEP +DATA\n1 +\S+ +workflow_started/);
     const types = expectOk(historyJson!).json().events.map((event: { type: string }) => event.type);
@@ -114,6 +114,15 @@ describe.concurrent("workflows through the CLI", () => {
     const json = await shepherd("watch", id, "--json");
     expect(json.status).toBe(4);
     expect(json.json()).toMatchObject({ id, status: "compensated" });
+  });
+
+  it("shows a map step's items as counts in watch and get, never the items", async () => {
+    const id = uniqueId("map");
+    const watched = expectOk(await shepherd("start", file("map.yaml"), "--id", id, "--watch"));
+    expect(watched.stdout).toContain("step thumbs: succeeded: 10/12 succeeded, 2 failed\n");
+    const get = expectOk(await shepherd("get", id));
+    expect(get.stdout).toMatch(/\nthumbs +map +succeeded +- +10\/12 succeeded, 2 failed\n/);
+    expect(get.stdout).not.toContain("thumbs#");
   });
 
   it("starts a published definition by name and sends the event its waiting step takes", async () => {

@@ -70,3 +70,24 @@ describe("the lines a pipe gets", () => {
     expect(changeLines(waiting, waiting, NOW + 30_000)).toEqual([]);
   });
 });
+
+describe("a map and a child workflow in watch", () => {
+  const items = (succeeded: number, failed: number) => ({ total: 1000, pending: 1000 - succeeded - failed, running: 0, succeeded, failed, skipped: 0 });
+
+  it("shows a map's counts on its line of the frame, and a child's parent under the workflow", () => {
+    const view = workflow("running", [step("thumbs", "running", { items: items(412, 3) })], { parent: { id: "batch-1", stepId: "images" } } as Partial<WorkflowView>);
+    expect(frameLines(view, NOW, 200).slice(1)).toEqual(["  parent: batch-1 (step images)", "  ▶ thumbs  running      attempt 1  412/1000 succeeded, 3 failed"]);
+  });
+
+  it("prints a line into a pipe each time a map's counts move, though its status did not", () => {
+    const before = workflow("running", [step("thumbs", "running", { items: items(10, 0) })]);
+    const after = workflow("running", [step("thumbs", "running", { items: items(20, 1) })]);
+    expect(changeLines(before, after, NOW)).toEqual(["step thumbs: running, attempt 1: 20/1000 succeeded, 1 failed"]);
+    expect(changeLines(after, after, NOW)).toEqual([]);
+  });
+
+  it("prints a line when a child workflow's status moves", () => {
+    const child = (status: string) => workflow("running", [step("ship", "running", { child: { id: "order-1:ship", status } } as Partial<StepView>)]);
+    expect(changeLines(child("running"), child("completed"), NOW)).toEqual(["step ship: running, attempt 1: child order-1:ship completed"]);
+  });
+});

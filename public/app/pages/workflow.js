@@ -12,7 +12,9 @@ import { Diagnosis } from "../workflow/diagnosis.js";
 import { StepGraph } from "../workflow/graph.js";
 import { WorkflowHeader } from "../workflow/header.js";
 import { History } from "../workflow/history.js";
+import { ChildLinks } from "../workflow/links.js";
 import { createWorkflowLoader } from "../workflow/load.js";
+import { MapSteps } from "../workflow/map-step.js";
 import { workflowStructure } from "../workflow/structure.js";
 import { Timeline } from "../workflow/timeline.js";
 
@@ -47,7 +49,9 @@ export function WorkflowPage({ id }) {
       <section class="panel">
         <h2>Steps</h2>
         <${StepGraph} steps=${steps} selected=${selected} onSelect=${select} />
+        <${ChildLinks} steps=${view.steps} />
       </section>
+      <${MapSteps} view=${view} />
       <section class="panel">
         <h2>Timeline</h2>
         <${Timeline} view=${view} events=${events} now=${loadedAt} selected=${selected} onSelect=${select} />

@@ -3,6 +3,8 @@
 import { html } from "../html.js";
 import { clock, duration } from "../format.js";
 import { eventSummary, eventTypeWords } from "./event-words.js";
+import { mapItemOf } from "./history-fold.js";
+import { count } from "./map-progress.js";
 import { errorWords } from "./timeline-model.js";
 import { statusLabel } from "../statuses.js";
 import { BLOCKED_WORDS, DEADLINE_WORDS as KIND_DEADLINE_WORDS } from "../step-kinds.js";
@@ -11,7 +13,8 @@ const RECENT_DECISIONS = 5;
 
 export function Diagnosis({ view, diagnosis }) {
   const steps = new Map(view.steps.map((step) => [step.id, step]));
-  const lines = diagnosis.blockedOn.map((blocked) => blockedWords(blocked, steps.get(blocked.stepId), diagnosis));
+  const ofSteps = diagnosis.blockedOn.filter((blocked) => !mapItemOf(blocked.stepId));
+  const lines = [...ofSteps.map((blocked) => blockedWords(blocked, steps.get(blocked.stepId), diagnosis)), ...openItemWords(diagnosis.blockedOn)];
   return html`
     <div class="diagnosis" data-testid="diagnosis">
       <ul class="plain-words">
@@ -63,6 +66,28 @@ function blockedWords(blocked, step, diagnosis) {
     default:
       return html`${id}: ${blocked.detail}`;
   }
+}
+
+/** What a map's open items wait for, in words (the items table lists each). */
+const ITEM_REASONS = { waiting_for_agent: "queued for an agent", backing_off: "backing off", circuit_open: "parked", waiting_for_event: "waiting for an event" };
+
+/**
+ * A map has up to maxConcurrency items open at once, each a blocker of its own: one line per map says how many
+ * and why, rather than a line per item.
+ */
+function openItemWords(blockedOn) {
+  const maps = new Map();
+  for (const blocked of blockedOn) {
+    const item = mapItemOf(blocked.stepId);
+    if (!item) continue;
+    const reasons = maps.get(item.map) ?? maps.set(item.map, new Map()).get(item.map);
+    reasons.set(blocked.reason, (reasons.get(blocked.reason) ?? 0) + 1);
+  }
+  return [...maps].map(([map, reasons]) => {
+    const open = [...reasons.values()].reduce((sum, n) => sum + n, 0);
+    const why = [...reasons].map(([reason, n]) => `${count(n)} ${ITEM_REASONS[reason] ?? reason.replaceAll("_", " ")}`).join(", ");
+    return html`Map <code>${map}</code>: ${count(open)} item${open === 1 ? "" : "s"} open (${why}); its panel lists them.`;
+  });
 }
 
 function runningWords(id, step, budget, since) {

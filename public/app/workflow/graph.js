@@ -1,9 +1,10 @@
 // The step graph: the DAG as inline SVG, one box per step coloured by its status, an arrow per dependency.
-// Clicking a step selects it, and the page scrolls its timeline into view.
+// Clicking a step selects it, and the page scrolls its timeline into view. A map's node carries its items' progress.
 import { html } from "../html.js";
 import { layoutGraph, NODE } from "./layout.js";
 import { statusLabel } from "../statuses.js";
 import { kindLabel } from "../step-kinds.js";
+import { itemCountWords } from "./map-progress.js";
 
 const MAX_LABEL = 20;
 
@@ -43,10 +44,25 @@ function GraphNode({ node, selected, onSelect }) {
   return html`
     <g class=${`graph-node ${step.status} ${selected ? "selected" : ""}`} transform="translate(${x} ${y})" data-testid=${`graph-node-${step.id}`}
       data-status=${step.status} role="button" tabindex="0" aria-label=${`${step.id}: ${step.status}`} onClick=${select} onKeyDown=${onKey}>
-      <title>${step.id} — ${step.status}${kind ? ` (${kind})` : ""}</title>
+      <title>${step.id} — ${step.status}${kind ? ` (${kind})` : ""}${step.items ? `: ${itemCountWords(step.items)} of ${step.items.total} items` : ""}${step.child ? `, child ${step.child.id} (${step.child.status})` : ""}</title>
       <rect width=${NODE.width} height=${NODE.height} rx="7" />
       <text class="node-id" x="12" y="19">${shorten(step.id)}</text>
-      <text class="node-status" x="12" y="35">${statusLabel(step.status)}${kind ? ` · ${kind}` : ""}</text>
+      <text class="node-status" x="12" y="35">${statusLabel(step.status)}${kind ? ` · ${kind}` : ""}${step.items ? ` ${step.items.succeeded}/${step.items.total}` : ""}</text>
+      ${step.items && html`<${ItemsBar} items=${step.items} />`}
+    </g>
+  `;
+}
+
+/** A map's items along the node's foot: the share that ended, the failed ones marked apart. */
+function ItemsBar({ items }) {
+  const width = NODE.width - 24;
+  const share = (n) => (items.total === 0 ? 0 : (n / items.total) * width);
+  const ended = share(items.succeeded + items.failed + items.skipped);
+  return html`
+    <g class="node-items" transform="translate(12 39)">
+      <rect class="track" width=${width} height="3" rx="1.5" />
+      <rect class="ended" width=${items.total === 0 ? width : ended} height="3" rx="1.5" />
+      ${items.failed > 0 && html`<rect class="failed" x=${share(items.succeeded)} width=${Math.max(2, share(items.failed))} height="3" />`}
     </g>
   `;
 }

@@ -3,6 +3,7 @@
 import { html } from "../html.js";
 import { clock, duration } from "../format.js";
 import { href } from "../router.js";
+import { ParentFact } from "./links.js";
 import { errorWords } from "./timeline-model.js";
 import { statusLabel } from "../statuses.js";
 
@@ -18,6 +19,7 @@ export function WorkflowHeader({ view, now }) {
       <dl class="facts">
         <div><dt>Definition</dt><dd>${definition?.name ?? view.name}${definition?.version ? ` v${definition.version}` : " (inline)"}
           ${definition?.hash && html` <span class="muted mono" title=${definition.hash}>${definition.hash.slice(0, 10)}</span>`}</dd></div>
+        <${ParentFact} parent=${view.parent} />
         <div><dt>Created</dt><dd>${clock(view.createdAt)}</dd></div>
         <div><dt>Ended</dt><dd>${clock(view.endedAt)}</dd></div>
         <div><dt>Duration</dt><dd>${duration((view.endedAt ?? now) - view.createdAt)}${view.endedAt === undefined ? " so far" : ""}</dd></div>

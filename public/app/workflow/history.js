@@ -1,8 +1,10 @@
 // The history as an operator reads it: newest or oldest first, a page at a time, each event's type, time, step
-// and a short summary, with its full JSON one click away.
-import { useState } from "preact/hooks";
+// and a short summary, with its full JSON one click away. A map's item events are folded into one line per map
+// (history-fold.js) unless the operator asks for them.
+import { useMemo, useState } from "preact/hooks";
 import { html } from "../html.js";
 import { eventSummary, eventTypeWords } from "./event-words.js";
+import { foldItemEvents, foldWords } from "./history-fold.js";
 import { preciseClock } from "./time.js";
 
 const PAGE = 20;
@@ -26,14 +28,20 @@ const TONES = {
 export function History({ events, onSelectStep }) {
   const [newestFirst, setNewestFirst] = useState(true);
   const [shown, setShown] = useState(PAGE);
-  const ordered = newestFirst ? [...events].reverse() : events;
+  const [unfolded, setUnfolded] = useState(false);
+  const folded = useMemo(() => foldItemEvents(events), [events]);
+  const listed = unfolded ? events : folded.events;
+  const ordered = newestFirst ? [...listed].reverse() : listed;
   return html`
     <div class="history" data-testid="history">
       <div class="toolbar">
-        <span class="muted">${events.length} event${events.length === 1 ? "" : "s"}</span>
+        <span class="muted">${plural(events.length, "event")}</span>
         <span class="spacer"></span>
+        ${folded.maps.length > 0 &&
+        html`<label class="inline"><input type="checkbox" name="unfold-items" checked=${unfolded} onChange=${(event) => setUnfolded(event.currentTarget.checked)} /> Map items' events</label>`}
         <label class="inline"><input type="checkbox" checked=${newestFirst} onChange=${(event) => setNewestFirst(event.currentTarget.checked)} /> Newest first</label>
       </div>
+      <${FoldedMaps} maps=${folded.maps} unfolded=${unfolded} />
       <table class="events">
         <thead><tr><th>#</th><th>Time</th><th>Event</th><th>Step</th><th>Details</th></tr></thead>
         <tbody>${ordered.slice(0, shown).map((event) => html`<${EventRow} key=${event.seq} event=${event} onSelectStep=${onSelectStep} />`)}</tbody>
@@ -43,6 +51,23 @@ export function History({ events, onSelectStep }) {
         <span class="muted"> of ${ordered.length - shown} not shown</span></p>`}
     </div>
   `;
+}
+
+/** One line per map whose item events are folded away: its items' counts and how many events that hides. */
+function FoldedMaps({ maps, unfolded }) {
+  if (maps.length === 0) return null;
+  return html`
+    <ul class="map-folds">
+      ${maps.map(
+        (map) => html`<li key=${map.stepId} data-testid=${`history-map-${map.stepId}`}>${foldWords(map)}
+          <span class="muted"> (${plural(map.events, "item event")}${unfolded ? " listed below" : " folded"})</span></li>`,
+      )}
+    </ul>
+  `;
+}
+
+function plural(n, noun) {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 function EventRow({ event, onSelectStep }) {

@@ -1,5 +1,6 @@
 import type { StepView, WorkflowList, WorkflowView } from "../api-types";
 import { compactJson, duration, fields, relative, table, time } from "../format";
+import { childOf, childWords, parentOf, parentWords } from "./links";
 
 /** `shepherd get`: the workflow's fields, then one row per step. */
 export function workflowLines(workflow: WorkflowView, now: number): string[] {
@@ -9,6 +10,7 @@ export function workflowLines(workflow: WorkflowView, now: number): string[] {
     ...fields([
       ["workflow", workflow.id],
       ["definition", `${workflow.name}${version}`],
+      ["parent", mapDefined(parentOf(workflow), parentWords)],
       ["status", workflow.status],
       ["created", time(workflow.createdAt)],
       ["ended", took],
@@ -27,13 +29,19 @@ export function workflowLines(workflow: WorkflowView, now: number): string[] {
 
 export function stepTable(steps: StepView[], now: number): string[] {
   return table(
-    ["STEP", "STATUS", "ATTEMPT", "DETAIL"],
-    steps.map((step) => [step.id, step.status, step.attempt === 0 ? "-" : String(step.attempt), stepDetail(step, now)]),
+    ["STEP", "KIND", "STATUS", "ATTEMPT", "DETAIL"],
+    steps.map((step) => [step.id, step.kind, step.status, step.attempt === 0 ? "-" : String(step.attempt), stepDetail(step, now)]),
   );
 }
 
-/** The one thing worth knowing about a step now: what it waits for, why it failed, or what it returned. */
+/**
+ * The one thing worth knowing about a step now: a map's items by status, a child workflow and where it stands,
+ * what it waits for, why it failed, or what it returned.
+ */
 export function stepDetail(step: StepView, now: number): string {
+  if (step.items) return itemsDetail(step.items, step.status === "failed" ? step.error?.message : undefined);
+  const child = childOf(step);
+  if (child) return childWords(child);
   if (step.waitingFor) return `for event "${step.waitingFor.event}" (gives up ${relative(step.waitingFor.timeoutAt, now)})`;
   if (step.sleepingUntil !== undefined) return `until ${time(step.sleepingUntil)} (${relative(step.sleepingUntil, now)})`;
   if (step.nextRetryAt !== undefined && step.status === "retrying") return `next attempt ${relative(step.nextRetryAt, now)}${step.error ? `: ${step.error.message}` : ""}`;
@@ -41,6 +49,18 @@ export function stepDetail(step: StepView, now: number): string {
   if (step.progress !== undefined && ["running", "waiting"].includes(step.status)) return `progress ${compactJson(step.progress, 60)}`;
   if (step.output !== undefined) return compactJson(step.output, 60);
   return "";
+}
+
+type ItemCounts = NonNullable<StepView["items"]>;
+
+/** "412/1000 succeeded, 3 failed, 50 running": never the items themselves (`GET …/items` pages through them). */
+export function itemsDetail(items: ItemCounts, error?: string): string {
+  const others = (["failed", "skipped", "running"] as const).filter((status) => items[status] > 0).map((status) => `, ${items[status]} ${status}`);
+  return `${items.succeeded}/${items.total} succeeded${others.join("")}${error ? `: ${error}` : ""}`;
+}
+
+function mapDefined<T>(value: T | undefined, words: (value: T) => string): string | undefined {
+  return value === undefined ? undefined : words(value);
 }
 
 /** `shepherd list`: one row per workflow, newest first, and how to get the next page. */

@@ -3,6 +3,7 @@
 import { ENDED_STEP_STATUSES } from "../../domain/contract";
 import type { StepView, WorkflowView } from "../api-types";
 import { clip } from "../format";
+import { childOf, parentOf, parentWords } from "../views/links";
 import { stepDetail } from "../views/workflow";
 
 // Steps that ended count as done for the progress bar (a failed one leaves only through an operator or a redrive).
@@ -37,8 +38,10 @@ export function progressBar({ settled, total }: { settled: number; total: number
 /** The whole view for a terminal: the workflow and its bar, then one line per step; no line wider than `columns`. */
 export function frameLines(workflow: WorkflowView, now: number, columns: number): string[] {
   const idWidth = Math.max(...workflow.steps.map((step) => step.id.length), 4);
+  const parent = parentOf(workflow);
   const lines = [
     `${workflow.id} (${workflow.name})  ${workflow.status}  ${progressBar(progressOf(workflow))}`,
+    ...(parent ? [`  parent: ${parentWords(parent)}`] : []),
     ...workflow.steps.map((step) => `  ${STEP_MARKS[step.status] ?? "?"} ${step.id.padEnd(idWidth)}  ${stepSummary(step, now)}`),
   ];
   if (workflow.error) lines.push(`  error: ${workflow.error.message}`);
@@ -53,20 +56,31 @@ function stepSummary(step: StepView, now: number): string {
 
 /**
  * The lines a pipe gets for what changed since `previous` (everything the first time): the workflow's status and
- * progress, and each step whose status or attempt moved. Details that only age (relative times) are no change.
+ * progress, and each step whose status, attempt, map item counts or child's status moved. Details that only age
+ * (relative times) are no change.
  */
 export function changeLines(previous: WorkflowView | undefined, current: WorkflowView, now: number): string[] {
   const lines: string[] = [];
-  if (previous === undefined) lines.push(`workflow ${current.id} (${current.name}): ${workflowSummary(current)}`);
+  const parent = parentOf(current);
+  if (previous === undefined) lines.push(`workflow ${current.id} (${current.name}): ${workflowSummary(current)}${parent ? `, child of ${parentWords(parent)}` : ""}`);
   const before = new Map(previous?.steps.map((step) => [step.id, step]));
   for (const step of current.steps) {
     const earlier = before.get(step.id);
-    if (earlier && earlier.status === step.status && earlier.attempt === step.attempt) continue;
+    if (earlier && !stepMoved(earlier, step)) continue;
     const detail = stepDetail(step, now);
     lines.push(`step ${step.id}: ${step.status}${step.attempt > 0 ? `, attempt ${step.attempt}` : ""}${detail ? `: ${detail}` : ""}`);
   }
   if (previous !== undefined && previous.status !== current.status) lines.push(`workflow ${current.id}: ${workflowSummary(current)}`);
   return lines;
+}
+
+function stepMoved(earlier: StepView, step: StepView): boolean {
+  return (
+    earlier.status !== step.status ||
+    earlier.attempt !== step.attempt ||
+    JSON.stringify(earlier.items) !== JSON.stringify(step.items) ||
+    childOf(earlier)?.status !== childOf(step)?.status
+  );
 }
 
 function workflowSummary(workflow: WorkflowView): string {

@@ -44,6 +44,20 @@ steps:
     action: { type: http, url: "${remote}/flaky" }
     retry: { maxAttempts: 2, initialIntervalMs: 100 }
 `,
+    // A map over twelve items, two of which the remote declines (422): tolerated, so the map and the workflow succeed.
+    "map.yaml": `
+name: cli-map
+steps:
+  - id: thumbs
+    map:
+      items: [reserve, reserve, decline, reserve, reserve, reserve, reserve, reserve, reserve, decline, reserve, reserve]
+      maxConcurrency: 4
+      toleratedFailures: 2
+      step:
+        action: { type: http, url: "${remote}/{{ item }}" }
+  - id: ship
+    action: { type: http, url: "${remote}/ship" }
+`,
     "nightly.yaml": `
 id: cli-nightly
 cron: "0 3 * * *"

@@ -3,9 +3,10 @@
  * map of 10 000 items never sits in the workflow's state. The machine reads them through `MapItemRows` (the
  * object's SQLite is synchronous) and writes them as part of its result, like the rest of a transition's state.
  */
+import { MAP_ITEM_STATUSES } from "../../contract";
 import type { StepError } from "../state";
 
-export const MAP_ITEM_STATUSES = ["pending", "running", "succeeded", "failed", "skipped", "cancelled", "compensated"] as const;
+export { MAP_ITEM_STATUSES };
 export type MapItemStatus = (typeof MAP_ITEM_STATUSES)[number];
 
 export interface MapItemRow {

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import type { StepView, WorkflowView } from "../../src/cli/api-types";
+import { itemsDetail, stepDetail, workflowLines } from "../../src/cli/views/workflow";
+
+const NOW = Date.UTC(2026, 0, 1);
+
+function step(id: string, kind: StepView["kind"], status: StepView["status"], fields: Record<string, unknown> = {}): StepView {
+  return { id, kind, dependsOn: [], status, attempt: status === "pending" ? 0 : 1, attempts: [], ...fields } as StepView;
+}
+
+function workflow(steps: StepView[], fields: Record<string, unknown> = {}): WorkflowView {
+  return { id: "batch-1", name: "batch", status: "running", input: {}, createdAt: NOW - 5_000, updatedAt: NOW, redriveCount: 0, pendingEvents: [], steps, ...fields } as WorkflowView;
+}
+
+const counts = (fields: Partial<NonNullable<StepView["items"]>>) => ({ total: 1000, pending: 0, running: 0, succeeded: 0, failed: 0, skipped: 0, ...fields });
+
+describe("a map step in `shepherd get`", () => {
+  it("shows the kind and the items' counts, never the items", () => {
+    const lines = workflowLines(workflow([step("thumbs", "map", "running", { items: counts({ succeeded: 412, failed: 3, running: 50, pending: 535 }) })]), NOW);
+    expect(lines).toContain("thumbs  map   running  1        412/1000 succeeded, 3 failed, 50 running");
+    expect(lines.find((line) => line.startsWith("STEP"))).toBe("STEP    KIND  STATUS   ATTEMPT  DETAIL");
+  });
+
+  it.each([
+    [counts({ succeeded: 1000 }), undefined, "1000/1000 succeeded"],
+    [counts({ succeeded: 998, failed: 2 }), undefined, "998/1000 succeeded, 2 failed"],
+    [counts({ succeeded: 6, failed: 2, total: 8 }), "2 of 8 items failed for good", "6/8 succeeded, 2 failed: 2 of 8 items failed for good"],
+    [counts({ total: 0 }), undefined, "0/0 succeeded"],
+  ])("words %o as the step's detail", (items, error, words) => {
+    expect(itemsDetail(items, error)).toBe(words);
+  });
+});
+
+describe("child workflows in `shepherd get`", () => {
+  it("shows the child a workflow step started, and where it stands", () => {
+    expect(stepDetail(step("ship", "action", "running", { child: { id: "batch-1:ship", status: "running" } }), NOW)).toBe("child batch-1:ship running");
+  });
+
+  it("names the parent of a child workflow and the step that started it", () => {
+    const lines = workflowLines(workflow([], { id: "batch-1:ship", parent: { id: "batch-1", stepId: "ship" } }), NOW);
+    expect(lines).toContain("parent:     batch-1 (step ship)");
+  });
+});
