@@ -21,8 +21,11 @@ export class ItemRowsSql implements MapItemRows {
     for (const { stepId, total } of pending) {
       if (total === 0) continue;
       this.query(
+        // A map run again from the start (a redrive from it) resets its rows but keeps their attempt numbers, so a
+        // report from before is still refused as stale.
         `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
-         INSERT OR IGNORE INTO map_items (step_id, idx, status, attempt, effect) SELECT ?, i, 'pending', 0, 0 FROM n`,
+         INSERT INTO map_items (step_id, idx, status, attempt, effect) SELECT ?, i, 'pending', 0, 0 FROM n WHERE true
+         ON CONFLICT (step_id, idx) DO UPDATE SET status = 'pending', ended_seq = NULL, effect = 0, output_json = NULL, error_json = NULL`,
         total, stepId,
       );
     }

@@ -216,6 +216,21 @@ describe("a map and the operator", () => {
   });
 });
 
+describe("a redrive from a map", () => {
+  it("runs all its items again under a new key round, attempt numbers running on", () => {
+    const run = finish(new Run(plan([mapStep("m", [0, 1], { maxConcurrency: 2 }), step("last")], { onFailure: "fail" })), "m#0", "m#1");
+    run.send(claimed("last"));
+    run.send(failedPermanently("last"));
+    expect(run.state.status).toBe("failed");
+    run.send(redriveRequested("m"));
+    expect(inFlight(run)).toEqual(["m#0", "m#1"]);
+    expect(run.step("m#0").attempt).toBe(2);
+    expect(run.rows.get("m", 1)).toMatchObject({ status: "running", attempt: 1 });
+    const claim = run.send(claimed("m#0", 2));
+    expect(claim.reply).toMatchObject({ task: { idempotencyKey: `${run.state.id}:m:0:redrive-1` } });
+  });
+});
+
 describe("a map as the supervisor sees it", () => {
   it("keeps only the items in flight in the state, however many items there are", () => {
     const run = new Run(plan([mapStep("m", "{{ input.list }}", { maxConcurrency: 3 })]), { input: { list: Array.from({ length: 200 }, (_, i) => i) } });

@@ -50,6 +50,8 @@ function resetStep(step: StepState, rerun: boolean, redriveCount: number): void 
   if (undone || (rerun && step.status === "succeeded")) step.keyRound = redriveCount;
   step.status = "pending";
   step.budgetUsed = 0;
+  // A map re-run on purpose runs all its items again; otherwise only those that did not succeed (map/window.ts).
+  if (rerun && step.kind === "map") delete step.items;
   for (const field of ["output", "error", "nextRetryAt", "timerAt", "waitingSince", "parked"] as const) delete step[field];
 }
 

@@ -7,7 +7,10 @@ export class MemoryItemRows implements MapItemRows {
   /** Stores a transition's item writes, as the object's store does when it commits. */
   apply(result: { itemRows?: readonly MapItemRow[]; pendingItems?: readonly PendingItems[] }): void {
     for (const range of result.pendingItems ?? []) {
-      for (let index = 0; index < range.total; index++) this.rows.set(`${range.stepId}#${index}`, { stepId: range.stepId, index, status: "pending", attempt: 0 });
+      for (let index = 0; index < range.total; index++) {
+        const attempt = this.get(range.stepId, index)?.attempt ?? 0;
+        this.rows.set(`${range.stepId}#${index}`, { stepId: range.stepId, index, status: "pending", attempt });
+      }
     }
     for (const row of result.itemRows ?? []) this.rows.set(`${row.stepId}#${row.index}`, row);
   }
