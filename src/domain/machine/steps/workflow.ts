@@ -60,16 +60,18 @@ function startChild(ctx: TransitionContext, step: ChildStep, plan: StepPlanOf<"w
 function childStartOf(ctx: TransitionContext, step: ChildStep, child: ChildWorkflow): ChildStart | string {
   let id: unknown;
   let input: unknown;
+  // The step's own context: a map's item reads its `item` and `index` too.
+  const context = ctx.templateContext(step.id);
   try {
-    id = child.id === undefined ? defaultChildId(ctx.state.id, step.id) : renderTemplates(child.id, ctx.templateContext());
-    input = child.input === undefined ? undefined : renderTemplates(child.input, ctx.templateContext());
+    id = child.id === undefined ? defaultChildId(ctx.state.id, step.id) : renderTemplates(child.id, context);
+    input = child.input === undefined ? undefined : renderTemplates(child.input, context);
   } catch (error) {
     if (error instanceof TemplateError) return `workflow: ${error.message}`;
     throw error;
   }
   const childId = typeof id === "string" ? childIdOf(id, step.attempt) : "";
   if (!ID_PATTERN.test(childId)) {
-    return `the child workflow's id ${JSON.stringify(childId || id)?.slice(0, 160)} does not match ${ID_PATTERN.source}: name a shorter one with workflow.id`;
+    return `the child workflow's id ${JSON.stringify(childId || id)?.slice(0, 160)} does not match ${ID_PATTERN.source}: give the step a workflow.id that does`;
   }
   return {
     id: childId,
