@@ -1,6 +1,7 @@
 // Each step kind in the dashboard's words, in one table: its label in the graph, and for a kind that arms a timer
 // (a sleep, a wait for an event) its span on the timeline, its line in the diagnosis and its deadline's name; a map
-// has a span too (its items' time), without a line or a deadline of its own.
+// has a span too (its items' time), without a line or a deadline of its own; a child workflow has
+// a line in the diagnosis (it waits on another party, with no deadline).
 // The dashboard cannot import the server's modules; the server's list of kinds is src/domain/language/steps/index.ts, and a
 // kind missing here is drawn as a plain step.
 import { html } from "./html.js";
@@ -19,7 +20,6 @@ export const STEP_KINDS = {
       labelHtml: (span) => `map of ${span.total ?? "?"} items`,
     },
   },
-  workflow: { label: "workflow" },
   sleep: {
     label: "sleep",
     timer: {
@@ -55,6 +55,18 @@ export const STEP_KINDS = {
       ],
     },
   },
+  workflow: {
+    label: "workflow",
+    waits: {
+      blocked: [
+        "waiting_for_child",
+        ({ id, step, since }) =>
+          step?.child
+            ? html`${id} waits for its child workflow <a href="#/workflows/${encodeURIComponent(step.child.id)}"><code>${step.child.id}</code></a> (${step.child.status}) since ${since}.`
+            : html`${id} waits for its child workflow since ${since}.`,
+      ],
+    },
+  },
 };
 
 const TIMERS = Object.values(STEP_KINDS).flatMap((kind) => (kind.timer ? [kind.timer] : []));
@@ -77,8 +89,10 @@ export function timerOfSpan(span) {
 /** The kinds' timers, for the timeline's legend. */
 export const STEP_TIMERS = TIMERS;
 
-/** What a blocked step of a timed kind waits for, by the diagnosis's reason. */
-export const BLOCKED_WORDS = Object.fromEntries(TIMERS.flatMap((timer) => (timer.blocked ? [timer.blocked] : [])));
+const WAITS = Object.values(STEP_KINDS).flatMap((kind) => (kind.waits ? [kind.waits] : []));
+
+/** What a blocked step of a timed or waiting kind waits for, by the diagnosis's reason. */
+export const BLOCKED_WORDS = Object.fromEntries([...TIMERS, ...WAITS].flatMap((words) => (words.blocked ? [words.blocked] : [])));
 
 /** The kinds' deadlines, by the name the supervisor gives them. */
 export const DEADLINE_WORDS = Object.fromEntries(TIMERS.flatMap((timer) => (timer.deadline ? [timer.deadline] : [])));

@@ -33,6 +33,7 @@ export const WorkflowListSchema = z
         status: z.enum(WORKFLOW_STATUSES),
         createdAt: z.number(),
         updatedAt: z.number().openapi({ description: "When the workflow last changed status" }),
+        parentId: z.string().optional().openapi({ description: "The workflow whose step started it (a child workflow)" }),
       }),
     ),
     nextCursor: z.string().optional(),

@@ -56,6 +56,7 @@ const historyRoute = createRoute({
 const ListQuerySchema = z.strictObject({
   status: z.enum(WORKFLOW_STATUSES).optional().openapi({ description: "Only workflows with this status" }),
   name: IdSchema.optional().openapi({ description: "Only workflows of this definition name" }),
+  parentId: IdSchema.optional().openapi({ description: "Only the child workflows this workflow's steps started" }),
   limit: z.coerce.number().int().min(1).max(LIST_PAGE_MAX).optional().openapi({ description: `Workflows per page, at most ${LIST_PAGE_MAX} (default ${LIST_PAGE_DEFAULT})` }),
   cursor: z.string().min(1).max(1024).optional().openapi({ description: "A previous page's nextCursor" }),
 });
@@ -76,13 +77,13 @@ export const workflowRoutes = new OpenAPIHono<AppEnv>()
     return c.json(result.workflow, result.created ? 201 : 200);
   })
   .openapi(listRoute, async (c) => {
-    const { status, name, limit = LIST_PAGE_DEFAULT, cursor } = c.req.valid("query");
+    const { status, name, parentId, limit = LIST_PAGE_DEFAULT, cursor } = c.req.valid("query");
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
     if (cursor !== undefined && !after) {
       throw validationFailed([{ code: "custom", path: ["cursor"], message: "is not a cursor this API returned" }]);
     }
     const tenant = c.get("tenant");
-    const page = await listTenantWorkflows(tenantIndexDbs(c.env, tenant), tenant, { status, name, limit, after });
+    const page = await listTenantWorkflows(tenantIndexDbs(c.env, tenant), tenant, { status, name, parentId, limit, after });
     return c.json({ workflows: page.workflows, ...(page.next ? { nextCursor: encodeCursor(page.next) } : {}) }, 200);
   })
   .openapi(getRoute, async (c) => c.json(await workflowOr404(c.env, c.get("tenant"), c.req.valid("param").id), 200))

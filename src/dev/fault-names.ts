@@ -14,6 +14,8 @@ export const FAULT_NAMES = [
   "indexWriteFails",
   /** The queue consumer throws out of its batch, leaving the messages it had not acked for redelivery. */
   "consumerThrows",
+  /** The object resets (`ctx.abort()`) after a `workflow` step's child was started, before it recorded the start. */
+  "abortAfterChildStart",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

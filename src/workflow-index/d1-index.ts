@@ -13,6 +13,8 @@ export interface ListedWorkflow {
   status: WorkflowStatus;
   createdAt: number;
   updatedAt: number;
+  /** The workflow whose step started it, for a child workflow. */
+  parentId?: string;
 }
 
 /** Where the next page starts: just after this (createdAt, id), newest first. */
@@ -24,18 +26,20 @@ export interface ListPosition {
 export interface ListQuery {
   status?: WorkflowStatus | undefined;
   name?: string | undefined;
+  /** Only the children of this workflow. */
+  parentId?: string | undefined;
   limit: number;
   after?: ListPosition | undefined;
 }
 
-type ListedRow = { id: string; name: string; status: WorkflowStatus; created_at: number; updated_at: number };
+type ListedRow = { id: string; name: string; status: WorkflowStatus; created_at: number; updated_at: number; parent_id: string | null };
 
 /** Writes the entry unless the index already holds a newer version: late or repeated writes can't regress it. */
 export async function upsertIndexEntry(db: D1Database, entry: IndexEntry): Promise<void> {
   await db
     .prepare(
-      `INSERT INTO workflows (tenant, id, name, status, created_at, updated_at, ended_at, next_deadline_at, version, ${METRICS_INSERT_COLUMNS})
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ${METRICS_PLACEHOLDERS})
+      `INSERT INTO workflows (tenant, id, name, status, created_at, updated_at, ended_at, next_deadline_at, version, parent_id, ${METRICS_INSERT_COLUMNS})
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${METRICS_PLACEHOLDERS})
        ON CONFLICT (tenant, id) DO UPDATE SET
          name = excluded.name, status = excluded.status, updated_at = excluded.updated_at,
          ended_at = excluded.ended_at, next_deadline_at = excluded.next_deadline_at, version = excluded.version,
@@ -52,6 +56,7 @@ export async function upsertIndexEntry(db: D1Database, entry: IndexEntry): Promi
       entry.endedAt ?? null,
       entry.nextDeadlineAt ?? null,
       entry.version,
+      entry.parentId ?? null,
       ...metricsValues(entry.metrics),
     )
     .run();
@@ -72,18 +77,29 @@ export async function listShardWorkflows(db: D1Database, tenant: string, query: 
     conditions.push("name = ?");
     params.push(query.name);
   }
+  if (query.parentId !== undefined) {
+    conditions.push("parent_id = ?");
+    params.push(query.parentId);
+  }
   if (query.after !== undefined) {
     conditions.push("(created_at < ? OR (created_at = ? AND id < ?))");
     params.push(query.after.createdAt, query.after.createdAt, query.after.id);
   }
   const { results } = await db
     .prepare(
-      `SELECT id, name, status, created_at, updated_at FROM workflows WHERE ${conditions.join(" AND ")}
+      `SELECT id, name, status, created_at, updated_at, parent_id FROM workflows WHERE ${conditions.join(" AND ")}
        ORDER BY created_at DESC, id DESC LIMIT ?`,
     )
     .bind(...params, query.limit + 1)
     .all<ListedRow>();
-  return results.map((row) => ({ id: row.id, name: row.name, status: row.status, createdAt: row.created_at, updatedAt: row.updated_at }));
+  return results.map((row) => ({
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    ...(row.parent_id === null ? {} : { parentId: row.parent_id }),
+  }));
 }
 
 /** Workflows that have not ended and whose indexed deadline passed before `before`, most overdue first. */

@@ -3,6 +3,7 @@ import { backoffMs } from "../domain/machine/backoff";
 import { OPERATOR_COMMANDS, type RpcRetry } from "../domain/contract";
 import type { CommandRequest } from "../domain/language/operator-commands";
 import type { WorkflowScheduler } from "./object";
+import { workflowObjectName } from "./deliveries/workflow-stub";
 
 /** The object's own RPC methods: its public methods, less what every Durable Object has. */
 type RpcMethod = {
@@ -28,6 +29,8 @@ const RETRIES: Record<RpcMethod, RpcRetry | ((args: unknown[]) => RpcRetry)> = {
   recordDeadLetter: "retried",
   // Releasing a step that is no longer parked changes nothing.
   releaseParked: "retried",
+  // Fenced by the child's id: a notice applied before the reset is not applied again.
+  childEnded: "retried",
   wake: "retried",
   // Fenced by the message's afterSeq: a repeated report finds its message no longer in flight and changes nothing.
   reportWebhooks: "retried",
@@ -81,6 +84,6 @@ async function call(env: Env, name: string, method: RpcMethod, args: unknown[]):
  * workflow id. The only way the rest of the Worker calls a Scheduler.
  */
 export function schedulerFor(env: Env, tenant: string, workflowId: string): SchedulerClient {
-  const name = `${tenant}:${workflowId}`;
+  const name = workflowObjectName(tenant, workflowId);
   return Object.fromEntries(RPC_METHODS.map((method) => [method, (...args: unknown[]) => call(env, name, method, args)])) as unknown as SchedulerClient;
 }

@@ -1,6 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { claimEagerly, reportEvent, startWorkflow, transition } from "../domain/machine";
-import type { EventReply, MapItemStatus, SentEvent } from "../domain/machine";
+import { claimEagerly, reportEvent, startWorkflow, transition, type ChildEndNotice, type EventReply, type MapItemStatus, type SentEvent } from "../domain/machine";
 import type { AttemptReport } from "../domain/machine/task-message";
 import { commandEvent, type CommandRequest } from "../domain/language/operator-commands";
 import type { WorkflowState } from "../domain/machine/state";
@@ -11,7 +10,7 @@ import { runAlarm, supervise } from "../supervisor/tick";
 import type { WebhookReport } from "../webhooks/message";
 import { taskMessage } from "./outbox";
 import { describeObject, diagnoseObject, inspectObject, mapItemsPage } from "./reads";
-import { NOT_FOUND, startedBefore, type StartRequest, type StartResult } from "./rpc";
+import { NOT_FOUND, startArgsOf, startedBefore, type StartRequest, type StartResult } from "./rpc";
 import type { HistoryEvent } from "./store";
 import { Transitions } from "./transitions";
 
@@ -36,9 +35,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
   async start(request: StartRequest): Promise<StartResult> {
     const existing = startedBefore(this.store.load(), request);
     if (existing) return existing;
-    const { tenant, id, plan, input, definition, schedule } = request;
     const now = Date.now();
-    const started = startWorkflow({ tenant, id, plan, input, now, ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }) });
+    const started = startWorkflow(startArgsOf(request, now));
     const reserved = request.handOff === true ? await reserveAgentHosts(this.env, started.state, started.effects) : new Set<string>();
     // Another start of this id may have committed while the hosts answered.
     const raced = startedBefore(this.store.load(), request);
@@ -94,7 +92,6 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return { ...result.reply, followUps };
   }
 
-
   /** An operator's command; the table (domain/operator-commands.ts) says which event it becomes. */
   command(request: CommandRequest) {
     return this.transitions.apply(commandEvent(request));
@@ -104,16 +101,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
    * An event (signal) for the workflow. One sent with an `id` before gets that first answer again and is not
    * delivered twice: the receipt is written in the same transaction as the delivery.
    */
-  async sendEvent(sent: SentEvent): Promise<EventReply | typeof NOT_FOUND> {
-    const loaded = this.store.load();
-    if (!loaded) return NOT_FOUND;
-    const first = sent.id === undefined ? undefined : this.store.eventReceipt(sent.id);
-    if (first) return { ...first, duplicate: true };
-    const now = Date.now();
-    const result = transition(loaded.state, { type: "EventReceived", ...sent }, now, Math.random, this.store.items);
-    const eventReceipt = result.reply.ok && sent.id !== undefined ? { id: sent.id, answer: result.reply } : undefined;
-    await this.transitions.commit(loaded.state, result, now, eventReceipt ? { eventReceipt } : {});
-    return result.reply;
+  sendEvent(sent: SentEvent): Promise<EventReply | typeof NOT_FOUND> {
+    return this.transitions.receiveEvent(sent);
   }
 
   /** The queue gave up delivering this attempt's message (the dead-letter queue's consumer tells us). */
@@ -126,6 +115,10 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return this.transitions.apply({ type: "ParkedStepReleased", stepId, host });
   }
 
+  /** A child workflow's object says it ended (its outbox's notice: applied once, fenced by the child's id). */
+  childEnded(notice: ChildEndNotice) {
+    return this.transitions.apply({ type: "ChildWorkflowEnded", ...notice });
+  }
 
   /**
    * The sweep's safety net: the index says this workflow is overdue, so its alarm may be lost. Acts on what is
@@ -136,7 +129,6 @@ export class WorkflowScheduler extends DurableObject<Env> {
     const status = await supervise(this.transitions, this.env, { reindex: true });
     return status ? { ok: true, status } : NOT_FOUND;
   }
-
 
   /** The webhook consumer's word on the message this object sent for `report.afterSeq` (see WebhookDelivery). */
   reportWebhooks(report: WebhookReport) {

@@ -1,7 +1,7 @@
 import type { Effect } from "../domain/machine";
 
 /** What the outbox holds: a row per promise a commit made (see Effect), delivered by outbox.ts. */
-export type OutboxKind = "handoff" | "task" | "index" | "webhooks" | "schedule";
+export type OutboxKind = "handoff" | "task" | "index" | "webhooks" | "schedule" | "child-start" | "child-close" | "parent-notice";
 
 export interface OutboxRow {
   seq: number;
@@ -61,6 +61,15 @@ export class OutboxRows {
         return;
       case "NotifySchedule":
         this.insert("schedule", { schedule: effect.schedule, workflowId: effect.workflowId }, times.now);
+        return;
+      case "StartChildWorkflow":
+        this.insert("child-start", { stepId: effect.stepId, attempt: effect.attempt, start: effect.start, depth: effect.depth }, times.now);
+        return;
+      case "CloseChildWorkflow":
+        this.insert("child-close", { stepId: effect.stepId, childId: effect.childId, action: effect.action }, times.now);
+        return;
+      case "NotifyParent":
+        this.insert("parent-notice", effect.notice, times.now);
         return;
     }
   }

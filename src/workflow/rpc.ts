@@ -1,6 +1,7 @@
 import type { HandOff } from "../agents/host-shard";
 import type { WorkflowPlan } from "../domain/language/plan";
-import type { PinnedDefinition, WorkflowState } from "../domain/machine/state";
+import type { StartArgs } from "../domain/machine";
+import type { ParentRef, PinnedDefinition, WorkflowState } from "../domain/machine/state";
 import { toWorkflowView, type WorkflowView } from "../domain/machine/view";
 import type { EventReceipt } from "./store";
 
@@ -16,6 +17,8 @@ export interface StartRequest {
   definition?: PinnedDefinition;
   /** The schedule whose fire started it. */
   schedule?: string;
+  /** The step whose child it is (a `workflow` step's start). */
+  parent?: ParentRef;
   /** Hand the first attempts straight to agent hosts with room, not through the queue (START_HAND_OFF). */
   handOff?: boolean;
 }
@@ -26,6 +29,12 @@ export type StartResult =
 
 /** Every call on an object that holds no workflow gets this (error classes do not survive RPC). */
 export const NOT_FOUND = { ok: false, code: "not_found", message: "workflow not found" } as const;
+
+/** What the machine's start takes from a start request (the rest is the hash and the hand-off). */
+export function startArgsOf(request: StartRequest, now: number): StartArgs {
+  const { tenant, id, plan, input, definition, schedule, parent } = request;
+  return { tenant, id, plan, input, now, ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }), ...(parent ? { parent } : {}) };
+}
 
 export interface CommitOptions {
   requestHash?: string;
@@ -39,9 +48,14 @@ export interface CommitOptions {
   handOff?: HandOff;
 }
 
-/** The answer to a start of a workflow that exists: the same request again, or another under its id. */
+/**
+ * The answer to a start of a workflow that exists: the same request again (or a child's start by the step that
+ * started it: "already exists with this parent" is that child), or another under its id.
+ */
 export function startedBefore(existing: { state: WorkflowState; requestHash: string } | undefined, request: StartRequest): StartResult | undefined {
   if (!existing) return undefined;
-  if (existing.requestHash === request.requestHash) return { ok: true, created: false, workflow: toWorkflowView(existing.state) };
+  const { parent } = existing.state;
+  const sameChild = parent !== undefined && parent.id === request.parent?.id && parent.stepId === request.parent.stepId;
+  if (existing.requestHash === request.requestHash || sameChild) return { ok: true, created: false, workflow: toWorkflowView(existing.state) };
   return { ok: false, code: "conflict", message: `workflow "${request.id}" already exists with a different definition or input` };
 }

@@ -1,5 +1,5 @@
 import { faultFires } from "../dev/faults";
-import { commitPlan, nextDeadlineAt, transition, type ClaimedTask, type TransitionResult, type WorkflowEvent } from "../domain/machine";
+import { commitPlan, nextDeadlineAt, transition, type ClaimedTask, type EventReply, type SentEvent, type TransitionResult, type WorkflowEvent } from "../domain/machine";
 import type { WorkflowState } from "../domain/machine/state";
 import { alarmTarget, SupervisorAlarm } from "./alarm";
 import { SEND_LEASE_MS } from "./delivery-policy";
@@ -23,7 +23,8 @@ export class Transitions {
   ) {
     this.store = new WorkflowStore(ctx.storage);
     this.alarm = new SupervisorAlarm(ctx.storage);
-    this.outbox = new Outbox(this.store, env);
+    // A child's start is recorded on this object as an event; a crash injected there resets it (dev only).
+    this.outbox = new Outbox(this.store, env, { record: (event) => this.apply(event), abort: (reason) => ctx.abort(reason) });
   }
 
   /** The workflow's state as stored; undefined when this object holds none. */
@@ -37,6 +38,19 @@ export class Transitions {
     const now = Date.now();
     const result = transition(loaded.state, event, now, Math.random, this.store.items);
     await this.commit(loaded.state, result, now, options);
+    return result.reply;
+  }
+
+  /** An event (signal), delivered once per `id`: its receipt is written in the same transaction as the delivery. */
+  async receiveEvent(sent: SentEvent): Promise<EventReply | typeof NOT_FOUND> {
+    const loaded = this.store.load();
+    if (!loaded) return NOT_FOUND;
+    const first = sent.id === undefined ? undefined : this.store.eventReceipt(sent.id);
+    if (first) return { ...first, duplicate: true };
+    const now = Date.now();
+    const result = transition(loaded.state, { type: "EventReceived", ...sent }, now, Math.random, this.store.items);
+    const eventReceipt = result.reply.ok && sent.id !== undefined ? { id: sent.id, answer: result.reply } : undefined;
+    await this.commit(loaded.state, result, now, eventReceipt ? { eventReceipt } : {});
     return result.reply;
   }
 

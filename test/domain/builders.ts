@@ -5,13 +5,14 @@ import { planWorkflow, type WorkflowPlan } from "../../src/domain/language/plan"
 import {
   startWorkflow,
   transition,
+  type ChildEffect,
   type EnqueueAttempt as Effect,
   type HistoryEntryFields,
   type TransitionResult,
   type WorkflowEvent,
 } from "../../src/domain/machine";
 import type { Action, DefinitionInput, Sleep, StepInput, WaitForEvent } from "../../src/domain/language/schemas";
-import type { StepError, StepState, StepStatus, WorkflowState, WorkflowStatus } from "../../src/domain/machine/state";
+import type { ParentRef, StepError, StepState, StepStatus, WorkflowState, WorkflowStatus } from "../../src/domain/machine/state";
 import { MemoryItemRows } from "../../src/domain/machine/map/memory-item-rows";
 
 /** Every workflow starts at this instant; expected times are written as offsets from it. */
@@ -131,18 +132,21 @@ export class Run {
   readonly effects: Effect[] = [];
   /** The rows of its maps' items, as the object's store would keep them. */
   readonly rows = new MemoryItemRows();
+  /** Children of `workflow` steps started or closed so far. */
+  readonly childEffects: ChildEffect[] = [];
 
-  constructor(workflowPlan: WorkflowPlan, options: { id?: string; input?: unknown; at?: number } = {}) {
+  constructor(workflowPlan: WorkflowPlan, options: { id?: string; input?: unknown; at?: number; parent?: ParentRef } = {}) {
     workflowCount += 1;
     this.now = options.at ?? T0;
     const started = startWorkflow(
-      { tenant: "acme", id: options.id ?? `wf-${workflowCount}`, plan: workflowPlan, input: options.input, now: this.now },
+      { tenant: "acme", id: options.id ?? `wf-${workflowCount}`, plan: workflowPlan, input: options.input, now: this.now, ...(options.parent ? { parent: options.parent } : {}) },
       fixedRandom,
     );
     this.state = started.state;
     this.rows.apply(started);
     this.log.push(...started.history);
     this.effects.push(...started.effects);
+    this.childEffects.push(...started.childEffects);
   }
 
   wait(ms: number): this {
@@ -156,6 +160,7 @@ export class Run {
     this.rows.apply(result);
     this.log.push(...result.history);
     this.effects.push(...result.effects);
+    this.childEffects.push(...result.childEffects);
     return result;
   }
 

@@ -41,22 +41,22 @@ describe("checkDefinition of the step kinds", () => {
     {
       name: "refuses a step of no kind",
       steps: [{ id: "nothing" }],
-      issues: [{ path: ["steps", 0], message: 'step "nothing" must have exactly one of action, sleep, waitForEvent or map (it has none)' }],
+      issues: [{ path: ["steps", 0], message: 'step "nothing" must have exactly one of action, sleep, waitForEvent, map or workflow (it has none)' }],
     },
     {
       name: "refuses a step with an action and a sleep",
       steps: [step("both", { sleep: { durationMs: 1 } })],
-      issues: [{ path: ["steps", 0], message: 'step "both" must have exactly one of action, sleep, waitForEvent or map (it has action and sleep)' }],
+      issues: [{ path: ["steps", 0], message: 'step "both" must have exactly one of action, sleep, waitForEvent, map or workflow (it has action and sleep)' }],
     },
     {
       name: "refuses a step of all three kinds",
       steps: [step("all", { sleep: { durationMs: 1 }, waitForEvent: approval })],
-      issues: [{ path: ["steps", 0], message: 'step "all" must have exactly one of action, sleep, waitForEvent or map (it has action and sleep and waitForEvent)' }],
+      issues: [{ path: ["steps", 0], message: 'step "all" must have exactly one of action, sleep, waitForEvent, map or workflow (it has action and sleep and waitForEvent)' }],
     },
     {
       name: "refuses a sleep and a wait in one step",
       steps: [{ id: "mixed", sleep: { durationMs: 1 }, waitForEvent: approval }],
-      issues: [{ path: ["steps", 0], message: 'step "mixed" must have exactly one of action, sleep, waitForEvent or map (it has sleep and waitForEvent)' }],
+      issues: [{ path: ["steps", 0], message: 'step "mixed" must have exactly one of action, sleep, waitForEvent, map or workflow (it has sleep and waitForEvent)' }],
     },
     {
       name: "refuses a literal until that is not a time",
@@ -143,7 +143,7 @@ describe("DefinitionSchema of the step kinds", () => {
   it("says which step has no kind in a 400's issues", () => {
     const parsed = DefinitionSchema.safeParse({ name: "shop", steps: [step("a"), { id: "b" }] });
     expect(parsed.error?.issues).toContainEqual(
-      expect.objectContaining({ path: ["steps", 1], message: 'step "b" must have exactly one of action, sleep, waitForEvent or map (it has none)' }),
+      expect.objectContaining({ path: ["steps", 1], message: 'step "b" must have exactly one of action, sleep, waitForEvent, map or workflow (it has none)' }),
     );
   });
 });

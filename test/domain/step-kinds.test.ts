@@ -44,6 +44,12 @@ const CASES: { [K in StepKindName]: KindCase } = {
     planned: { kind: "map", map: { items: [1, 2], maxConcurrency: 1 } },
     started: { status: "running", history: ["workflow_started", "map_started s", "step_scheduled s#0#1"], effects: ["enqueue s#0#1 action"] },
   },
+  workflow: {
+    step: { id: "s", workflow: { definitionRef: { name: "shipping" } } },
+    planned: { kind: "workflow", workflow: { definitionRef: { name: "shipping" } } },
+    // The child's start is an effect of its own kind (children.ts), not an attempt for the queue.
+    started: { status: "waiting", history: ["workflow_started", "step_waiting_for_child s#1"], effects: [] },
+  },
 };
 
 describe.each(STEP_KIND_NAMES.map((kind) => [kind, CASES[kind]] as const))("the %s step kind", (kind, row) => {

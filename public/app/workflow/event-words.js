@@ -4,7 +4,7 @@ import { errorWords } from "./timeline-model.js";
 import { preciseClock } from "./time.js";
 
 const SUMMARIES = {
-  workflow_started: (data) => `definition ${data.definition?.name ?? data.name}${data.definition?.version ? ` v${data.definition.version}` : ""}${data.schedule ? `, fired by schedule ${data.schedule}` : ""}`,
+  workflow_started: (data) => `definition ${data.definition?.name ?? data.name}${data.definition?.version ? ` v${data.definition.version}` : ""}${data.schedule ? `, fired by schedule ${data.schedule}` : ""}${data.parent ? `, child of ${data.parent.id} (step ${data.parent.stepId})` : ""}`,
   workflow_failed: (data) => errorWords(data.error),
   workflow_escalated: (data) => `${data.phase === "compensation" ? "compensation " : ""}failed for good: ${errorWords(data.error)}`,
   workflow_timed_out: (data) => `deadline ${preciseClock(data.deadlineAt)}`,
@@ -34,6 +34,10 @@ const SUMMARIES = {
   escalation_expired: (data) => `nobody acted; "${data.then}" ran`,
   task_resent: (data) => `message sent again (${data.reason})`,
   task_dead_lettered: (data) => `dead-lettered: ${data.outcome}`,
+  step_waiting_for_child: (data) => `child ${data.childId} (depth ${data.depth})`,
+  child_workflow_started: (data) => `${data.childId}${data.created ? "" : " (already started by this step)"}`,
+  child_workflow_ended: (data) => `${data.childId} ended ${data.status}`,
+  child_workflow_closed: (data) => `${data.childId}: ${data.action === "abandon" ? "left running" : data.action}`,
 };
 
 /** A short description of an event's data; a compact JSON for types without their own words. */

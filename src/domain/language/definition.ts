@@ -4,10 +4,11 @@
  */
 import { z } from "zod";
 import { canonicalJson } from "../security/canonical-json";
+import { DefinitionRefSchema } from "./primitives";
 import { DefinitionShapeSchema, IdSchema, ItemStepSchema, PayloadSchema, type DefinitionInput, type ItemStepInput, type StepInput } from "./schemas";
 import { sha256Hex } from "../security/sha256";
 import { checkTemplatePath, templatePaths } from "./templates";
-import { kindsOfStep, STEP_KIND_NAMES, stepKindOf } from "./steps";
+import { kindsOfStep, MAX_WORKFLOW_DEPTH, STEP_KIND_NAMES, stepKindOf } from "./steps";
 
 export interface DefinitionIssue {
   path: (string | number)[];
@@ -26,7 +27,7 @@ export function dependenciesOf(definition: DefinitionInput, index: number): stri
  * What a schema cannot say about a definition: duplicate ids, unknown or cyclic dependencies, and templates
  * that read a step which cannot have finished first. Each issue names the step's path.
  */
-export function checkDefinition(definition: DefinitionInput): DefinitionIssue[] {
+export function checkDefinition(definition: DefinitionInput, depth = 0): DefinitionIssue[] {
   const issues: DefinitionIssue[] = [];
   const indexById = new Map<string, number>();
   definition.steps.forEach((step, index) => {
@@ -39,6 +40,7 @@ export function checkDefinition(definition: DefinitionInput): DefinitionIssue[] 
   definition.steps.forEach((step, index) => {
     const kindIssue = checkStepKind(step);
     if (kindIssue) issues.push({ path: ["steps", index], message: kindIssue });
+    else issues.push(...nestedIssues(step, index, depth));
     if (step.map) issues.push(...checkItemStep(step, index));
     step.dependsOn?.forEach((dependency, position) => {
       if (!indexById.has(dependency)) {
@@ -87,6 +89,27 @@ function checkItemStep(step: StepInput, index: number): DefinitionIssue[] {
   if (parsed.data.map !== undefined) return [{ path: at, message: `step "${step.id}": a map's item step cannot be a map (put the inner map in a child workflow)` }];
   const kindIssue = checkStepKind({ ...parsed.data, id: step.id });
   return kindIssue ? [{ path: at, message: kindIssue.replace(`step "${step.id}"`, `step "${step.id}": map.step`) }] : [];
+}
+
+/**
+ * A child's inline definition is checked as a start's own would be, its issues under the step's path; inline
+ * children nest at most MAX_WORKFLOW_DEPTH deep below this definition (the running depth is checked at the start).
+ */
+function nestedIssues(step: StepInput, index: number, depth: number): DefinitionIssue[] {
+  const [kind] = kindsOfStep(step);
+  const nested = kind === undefined ? undefined : stepKindOf(kind).nestedDefinition?.(step[kind]);
+  if (nested === undefined || kind === undefined) return [];
+  const at = ["steps", index, kind, "definition"];
+  if (depth + 1 > MAX_WORKFLOW_DEPTH) {
+    return [{ path: at, message: `step "${step.id}": child workflows nest at most ${MAX_WORKFLOW_DEPTH} deep` }];
+  }
+  const parsed = DefinitionShapeSchema.safeParse(nested);
+  const issues = parsed.success ? checkDefinition(parsed.data, depth + 1) : parsed.error.issues.map((issue) => ({ path: issue.path.map(pathPart), message: issue.message }));
+  return issues.map((issue) => ({ path: [...at, ...issue.path], message: issue.message }));
+}
+
+function pathPart(part: PropertyKey): string | number {
+  return typeof part === "number" ? part : String(part);
 }
 
 const KIND_FIELDS = `${STEP_KIND_NAMES.slice(0, -1).join(", ")} or ${STEP_KIND_NAMES.at(-1)}`;
@@ -186,12 +209,6 @@ export function definitionHash(definition: DefinitionInput): Promise<string> {
   return sha256Hex(canonicalJson(definition));
 }
 
-/** A published definition by name; without `version`, the latest one when the workflow starts. */
-export const DefinitionRefSchema = z.strictObject({
-  name: IdSchema,
-  version: z.int().min(1).optional(),
-});
-
 /** Exactly one of the two: a start names what it runs once, and never ambiguously. */
 function refineDefinitionChoice(body: { definition?: unknown; definitionRef?: unknown }, ctx: z.RefinementCtx): void {
   if (body.definition === undefined && body.definitionRef === undefined) {
@@ -212,6 +229,7 @@ export const StartWorkflowSchema = z
   })
   .superRefine(refineDefinitionChoice);
 
+export { DefinitionRefSchema };
 export type DefinitionRef = z.infer<typeof DefinitionRefSchema>;
 
 export type StartWorkflowInput = z.infer<typeof StartWorkflowSchema>;

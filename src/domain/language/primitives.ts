@@ -19,3 +19,9 @@ export const IdSchema = z.string().regex(ID_PATTERN, `must match ${ID_PATTERN.so
 
 /** At most a year: longer timers belong in a schedule, not in a workflow that holds its state that long. */
 export const MAX_TIMER_MS = 31_536_000_000;
+
+/** A published definition by name; without `version`, the latest one when the workflow starts. */
+export const DefinitionRefSchema = z.strictObject({
+  name: IdSchema,
+  version: z.int().min(1).optional(),
+});

@@ -3,7 +3,8 @@ import { isTerminal, type WorkflowState } from "./state";
 import type { HistoryEntryFields } from "./history";
 import { nextDeadlineAt } from "./deadlines";
 import type { ClaimedTask } from "./claimed-task";
-import type { Effect, EnqueueAttempt } from "./effects";
+import type { ChildEffect, Effect, EnqueueAttempt } from "./effects";
+import { parentNotice } from "./children";
 
 /** What the shell commits besides the state: the effects, and the deadline the alarm and the index row carry. */
 export interface CommitPlan {
@@ -15,6 +16,8 @@ export interface CommitPlan {
 export interface Transitioned {
   state: WorkflowState;
   effects: readonly EnqueueAttempt[];
+  /** Children to start or close (`workflow` steps). */
+  childEffects?: readonly ChildEffect[];
   history: readonly HistoryEntryFields[];
   /** Attempts the transition claimed for their agent hosts (see claimEagerly): handed to them as effects. */
   handOffs?: readonly ClaimedTask[];
@@ -29,7 +32,8 @@ export interface Transitioned {
 export function commitPlan(previous: WorkflowState | undefined, result: Transitioned, now: number, reindex = false): CommitPlan {
   const { state } = result;
   const deadline = nextDeadlineAt(state);
-  const effects: Effect[] = [...result.effects, ...(result.handOffs ?? []).map((task) => ({ type: "HandOffAttempt" as const, task }))];
+  const handOffs = (result.handOffs ?? []).map((task) => ({ type: "HandOffAttempt" as const, task }));
+  const effects: Effect[] = [...result.effects, ...handOffs, ...(result.childEffects ?? [])];
   if (reindex || indexNeedsEntry(previous, state, deadline, now)) {
     const entry = indexEntryOf(state, indexedDeadlineOf(state, deadline, now));
     state.indexedDeadlineAt = entry.nextDeadlineAt;
@@ -39,6 +43,8 @@ export function commitPlan(previous: WorkflowState | undefined, result: Transiti
   if (previous && !isTerminal(previous.status) && isTerminal(state.status) && state.schedule !== undefined) {
     effects.push({ type: "NotifySchedule", schedule: state.schedule, workflowId: state.id });
   }
+  const notice = parentNotice(previous, state);
+  if (notice) effects.push(notice);
   return { effects, nextDeadlineAt: deadline };
 }
 

@@ -4,7 +4,7 @@ import { findStepPlan, type StepPlan } from "../language/plan";
 import type { Attempt, AttemptKind, StepState, WorkflowState } from "./state";
 import { renderTemplates, TemplateError, type TemplateContext } from "../language/templates";
 import { queueCheckDelayMs } from "./queue-check";
-import type { EnqueueAttempt } from "./effects";
+import type { ChildEffect, EnqueueAttempt } from "./effects";
 import { ItemRowsOverlay, NO_ITEM_ROWS, type MapItemRows } from "./map/item-rows";
 import { mapItemOf } from "../language/plan";
 
@@ -19,6 +19,8 @@ const QUEUE_CHECK_BACKOFF = { initialMs: 60_000, maxMs: 3_600_000, jitter: 0.2 }
 export class TransitionContext {
   /** The attempts to send; the commit adds the rest of the effects (see commitPlan). */
   readonly effects: EnqueueAttempt[] = [];
+  /** Children of `workflow` steps to start or close (see steps/workflow.ts, children.ts). */
+  readonly childEffects: ChildEffect[] = [];
   readonly history: HistoryEntry[] = [];
   changed = false;
   /** The items of the workflow's maps: their rows as stored, with this transition's writes on top. */

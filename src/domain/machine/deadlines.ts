@@ -7,7 +7,7 @@ import { failAttempt, failWorkflow } from "./failure";
 import { beginCompensation } from "./saga";
 import { checkQueuedAttempt, queueCheckAt } from "./queued-attempts";
 import { afterStepChange } from "./dispatch";
-import { stepTimerDue } from "./steps";
+import { startStep, stepTimerDue } from "./steps";
 import { expireEscalation } from "./escalation";
 import { STEP_TIMER_DEADLINES, stepKindOf, type StepTimerDeadline } from "../language/steps";
 
@@ -202,13 +202,13 @@ function timeOutAttempt(ctx: TransitionContext, step: StepState, attempt: Attemp
   failAttempt(ctx, step, attempt, { message: TIMEOUT_MESSAGES[kind], retryable: true, timeout: kind }, { timedOut: true });
 }
 
-/** A backoff that passed starts the next attempt: of the action, or of the compensation at the saga's head. */
+/** A backoff that passed starts the step again as its kind (an action's next attempt, a fresh child), or the compensation at the saga's head. */
 export function retryWhenDue(ctx: TransitionContext, step: StepState): void {
   const { compensation } = ctx.state;
   // A parked step's backstop (its breaker's release was lost) or its release: either way it waits no longer.
   const wasParked = step.parked !== undefined;
   delete step.parked;
-  if (step.status === "retrying" && !compensation) ctx.scheduleAttempt(step, "action");
+  if (step.status === "retrying" && !compensation) startStep(ctx, step);
   else if (step.status === "compensating" && compensation?.queue[0] === step.id) ctx.scheduleAttempt(step, "compensation");
   else return;
   if (wasParked) step.attempts.at(-1)!.afterParking = true;

@@ -5,7 +5,7 @@
  */
 import { deadlineOfStep, nextDeadline, type NextDeadline } from "./deadlines";
 import { findStepPlan } from "../language/plan";
-import { itemCounts, STEP_BLOCKED_REASONS, stepKindOf } from "../language/steps";
+import { itemCounts, STEP_BLOCKED_REASONS, STEP_WAIT_REASONS, stepKindOf, type StepBlockedReason } from "../language/steps";
 import { activeAttempt, isTerminal, latestAttempt, type StepState, type WorkflowState, type WorkflowStatus } from "./state";
 import type { HistoryEventType } from "./history";
 
@@ -129,15 +129,19 @@ function mapBlocker(state: WorkflowState, step: StepState): BlockedOn | undefine
   return { stepId: step.id, reason: "running", since: state.updatedAt, detail };
 }
 
-/** A step whose kind's timer runs (a sleep, a wait for an event): what it waits for, in its kind's words. */
+/**
+ * A step whose kind's timer runs (a sleep, a wait for an event), or that waits on another party (a child
+ * workflow): what it waits for, in its kind's words.
+ */
 function kindTimerBlocker(state: WorkflowState, step: StepState, until: { until?: number }): BlockedOn | undefined {
   const plan = findStepPlan(state.plan, step.id);
-  const timer = plan && stepKindOf(plan.kind).timer;
-  if (!plan || !timer || step.status !== timer.status) return undefined;
-  return { stepId: step.id, reason: timer.blockedReason, since: step.waitingSince ?? state.updatedAt, ...until, detail: timer.waitsFor(plan, state.id) };
+  const kind = plan && stepKindOf(plan.kind);
+  const words = kind?.timer ?? kind?.waits;
+  if (!plan || !words || step.status !== words.status) return undefined;
+  return { stepId: step.id, reason: words.blockedReason, since: step.waitingSince ?? state.updatedAt, ...until, detail: words.waitsFor(plan, state.id) };
 }
 
-/** Outside parties a workflow may wait on without a deadline of its own: people. */
+/** Outside parties a workflow may wait on without a deadline of its own: people (and, by step, its children). */
 const WAITS_ON_PEOPLE: ReadonlySet<WorkflowStatus> = new Set(["needs_attention", "paused"]);
 
 /**
@@ -147,7 +151,8 @@ const WAITS_ON_PEOPLE: ReadonlySet<WorkflowStatus> = new Set(["needs_attention",
 export function livenessProblems(state: WorkflowState, deadline: NextDeadline | null, alarmAt: number | null, blockedOn: BlockedOn[]): string[] {
   if (isTerminal(state.status)) return [];
   const problems: string[] = [];
-  if (!deadline && !WAITS_ON_PEOPLE.has(state.status)) {
+  const waitsOnParty = blockedOn.some((entry) => STEP_WAIT_REASONS.includes(entry.reason as StepBlockedReason));
+  if (!deadline && !WAITS_ON_PEOPLE.has(state.status) && !waitsOnParty) {
     problems.push(`the workflow is ${state.status} with no next deadline and no outside party it waits for: nothing would ever move it`);
   }
   if (deadline && alarmAt === null) problems.push(`no alarm is set, though the next deadline is at ${deadline.at} (${deadline.reason})`);

@@ -4,7 +4,7 @@
  * here does I/O, so a test reads a transition's whole consequence from its result.
  */
 import type { IndexEntry } from "./index-entry";
-import type { AttemptKind } from "./state";
+import type { AttemptKind, StepError, WorkflowStatus } from "./state";
 import type { ClaimedTask } from "./claimed-task";
 
 /** Send the task message of an attempt to the queue (the agent that takes it claims it). */
@@ -43,7 +43,56 @@ export interface HandOffAttempt {
   task: ClaimedTask;
 }
 
-export type Effect = EnqueueAttempt | HandOffAttempt | WriteIndexEntry | AnnounceHistory | NotifySchedule;
+/** What a child's start asks the start path for: the body of a `POST /v1/workflows`, rendered and fixed. */
+export interface ChildStart {
+  id: string;
+  definitionRef?: { name: string; version?: number };
+  definition?: Record<string, unknown>;
+  input?: unknown;
+}
+
+/**
+ * Start the child workflow of a `workflow` step through the same start path as `POST /v1/workflows`; idempotent by
+ * the child's id, so a row delivered twice starts one child.
+ */
+export interface StartChildWorkflow {
+  type: "StartChildWorkflow";
+  stepId: string;
+  attempt: number;
+  start: ChildStart;
+  /** The child's own depth (its parent's plus one). */
+  depth: number;
+}
+
+/** The parent closed a step whose child was still open: cancel or terminate that child (see onParentClose). */
+export interface CloseChildWorkflow {
+  type: "CloseChildWorkflow";
+  stepId: string;
+  childId: string;
+  action: "cancel" | "terminate";
+}
+
+/** What a transition asks of other workflows: its steps' children started or closed. */
+export type ChildEffect = StartChildWorkflow | CloseChildWorkflow;
+
+/** Tell the parent whose step started this workflow that it ended, with its output or its error. */
+export interface NotifyParent {
+  type: "NotifyParent";
+  notice: ChildEndNotice;
+}
+
+/** A child's end as its parent hears it: fenced by the step's attempt and the child's id. */
+export interface ChildEndNotice {
+  parentId: string;
+  stepId: string;
+  attempt: number;
+  childId: string;
+  status: WorkflowStatus;
+  output?: unknown;
+  error?: StepError;
+}
+
+export type Effect = EnqueueAttempt | HandOffAttempt | WriteIndexEntry | AnnounceHistory | NotifySchedule | ChildEffect | NotifyParent;
 export type EffectType = Effect["type"];
 
 /** The effects of one type, typed as such. */

@@ -3,8 +3,8 @@
  * supervisor decision adds its events here and cannot write a misspelt or shapeless one. The shell stamps
  * `seq` and `at` when it appends them.
  */
-import type { AttemptKind, CompensationState, PinnedDefinition, StepError } from "./state";
-import type { StepKindName } from "../language/steps";
+import type { AttemptKind, CompensationState, ParentRef, PinnedDefinition, StepError, WorkflowStatus } from "./state";
+import type { OnParentClose, StepKindName } from "../language/steps";
 
 type OfStep = { stepId: string };
 type OfAttempt = { stepId: string; attempt: number };
@@ -15,7 +15,7 @@ type Timeout = "schedule_to_start" | "start_to_close" | "heartbeat";
 export type EscalationAction = "compensate" | "fail" | "skip" | "retry";
 
 interface HistoryEventFields {
-  workflow_started: { data: { name: string; definition?: PinnedDefinition; schedule?: string } };
+  workflow_started: { data: { name: string; definition?: PinnedDefinition; schedule?: string; parent?: ParentRef } };
   workflow_timed_out: { data: { deadlineAt: number | undefined } };
   workflow_completed: object;
   workflow_failed: { data: { error: StepError | undefined } };
@@ -43,7 +43,15 @@ interface HistoryEventFields {
   step_compensated: OfAttempt;
   /** `kind` is the attempt's, or for a step without attempts the step's kind. */
   step_failed: OfOutcome & { data: { kind: AttemptKind | StepKindName; error: StepError; final: boolean } };
-  step_retry_scheduled: OfAttempt & { data: { kind: AttemptKind; delayMs: number; nextRetryAt: number } };
+  step_retry_scheduled: OfAttempt & { data: { kind: AttemptKind | StepKindName; delayMs: number; nextRetryAt: number } };
+  /** A `workflow` step asked for its child's start (an outbox row) and waits for the child to end. */
+  step_waiting_for_child: OfAttempt & { data: { childId: string; depth: number } };
+  /** The child's start was made (`created`), or found made by this step before (a start delivered twice). */
+  child_workflow_started: OfAttempt & { data: { childId: string; created: boolean } };
+  /** The child's object said it ended; the step ends with it (its output, or its error). */
+  child_workflow_ended: OfAttempt & { data: { childId: string; status: WorkflowStatus } };
+  /** The parent fenced the step while its child was open: the child is cancelled, terminated or left running. */
+  child_workflow_closed: OfAttempt & { data: { childId: string; action: OnParentClose } };
   step_heartbeat_missed: OfAttempt & { data: { timeout: Timeout; deadlineAt: number; overdueMs: number } };
   step_timed_out: OfAttempt & { data: { timeout: Timeout; deadlineAt: number; overdueMs: number } };
   stale_report_rejected: OfAttempt & { data: { report: string; currentAttempt: number } };
@@ -74,6 +82,7 @@ const EVERY_TYPE: Record<HistoryEventType, true> = {
   step_waiting: true, step_succeeded: true, step_compensated: true, step_failed: true, step_retry_scheduled: true,
   step_heartbeat_missed: true, step_timed_out: true, stale_report_rejected: true, task_dead_lettered: true, task_resent: true,
   step_stalled: true, step_verified: true, circuit_opened: true, step_parked: true, circuit_closed: true, escalation_expired: true,
+  step_waiting_for_child: true, child_workflow_started: true, child_workflow_ended: true, child_workflow_closed: true,
 };
 export const HISTORY_EVENT_TYPES = Object.keys(EVERY_TYPE) as HistoryEventType[];
 

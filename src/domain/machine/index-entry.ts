@@ -12,6 +12,8 @@ export interface IndexEntry {
   endedAt?: number;
   /** Until when the object promises to have run again (its lease, see INDEX_LEASE_MS); the sweep reads it. */
   nextDeadlineAt?: number;
+  /** The workflow whose step started it, for `GET /v1/workflows?parentId=`. */
+  parentId?: string;
   /** The state's version: the index never moves back to an older one. */
   version: number;
   /** The workflow's counters as of this version (absolute, so writing an entry twice counts nothing twice). */
@@ -47,6 +49,7 @@ export function indexEntryOf(state: WorkflowState, indexedAt: number): IndexEntr
     updatedAt: state.updatedAt,
     ...(state.endedAt === undefined ? {} : { endedAt: state.endedAt }),
     ...(open ? { nextDeadlineAt: indexedAt } : {}),
+    ...(state.parent ? { parentId: state.parent.id } : {}),
     version: state.version,
     ...(state.metrics === undefined ? {} : { metrics: state.metrics }),
   };

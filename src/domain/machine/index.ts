@@ -1,11 +1,11 @@
 import type { WorkflowPlan } from "../language/plan";
 import type { QueueLagSample } from "../admission/back-pressure";
-import type { PinnedDefinition, StepError, WorkflowState } from "./state";
+import type { ParentRef, PinnedDefinition, StepError, WorkflowState } from "./state";
 import type { AttemptReport, CircuitOpened } from "./task-message";
 import type { HistoryEntryFields } from "./history";
 import type { CommandReply, OperatorEvent } from "../language/operator-commands";
 import { TransitionContext } from "./context";
-import type { EnqueueAttempt } from "./effects";
+import type { ChildEffect, EnqueueAttempt } from "./effects";
 import { superviseDeadlines } from "./deadlines";
 import { claimAttempt, type ClaimedTask } from "./claim";
 import { dispatchReadySteps } from "./dispatch";
@@ -16,8 +16,10 @@ import { noteCircuitOpened, parkAttempt, releaseParkedStep } from "./parking";
 import { settleAttentionDeadline } from "./escalation";
 import { countHistory } from "./metrics";
 import { ItemRowsOverlay, NO_ITEM_ROWS, type MapItemRow, type MapItemRows, type PendingItems } from "./map/item-rows";
+import { applyChildEvent, closeChildrenOfFencedSteps, type ChildReply, type ChildWorkflowEvent } from "./children";
 
-export type { Effect, EnqueueAttempt } from "./effects";
+export type { ChildEffect, ChildEndNotice, ChildStart, CloseChildWorkflow, Effect, EnqueueAttempt } from "./effects";
+export type { ChildReply, ChildWorkflowEvent } from "./children";
 export type { CommitPlan } from "./commit-plan";
 export { effectsOf } from "./effects";
 export { commitPlan } from "./commit-plan";
@@ -47,7 +49,9 @@ export type WorkflowEvent =
   | { type: "DeadlinesReached"; queueLag?: QueueLagSample }
   | ({ type: "EventReceived" } & SentEvent)
   /** An operator's command: the table in domain/operator-commands.ts says which event each one becomes. */
-  | OperatorEvent;
+  | OperatorEvent
+  /** A `workflow` step's child started, was refused or ended (children.ts). */
+  | ChildWorkflowEvent;
 
 /** An agent's report on an attempt, as the event it is. */
 export function reportEvent(stepId: string, attempt: number, report: AttemptReport): Extract<WorkflowEvent, { type: "AttemptSucceeded" | "AttemptAccepted" | "AttemptFailed" | "AttemptVerified" | "AttemptParked" }> {
@@ -86,7 +90,9 @@ type ReplyOf<E extends WorkflowEvent["type"]> = E extends "AttemptClaimed"
             ? CommandReply
             : E extends "ParkedStepReleased"
               ? ReturnType<typeof releaseParkedStep>
-              : never;
+              : E extends ChildWorkflowEvent["type"]
+                ? ChildReply
+                : never;
 
 export interface TransitionResult<R = unknown> {
   state: WorkflowState;
@@ -94,6 +100,8 @@ export interface TransitionResult<R = unknown> {
   changed: boolean;
   /** The attempts to send; `commitPlan` adds the rest of the transition's effects. */
   effects: EnqueueAttempt[];
+  /** Children of `workflow` steps to start or close. */
+  childEffects: ChildEffect[];
   history: HistoryEntryFields[];
   reply: R;
   /** Map items' rows this transition wrote, and maps whose items it started (every row pending). */
@@ -116,6 +124,7 @@ export function transition<E extends WorkflowEvent>(
   const { plan, input, ...changing } = state;
   const ctx = new TransitionContext({ ...structuredClone(changing), plan, input }, now, random, items);
   const reply = apply(ctx, event);
+  closeChildrenOfFencedSteps(ctx, state);
   // However it left `paused` (resume, cancel, terminate, the workflow's timeout), it is no longer paused.
   if (ctx.state.status !== "paused" && ctx.state.pausedAt !== undefined) delete ctx.state.pausedAt;
   settleAttentionDeadline(ctx);
@@ -130,8 +139,8 @@ export function transition<E extends WorkflowEvent>(
 }
 
 function resultOf(ctx: TransitionContext): Omit<TransitionResult<never>, "reply"> {
-  const { state, changed, effects, history, items } = ctx;
-  return { state, changed, effects, history, itemRows: items.writes(), pendingItems: items.pending };
+  const { state, changed, effects, childEffects, history, items } = ctx;
+  return { state, changed, effects, childEffects, history, itemRows: items.writes(), pendingItems: items.pending };
 }
 
 function apply(ctx: TransitionContext, event: WorkflowEvent): unknown {
@@ -160,6 +169,10 @@ function apply(ctx: TransitionContext, event: WorkflowEvent): unknown {
       return { ok: true };
     case "EventReceived":
       return receiveEvent(ctx, { event: event.event, ...(event.payload === undefined ? {} : { payload: event.payload }), ...(event.id === undefined ? {} : { id: event.id }) });
+    case "ChildWorkflowStarted":
+    case "ChildWorkflowRefused":
+    case "ChildWorkflowEnded":
+      return applyChildEvent(ctx, event);
     default:
       return applyCommand(ctx, event);
   }
@@ -175,12 +188,14 @@ export interface StartArgs {
   definition?: PinnedDefinition;
   /** The schedule whose fire started it. */
   schedule?: string;
+  /** The step whose child it is. */
+  parent?: ParentRef;
 }
 
 /** A new workflow: every step pending, then the steps with no dependencies dispatched together. */
 export function startWorkflow(args: StartArgs, random: () => number = Math.random): TransitionResult<{ ok: true }> {
-  const { tenant, id, plan, input, now, definition, schedule } = args;
-  const origin = { ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }) };
+  const { tenant, id, plan, input, now, definition, schedule, parent } = args;
+  const origin = { ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }), ...(parent ? { parent } : {}) };
   const state: WorkflowState = {
     tenant,
     id,
@@ -227,6 +242,7 @@ export function claimEagerly<R>(
       state: claim.state,
       changed: merged.changed || claim.changed,
       effects: [...merged.effects.filter((other) => other !== effect), ...claim.effects],
+      childEffects: [...merged.childEffects, ...claim.childEffects],
       history: [...merged.history, ...claim.history],
       reply: merged.reply,
       itemRows: [...merged.itemRows, ...claim.itemRows],

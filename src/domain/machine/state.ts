@@ -84,13 +84,17 @@ export const StepStateSchema = z.intersection(CommonStepStateSchema, KindStateSc
 
 /**
  * A step's row as stored: rows written before the state had `kind` lack it, and only the plan can say which a
- * pending step is. `withStepKinds` gives them the plan's, once the plan is read.
+ * pending step is. `withStepKinds` gives them the plan's, once the plan is read, and checks the kind's own fields
+ * (kept here as they are until then).
  */
-export const StoredStepSchema = z.intersection(CommonStepStateSchema, z.object({ kind: z.enum(STEP_KIND_NAMES).optional() }));
+export const StoredStepSchema = z.intersection(CommonStepStateSchema, z.looseObject({ kind: z.enum(STEP_KIND_NAMES).optional() }));
 
-/** Every step's state with its kind, from the plan for a row stored without one. */
+/** Every step's state with its kind (from the plan for a row stored without one) and its kind's own fields checked. */
 export function withStepKinds(plan: WorkflowPlan, steps: z.output<typeof StoredStepSchema>[]): StepState[] {
-  return steps.map((step) => (step.kind ? { ...step, kind: step.kind } : { ...step, kind: findStepPlan(plan, step.id)?.kind ?? "action" }));
+  return steps.map((step) => {
+    const kind = step.kind ?? findStepPlan(plan, step.id)?.kind ?? "action";
+    return { ...step, ...KindStateSchema.parse({ ...step, kind }) };
+  });
 }
 
 /** An event kept in the workflow's inbox until a wait for its name starts. */
@@ -120,6 +124,15 @@ export const PinnedDefinitionSchema = z.object({
   hash: z.string(),
 });
 
+/** The step whose start made this workflow a child: its parent's id, the step and its attempt, and its own depth. */
+export const ParentRefSchema = z.object({
+  id: z.string(),
+  stepId: z.string(),
+  attempt: z.number(),
+  /** 1 for a child of a workflow no step started, one more per level (at most MAX_WORKFLOW_DEPTH). */
+  depth: z.number(),
+});
+
 /** The workflow's own fields; its steps are stored one row each. */
 export const WorkflowFieldsSchema = z.object({
   tenant: z.string(),
@@ -129,6 +142,8 @@ export const WorkflowFieldsSchema = z.object({
   definition: PinnedDefinitionSchema.optional(),
   /** The id of the schedule whose fire started it, if one did. */
   schedule: z.string().optional(),
+  /** The step that started it as its child workflow, if one did. */
+  parent: ParentRefSchema.optional(),
   plan: WorkflowPlanSchema,
   input: z.unknown(),
   status: z.enum(WORKFLOW_STATUSES),
@@ -166,6 +181,7 @@ export type StepState = z.infer<typeof StepStateSchema>;
 export type CompensationState = z.infer<typeof CompensationStateSchema>;
 export type InboxEvent = z.infer<typeof InboxEventSchema>;
 export type PinnedDefinition = z.infer<typeof PinnedDefinitionSchema>;
+export type ParentRef = z.infer<typeof ParentRefSchema>;
 /** The inbox is stored in rows of its own (absent: empty), like the steps. */
 export type WorkflowState = z.infer<typeof WorkflowFieldsSchema> & { steps: StepState[]; inbox?: InboxEvent[] };
 

@@ -18,6 +18,8 @@ export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
   pausedAt: true,
   attentionDeadline: true,
 }).extend({
+  /** The step whose child workflow this is, when one started it. */
+  parent: z.object({ id: z.string(), stepId: z.string() }).optional(),
   /** How often the workflow was redriven. */
   redriveCount: z.number(),
   /** Events kept in the inbox until a wait for their name starts. */
@@ -48,6 +50,7 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
     createdAt: state.createdAt,
     updatedAt: state.updatedAt,
     ...defined({ endedAt: state.endedAt, pausedAt: state.pausedAt, attentionDeadline: state.attentionDeadline }),
+    ...(state.parent ? { parent: { id: state.parent.id, stepId: state.parent.stepId } } : {}),
     redriveCount: state.redriveCount ?? 0,
     pendingEvents: (state.inbox ?? []).map((entry) => ({ event: entry.event, ...defined({ id: entry.id }), receivedAt: entry.receivedAt })),
     // A map's items in flight are paged apart (GET …/steps/{stepId}/items), never listed here.

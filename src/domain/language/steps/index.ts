@@ -8,12 +8,14 @@ import { mapStep } from "./map";
 import { sleepStep } from "./sleep";
 import type { CommonStepFields, OpenStep, StepKindShape, StepTimer } from "./step-kind";
 import { waitForEventStep } from "./wait-for-event";
+import { workflowStep } from "./workflow";
 
 export const STEP_KINDS = byOwnName({
   action: actionStep,
   sleep: sleepStep,
   waitForEvent: waitForEventStep,
   map: mapStep,
+  workflow: workflowStep,
 });
 
 /** Each kind under its own name: the name is the definition's field and the plan's `kind`, so they must agree. */
@@ -58,8 +60,14 @@ const TIMERS = STEP_KIND_NAMES.flatMap((kind) => {
   const { timer } = stepKindOf(kind);
   return timer ? [timer] : [];
 });
+const WAITS = STEP_KIND_NAMES.flatMap((kind) => {
+  const { waits } = stepKindOf(kind);
+  return waits ? [waits] : [];
+});
 export const STEP_TIMER_DEADLINES = TIMERS.map((timer) => timer.deadline);
-export const STEP_BLOCKED_REASONS = TIMERS.map((timer) => timer.blockedReason);
+export const STEP_BLOCKED_REASONS = [...TIMERS, ...WAITS].map((words) => words.blockedReason);
+/** Reasons of steps that wait on another party with no deadline of their own (see StepWait). */
+export const STEP_WAIT_REASONS: readonly StepBlockedReason[] = WAITS.map((wait) => wait.blockedReason);
 
 /** The kinds a definition's step has fields of: exactly one in a checked definition. */
 export function kindsOfStep(step: Partial<Record<StepKindName, unknown>>): StepKindName[] {
@@ -91,3 +99,4 @@ export type { CommonStepFields, OpenStep, StepKindShape, StepTimer } from "./ste
 export { SleepSchema, type Sleep } from "./sleep";
 export { MapSchema, MAX_MAP_ITEMS, itemCounts, type MapProgress, type MapItemCounts } from "./map";
 export { WaitForEventSchema, WAIT_TIMEOUT_OUTCOMES, type WaitForEvent } from "./wait-for-event";
+export { ChildWorkflowSchema, MAX_WORKFLOW_DEPTH, ON_PARENT_CLOSE, type ChildRef, type ChildWorkflow, type OnParentClose } from "./workflow";

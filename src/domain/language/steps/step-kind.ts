@@ -9,6 +9,8 @@ import type { Action } from "../actions";
 /** Fields of a definition's step that any kind may read when it plans, beside its own field. */
 export interface CommonStepFields {
   verify?: Action;
+  /** The step's own retry policy, as written (a child workflow's failure is retried only when the step has one). */
+  retry?: object;
 }
 
 /** What the view and the diagnosis read of a step's state, whatever its kind. */
@@ -20,18 +22,25 @@ export interface OpenStep {
 }
 
 /**
- * A kind that arms a timer (`timerAt`) while its step is open: the supervisor's deadline for it, and how the
- * diagnosis names what the step waits for. Paused workflows hold every kind's timer.
+ * A kind whose open step waits on another party, with no deadline of its own (a child workflow, which has its
+ * own): how the diagnosis names what it waits for. The liveness check counts that party as the one it waits on.
  */
-export interface StepTimer<Plan, Deadline extends string, Reason extends string> {
-  /** The step's status while the timer runs. */
+export interface StepWait<Plan, Reason extends string> {
+  /** The step's status while it waits. */
   readonly status: string;
-  /** The deadline's name, in the alarm's and the diagnosis's words. */
-  readonly deadline: Deadline;
   /** Why an open step of this kind is blocked, in the diagnosis's words. */
   readonly blockedReason: Reason;
   /** What it waits for, in a sentence. */
   waitsFor(plan: Plan, workflowId: string): string;
+}
+
+/**
+ * A kind that arms a timer (`timerAt`) while its step is open: the supervisor's deadline for it, and how the
+ * diagnosis names what the step waits for. Paused workflows hold every kind's timer.
+ */
+export interface StepTimer<Plan, Deadline extends string, Reason extends string> extends StepWait<Plan, Reason> {
+  /** The deadline's name, in the alarm's and the diagnosis's words. */
+  readonly deadline: Deadline;
 }
 
 export interface StepKindShape<
@@ -54,7 +63,11 @@ export interface StepKindShape<
   planOf(own: z.output<Definition>, step: CommonStepFields): z.output<Plan>;
   /** A problem only this kind can see in a definition (beyond its schema), said of the step. */
   check?(own: z.output<Definition>, stepId: string): string | undefined;
+  /** An inline definition the kind carries (a child workflow's): checked with the definition it is part of. */
+  nestedDefinition?(own: z.output<Definition>): unknown;
   readonly timer?: StepTimer<z.output<Plan>, Deadline, Reason>;
+  /** For a kind without a timer that waits on another party (see StepWait). */
+  readonly waits?: StepWait<z.output<Plan>, Reason>;
   /** The fields it adds to a step's view, and their values for one step. */
   readonly viewFields: View;
   view(step: OpenStep & z.output<State>, plan: z.output<Plan>): Partial<z.output<z.ZodObject<View>>>;

@@ -13,6 +13,7 @@ import { skipStepAs } from "./outcome";
 import { sleepMachine } from "./sleep";
 import type { StepMachine } from "./step-machine";
 import { waitForEventMachine } from "./wait-for-event";
+import { workflowMachine } from "./workflow";
 
 /** One machine for every kind in steps/: a kind registered there without one here does not compile. */
 const STEP_MACHINES: { [K in StepKindName]: StepMachine<K> } = {
@@ -20,6 +21,7 @@ const STEP_MACHINES: { [K in StepKindName]: StepMachine<K> } = {
   sleep: sleepMachine,
   waitForEvent: waitForEventMachine,
   map: mapMachine,
+  workflow: workflowMachine,
 };
 
 /** Any kind's machine, taking the plan of the step at hand (whose kind is the machine's, as it is looked up by it). */
