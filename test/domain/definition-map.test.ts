@@ -32,3 +32,10 @@ describe("a map step in a definition", () => {
     expect(planned.itemSteps?.m).toMatchObject({ id: "m", kind: "action", dependsOn: [], compensate: httpAction("m/undo"), retry: { maxAttempts: 3 } });
   });
 });
+
+describe("a map of child workflows in a definition", () => {
+  it("checks an inline child definition of the item step with the parent's, its issues under map.step", () => {
+    const found = problems(definitionWith(mapStep("m", [], { step: { workflow: { definition: { name: "child", steps: [{ id: "a", action: httpAction("a", { body: "{{ steps.nope.output }}" }) }] } } } })));
+    expect(found.join("\n")).toContain("steps.0.map.step.workflow.definition.steps.0.action");
+  });
+});

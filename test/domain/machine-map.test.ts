@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_MAP_ITEMS } from "../../src/domain/language/steps";
 import { toWorkflowView } from "../../src/domain/machine/view";
 import { diagnose } from "../../src/domain/machine/diagnosis";
-import { nextDeadlineAt } from "../../src/domain/machine";
+import { nextDeadlineAt, type WorkflowEvent } from "../../src/domain/machine";
 import {
   cancelRequested,
   claimed,
@@ -260,5 +260,35 @@ describe("a map as the supervisor sees it", () => {
     expect(inFlight(run)).toEqual([]);
     expect(run.step("m").status).toBe("cancelled");
     expect(run.rows.get("m", 0)).toMatchObject({ status: "cancelled", mayHaveEffect: true });
+  });
+});
+
+describe("a map whose item is a child workflow", () => {
+  const childMap = () =>
+    new Run(plan([mapStep("m", [{ order: 1 }, { order: 2 }, { order: 3 }], { maxConcurrency: 2, step: { workflow: { definitionRef: { name: "shipping" }, input: { order: "{{ item.order }}" } } } })]), { id: "p" });
+  const childEnded = (stepId: string, childId: string, output: unknown): WorkflowEvent => ({ type: "ChildWorkflowEnded", parentId: "p", stepId, attempt: 1, childId, status: "completed", output });
+
+  it("starts one child per item, <parentId>:<stepId>:<index>, and takes each child's output as its item's", () => {
+    const run = childMap();
+    const starts = run.childEffects.filter((effect) => effect.type === "StartChildWorkflow");
+    expect(starts.map((effect) => effect.type === "StartChildWorkflow" && [effect.stepId, effect.start.id, effect.start.input])).toEqual([
+      ["m#0", "p:m:0", { order: 1 }],
+      ["m#1", "p:m:1", { order: 2 }],
+    ]);
+    run.send(childEnded("m#1", "p:m:1", { shipped: 2 }));
+    expect(run.send(childEnded("m#1", "p:m:1", { shipped: 2 })).reply).toEqual({ ok: true, applied: false });
+    run.send(childEnded("m#0", "p:m:0", { shipped: 1 }));
+    run.send(childEnded("m#2", "p:m:2", { shipped: 3 }));
+    expect(run.state.status).toBe("completed");
+    expect(run.step("m").output).toEqual([{ shipped: 1 }, { shipped: 2 }, { shipped: 3 }]);
+  });
+
+  it("a cancel of the parent closes the children of the items in flight", () => {
+    const run = childMap();
+    const cancel = run.send(cancelRequested());
+    expect(cancel.childEffects.filter((effect) => effect.type === "CloseChildWorkflow").map((effect) => effect.type === "CloseChildWorkflow" && [effect.stepId, effect.childId, effect.action])).toEqual([
+      ["m#0", "p:m:0", "cancel"],
+      ["m#1", "p:m:1", "cancel"],
+    ]);
   });
 });

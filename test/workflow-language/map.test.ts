@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api, getWorkflow, historyOf, start, waitForStatus } from "../helpers/api";
+import { api, getWorkflow, historyOf, start, uniqueId, waitForStatus } from "../helpers/api";
+import { publishNew } from "../helpers/registry";
 import { FAST } from "../helpers/policies";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { restartObject, stepOf } from "../helpers/workflow-language";
@@ -99,5 +100,24 @@ describe("a map step through the real queue and objects", () => {
     expect((await api("GET", `/v1/workflows/${id}/steps/nothing/items`)).status).toBe(404);
     expect((await api("GET", `/v1/workflows/${id}/steps/thumbs/items?status=bogus`)).status).toBe(400);
     expect((await api("GET", `/v1/workflows/no-such-workflow/steps/thumbs/items`)).status).toBe(404);
+  });
+});
+
+describe("a map of child workflows through the real objects", () => {
+  it("starts one child per item, <parentId>:<stepId>:<index>, each listed under its parent, and gathers their outputs in item order", async () => {
+    mockRemote((call) => json({ label: call.body.n }));
+    const name = uniqueId("label-one");
+    await publishNew({ name, defaults: FAST, steps: [{ id: "label", action: { type: "http", url: `${REMOTE}/label`, body: { n: "{{ input.n }}" } } }] }, 1);
+    const { id } = await start(
+      { name: "labels", defaults: FAST, steps: [{ id: "each", map: { items: "{{ input.items }}", maxConcurrency: 3, step: { workflow: { definitionRef: { name }, input: { n: "{{ index }}" } } } } }] },
+      { input: { items: items(8) } },
+    );
+    const done = await waitForStatus(id, "completed", 30_000);
+    expect(stepOf(done, "each").output).toEqual(items(8).map((_, n) => ({ label: { label: n } })));
+    expect(await getWorkflow(`${id}:each:5`)).toMatchObject({ status: "completed", input: { n: 5 }, parent: { id, stepId: "each#5" } });
+    await vi.waitFor(async () => {
+      const listed = await api("GET", `/v1/workflows?parentId=${id}&limit=100`);
+      expect(listed.body.workflows.map((workflow: { id: string }) => workflow.id).sort()).toEqual(items(8).map((_, n) => `${id}:each:${n}`).sort());
+    });
   });
 });

@@ -40,8 +40,8 @@ export function checkDefinition(definition: DefinitionInput, depth = 0): Definit
   definition.steps.forEach((step, index) => {
     const kindIssue = checkStepKind(step);
     if (kindIssue) issues.push({ path: ["steps", index], message: kindIssue });
-    else issues.push(...nestedIssues(step, index, depth));
-    if (step.map) issues.push(...checkItemStep(step, index));
+    else issues.push(...nestedIssues(step, ["steps", index], depth));
+    if (step.map) issues.push(...checkItemStep(step, index, depth));
     step.dependsOn?.forEach((dependency, position) => {
       if (!indexById.has(dependency)) {
         issues.push({
@@ -80,26 +80,28 @@ function checkStepKind(step: StepInput): string | undefined {
 const ITEM_FIELDS = ["retry", "timeouts", "compensate", "breaker"] as const;
 
 /** A map's item step: a step's shape without id, dependsOn or when, of one kind but `map`. */
-function checkItemStep(step: StepInput, index: number): DefinitionIssue[] {
+function checkItemStep(step: StepInput, index: number, depth: number): DefinitionIssue[] {
   const at = ["steps", index, "map", "step"];
   const misplaced = ITEM_FIELDS.find((field) => step[field] !== undefined);
   if (misplaced) return [{ path: ["steps", index, misplaced], message: `step "${step.id}": a map's ${misplaced} belongs in map.step, where each item gets its own` }];
   const parsed = ItemStepSchema.safeParse(step.map?.step);
   if (!parsed.success) return parsed.error.issues.map((issue) => ({ path: [...at, ...issue.path.map((part) => (typeof part === "symbol" ? String(part) : part))], message: `step "${step.id}": map.step: ${issue.message}` }));
   if (parsed.data.map !== undefined) return [{ path: at, message: `step "${step.id}": a map's item step cannot be a map (put the inner map in a child workflow)` }];
-  const kindIssue = checkStepKind({ ...parsed.data, id: step.id });
-  return kindIssue ? [{ path: at, message: kindIssue.replace(`step "${step.id}"`, `step "${step.id}": map.step`) }] : [];
+  const item = { ...parsed.data, id: step.id };
+  const kindIssue = checkStepKind(item);
+  if (kindIssue) return [{ path: at, message: kindIssue.replace(`step "${step.id}"`, `step "${step.id}": map.step`) }];
+  return nestedIssues(item, at, depth);
 }
 
 /**
  * A child's inline definition is checked as a start's own would be, its issues under the step's path; inline
  * children nest at most MAX_WORKFLOW_DEPTH deep below this definition (the running depth is checked at the start).
  */
-function nestedIssues(step: StepInput, index: number, depth: number): DefinitionIssue[] {
+function nestedIssues(step: StepInput, stepPath: (string | number)[], depth: number): DefinitionIssue[] {
   const [kind] = kindsOfStep(step);
   const nested = kind === undefined ? undefined : stepKindOf(kind).nestedDefinition?.(step[kind]);
   if (nested === undefined || kind === undefined) return [];
-  const at = ["steps", index, kind, "definition"];
+  const at = [...stepPath, kind, "definition"];
   if (depth + 1 > MAX_WORKFLOW_DEPTH) {
     return [{ path: at, message: `step "${step.id}": child workflows nest at most ${MAX_WORKFLOW_DEPTH} deep` }];
   }

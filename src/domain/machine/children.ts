@@ -4,7 +4,7 @@
  * started, changes nothing), and a child left open by a parent that fenced its step closed as `onParentClose` says.
  */
 import { retryDelayMs } from "../language/retry-policy";
-import type { StepPlanOf } from "../language/plan";
+import { mapItemOf, type StepPlanOf } from "../language/plan";
 import { isTerminal, type StepError, type WorkflowState, type WorkflowStatus } from "./state";
 import type { TransitionContext } from "./context";
 import type { ChildEndNotice, NotifyParent } from "./effects";
@@ -90,15 +90,27 @@ function childFailed(ctx: TransitionContext, step: ChildStep, error: StepError):
  * `onParentClose` says (cancel by default); `abandon` leaves it running, and is recorded all the same.
  */
 export function closeChildrenOfFencedSteps(ctx: TransitionContext, before: WorkflowState): void {
-  for (const step of ctx.state.steps) {
-    if (step.kind !== "workflow" || step.status !== "cancelled" || !childIsOpen(step.child)) continue;
-    if (before.steps.find((earlier) => earlier.id === step.id)?.status !== "waiting") continue;
+  for (const earlier of before.steps) {
+    if (earlier.kind !== "workflow" || earlier.status !== "waiting" || !wasFenced(ctx, earlier.id)) continue;
+    const step = (ctx.step(earlier.id) ?? earlier) as ChildStep;
+    if (!childIsOpen(step.child)) continue;
     const policy = (ctx.plan(step.id) as StepPlanOf<"workflow">).workflow.onParentClose ?? "cancel";
     const action = policy === "abandon" ? policy : ctx.state.status === "terminated" ? "terminate" : policy;
     const childId = step.child.id;
     ctx.record({ type: "child_workflow_closed", stepId: step.id, attempt: step.attempt, data: { childId, action } });
     if (action !== "abandon") ctx.childEffects.push({ type: "CloseChildWorkflow", stepId: step.id, childId, action });
   }
+}
+
+/**
+ * Whether this transition fenced the step: it is `cancelled`, or, for a map's item, it left the state as a
+ * `cancelled` row (its map stopped its items in flight).
+ */
+function wasFenced(ctx: TransitionContext, stepId: string): boolean {
+  const step = ctx.step(stepId);
+  if (step) return step.status === "cancelled";
+  const item = mapItemOf(stepId);
+  return item !== undefined && ctx.items.get(item.map, item.index)?.status === "cancelled";
 }
 
 /** A child that just ended tells its parent, with its output or its error (see ParentNoticeDelivery). */

@@ -4,7 +4,7 @@
  * start and end do to the step is in children.ts, as they arrive as events.
  */
 import { ID_PATTERN } from "../../contract";
-import type { StepPlanOf } from "../../language/plan";
+import { mapItemOf, type StepPlanOf } from "../../language/plan";
 import { MAX_WORKFLOW_DEPTH, type ChildRef, type ChildWorkflow } from "../../language/steps";
 import { renderTemplates, TemplateError } from "../../language/templates";
 import type { TransitionContext } from "../context";
@@ -21,11 +21,12 @@ export const workflowMachine: StepMachine<"workflow"> = {
 };
 
 /**
- * The child's id when the step names none: one per (parent, step), so a start delivered twice, or an event that
- * starts the step twice, finds the same child. (A map's item will add its index here.)
+ * The child's id when the step names none: one per (parent, step), and for a map's item one per (parent, map,
+ * index), so a start delivered twice, or an event that starts the step twice, finds the same child.
  */
 export function defaultChildId(parentId: string, stepId: string): string {
-  return `${parentId}:${stepId}`;
+  const item = mapItemOf(stepId);
+  return item ? `${parentId}:${item.map}:${item.index}` : `${parentId}:${stepId}`;
 }
 
 /** A retry starts a fresh child: the first attempt keeps the id, attempt n adds `:<n>`. */
