@@ -41,7 +41,7 @@ export const CATEGORIES: Category[] = [
   { key: "d1", label: "D1 index writes: src/workflow-index, the D1 API", mechanism: true, test: (f) => f.url.startsWith("src/workflow-index/") || (/d1/i.test(f.url) && RUNTIME_URL.test(f.url)) },
   {
     key: "crypto", label: "crypto: HMAC task tokens (crypto.subtle), hashes", mechanism: true,
-    test: any(NATIVE(/^(sign|verify|importKey|exportKey|digest|getRandomValues|randomUUID)$/), (f) => /^src\/domain\/(task-token|sha256|base64url)\.ts$/.test(f.url)),
+    test: any(NATIVE(/^(sign|verify|importKey|exportKey|digest|getRandomValues|randomUUID)$/), (f) => /^src\/domain\/security\/(task-token|sha256|base64url)\.ts$/.test(f.url)),
   },
   {
     // The client's call is where a stub method is invoked: its self time is the runtime's native work for the

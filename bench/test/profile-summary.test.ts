@@ -64,6 +64,7 @@ describe("categoryOf", () => {
     assert.equal(categoryOf([frame("_parse", "node_modules/zod/v4/core/schemas.js", 1), frame("readSteps", "src/workflow/store.ts", 1)]).key, "zod");
     assert.equal(categoryOf([frame("stringify"), frame("appendHistory", "src/workflow/store.ts", 1)]).key, "json");
     assert.equal(categoryOf([frame("sign"), frame("mintToken", "src/domain/security/task-token.ts", 1)]).key, "crypto");
+    assert.equal(categoryOf([frame("signTaskToken", "src/domain/security/task-token.ts", 41)]).key, "crypto");
     assert.equal(categoryOf([frame("dispatch", "node_modules/hono/dist/compose.js", 1)]).key, "hono");
     assert.equal(categoryOf([frame("call", "src/workflow/client.ts", 64), frame("take", "src/agents/agent-host.ts", 23)]).key, "rpc");
   });

@@ -57,73 +57,90 @@ function wrapperOf(key: string): Wrapper | undefined {
 
 /** `enqueueFails`: the task queue refuses a send. */
 function faultyTaskQueue(env: Env, queue: object): object {
-  return overriding(queue, {
-    sendBatch: (original) => (messages) => {
-      return faultFires(env, "enqueueFails", tenantOf((messages as { body?: unknown }[])[0]?.body)) ? Promise.reject(new InjectedFault("enqueueFails")) : original(messages);
-    },
-  });
+  return overriding(queue, TASK_QUEUE_FAULTS, { env });
 }
+
+const TASK_QUEUE_FAULTS: Replacements<{ env: Env }> = {
+  sendBatch: (original, { env }) => (messages) =>
+    faultFires(env, "enqueueFails", tenantOf((messages as { body?: unknown }[])[0]?.body)) ? Promise.reject(new InjectedFault("enqueueFails")) : original(messages),
+};
 
 /** `indexWriteFails`: D1 refuses the write of an index entry (the one statement that inserts into `workflows`). */
 function faultyIndexDb(env: Env, db: object): object {
-  return overriding(db, {
-    prepare: (original) => (sql) => {
-      const statement = original(sql) as D1PreparedStatement;
-      if (typeof sql !== "string" || !/^\s*INSERT INTO workflows\b/.test(sql)) return statement;
-      return overriding(statement, {
-        bind: (bind) => (...values) => {
-          const bound = bind(...values) as object;
-          const tenant = typeof values[0] === "string" ? values[0] : undefined;
-          return overriding(bound, { run: (run) => () => (faultFires(env, "indexWriteFails", tenant) ? Promise.reject(new InjectedFault("indexWriteFails")) : run()) });
-        },
-      });
-    },
-  });
+  return overriding(db, INDEX_DB_FAULTS, { env });
+}
+
+const INDEX_DB_FAULTS: Replacements<{ env: Env }> = {
+  prepare: (original, { env }) => (sql) => {
+    const statement = original(sql) as D1PreparedStatement;
+    if (typeof sql !== "string" || !/^\s*INSERT INTO workflows\b/.test(sql)) return statement;
+    return overriding(statement, INDEX_WRITE_FAULTS, { env });
+  },
+};
+
+const INDEX_WRITE_FAULTS: Replacements<{ env: Env }> = {
+  bind: (bind, { env }) => (...values) => {
+    const bound = bind(...values) as object;
+    const tenant = typeof values[0] === "string" ? values[0] : undefined;
+    return overriding(bound, INDEX_RUN_FAULTS, { env, tenant });
+  },
+};
+
+const INDEX_RUN_FAULTS: Replacements<{ env: Env; tenant: string | undefined }> = {
+  run: (run, { env, tenant }) => () => (faultFires(env, "indexWriteFails", tenant) ? Promise.reject(new InjectedFault("indexWriteFails")) : run()),
+};
+
+/** A workflow object as an agent reaches it: the object's name is `<tenant>:<workflowId>`, the tenant decides (FAULT_FREE_TENANTS). */
+interface ObjectContext {
+  env: Env;
+  tenant: string;
+  name: string;
+}
+
+function faultyObjectForAgent(env: Env, stub: object, name = ""): object {
+  return overriding(stub, OBJECT_FAULTS_FOR_AGENT, { env, tenant: name.slice(0, name.indexOf(":")), name });
 }
 
 /**
- * A workflow object as an agent sees it. `agentDiesAfterClaim`: the object records the claim, and the agent hears
- * nothing back, so it does nothing: no request, no heartbeat, no report (only the supervisor can notice); the
- * attempts a report hands back for eager dispatch die the same way. `dropHeartbeats`: an attempt's heartbeats
- * never arrive (decided once per attempt).
+ * `agentDiesAfterClaim`: the object records the claim, and the agent hears nothing back, so it does nothing: no
+ * request, no heartbeat, no report (only the supervisor can notice); the attempts a report hands back for eager
+ * dispatch die the same way. `dropHeartbeats`: an attempt's heartbeats never arrive (decided once per attempt).
  */
-function faultyObjectForAgent(env: Env, stub: object, name = ""): object {
-  // The object's name is `<tenant>:<workflowId>`: the tenant decides whether faults apply (FAULT_FREE_TENANTS).
-  const tenant = name.slice(0, name.indexOf(":"));
-  return overriding(stub, {
-    claim: (original) => async (stepId, attempt) => {
-      const reply = (await original(stepId, attempt)) as { ok: boolean };
-      if (!reply.ok) return reply;
-      if (faultFires(env, "agentDiesAfterClaim", tenant)) return { ok: false, code: "injected_agent_death", message: "injected fault: agentDiesAfterClaim" };
-      decideHeartbeats(env, tenant, `${name}/${String(stepId)}#${String(attempt)}`);
-      return reply;
-    },
-    heartbeat: (original) => (stepId, attempt, ...rest) => (silent.get(`${name}/${String(stepId)}#${String(attempt)}`) ? Promise.resolve({ ok: true }) : original(stepId, attempt, ...rest)),
-    report: (original) => async (...args) => {
-      const reply = (await original(...args)) as { followUps?: { task: { stepId: string; attempt: number } }[] };
-      if (!reply || !Array.isArray(reply.followUps)) return reply;
-      const living = reply.followUps.filter(() => !faultFires(env, "agentDiesAfterClaim", tenant));
-      for (const { task } of living) decideHeartbeats(env, tenant, `${name}/${task.stepId}#${task.attempt}`);
-      return { ...reply, followUps: living };
-    },
-  });
-}
+const OBJECT_FAULTS_FOR_AGENT: Replacements<ObjectContext> = {
+  claim: (original, { env, tenant, name }) => async (stepId, attempt) => {
+    const reply = (await original(stepId, attempt)) as { ok: boolean };
+    if (!reply.ok) return reply;
+    if (faultFires(env, "agentDiesAfterClaim", tenant)) return { ok: false, code: "injected_agent_death", message: "injected fault: agentDiesAfterClaim" };
+    decideHeartbeats(env, tenant, `${name}/${String(stepId)}#${String(attempt)}`);
+    return reply;
+  },
+  heartbeat: (original, { name }) => (stepId, attempt, ...rest) => (silent.get(`${name}/${String(stepId)}#${String(attempt)}`) ? Promise.resolve({ ok: true }) : original(stepId, attempt, ...rest)),
+  report: (original, { env, tenant, name }) => async (...args) => {
+    const reply = (await original(...args)) as { followUps?: { task: { stepId: string; attempt: number } }[] };
+    if (!reply || !Array.isArray(reply.followUps)) return reply;
+    const living = reply.followUps.filter(() => !faultFires(env, "agentDiesAfterClaim", tenant));
+    for (const { task } of living) decideHeartbeats(env, tenant, `${name}/${task.stepId}#${task.attempt}`);
+    return { ...reply, followUps: living };
+  },
+};
 
 /** An agent host as a start's hand-off reaches it. `agentDiesAfterClaim`: the attempt claimed for it never runs. */
 function faultyHostForObject(env: Env, stub: object): object {
-  return overriding(stub, {
-    run: (original) => (message, ...rest) => {
-      const { tenant, workflowId, stepId, attempt } = message as { tenant: string; workflowId: string; stepId: string; attempt: number };
-      if (faultFires(env, "agentDiesAfterClaim", tenant)) return Promise.resolve();
-      decideHeartbeats(env, tenant, `${tenant}:${workflowId}/${stepId}#${attempt}`);
-      return original(message, ...rest);
-    },
-  });
+  return overriding(stub, HOST_FAULTS_FOR_OBJECT, { env });
 }
+
+const HOST_FAULTS_FOR_OBJECT: Replacements<{ env: Env }> = {
+  run: (original, { env }) => (message, ...rest) => {
+    const { tenant, workflowId, stepId, attempt } = message as { tenant: string; workflowId: string; stepId: string; attempt: number };
+    if (faultFires(env, "agentDiesAfterClaim", tenant)) return Promise.resolve();
+    decideHeartbeats(env, tenant, `${tenant}:${workflowId}/${stepId}#${attempt}`);
+    return original(message, ...rest);
+  },
+};
 
 /** A Durable Object namespace whose stubs are wrapped. */
 function faultyNamespace(wrapStub: Wrapper): Wrapper {
-  return (env, namespace) => overriding(namespace, { getByName: (original) => (name, ...rest) => wrapStub(env, original(name, ...rest) as object, String(name)) });
+  return (env, namespace) => overriding(namespace, { getByName: (original) => (name, ...rest) => wrapStub(env, original(name, ...rest) as object, String(name)) }, {});
 }
 
 /** Attempts whose heartbeats are dropped, decided once as their agent starts them (by `<object name>/<step>#<n>`). */
@@ -134,18 +151,35 @@ function decideHeartbeats(env: Env, tenant: string, attempt: string): void {
 }
 
 /**
+ * The replaced methods of a wrapped binding, given the original (bound to the binding) and what the wrapper knows.
+ * Declared once, not per wrapped stub: every call through a workflow object or agent host gets a stub of its own.
+ */
+type Replacements<C> = Record<string, (original: Method, context: C) => Method>;
+
+/**
  * `target` with some methods replaced; every other property read from it as it is. Methods are called on the
  * target itself (Reflect.apply): native bindings refuse another `this`, and an RPC stub would take `bind` for a
- * remote method.
+ * remote method. A method read again is the same wrapper while the target's own is unchanged (a spy set later is
+ * taken), so a long-lived binding (a namespace, a queue) costs no new functions per call.
  */
-function overriding(target: object, methods: Record<string, (original: Method) => Method>): object {
+function overriding<C>(target: object, methods: Replacements<C>, context: C): object {
+  const calls = new Map<PropertyKey, { value: Method; call: Method }>();
   return new Proxy(target, {
     get(object, key) {
       const value: unknown = Reflect.get(object, key);
       if (typeof value !== "function") return value;
-      const call: Method = (...args) => Reflect.apply(value as Method, object, args);
+      const known = calls.get(key);
+      if (known?.value === value) return known.call;
       const replace = typeof key === "string" ? methods[key] : undefined;
-      return replace ? replace(call) : call;
+      const bound = callOn(object, value as Method);
+      const call = replace ? replace(bound, context) : bound;
+      calls.set(key, { value: value as Method, call });
+      return call;
     },
   });
+}
+
+/** `method` called on `target`; a function with no name of its own, so creating it costs no naming. */
+function callOn(target: object, method: Method): Method {
+  return (...args) => Reflect.apply(method, target, args);
 }
