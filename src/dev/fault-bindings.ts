@@ -6,25 +6,39 @@
 import { devHooksEnabled, faultFires, InjectedFault } from "./faults";
 
 type Method = (...args: unknown[]) => unknown;
-type Wrapper = (env: Env, target: object, name?: string) => object;
+/** The object whose bindings these are, when it is an object: a fault may crash it (`abortAfterChildStart`). */
+type Owner = Pick<DurableObjectState, "abort">;
+type Wrapper = (env: Env, target: object, owner: Owner | undefined, name?: string) => object;
 
-/** One wrapper per binding and env, so a test that spies on a binding spies on the one the code calls. */
+/** One wrapper per binding and env (and owner), so a test that spies on a binding spies on the one the code calls. */
 const wrapped = new WeakMap<object, Map<PropertyKey, object>>();
 
 /** The bindings as the fault settings break them; `env` itself when faults are off. */
-export function withInjectedFaults(env: Env): Env {
+export function withInjectedFaults(env: Env, owner?: Owner): Env {
   if (!devHooksEnabled(env)) return env;
   return new Proxy(env, {
     get(target, key) {
       const value: unknown = Reflect.get(target, key);
       const wrap = typeof key === "string" && value !== null && typeof value === "object" ? wrapperOf(key) : undefined;
       if (!wrap) return value;
-      const cache = wrapped.get(target) ?? new Map<PropertyKey, object>();
-      wrapped.set(target, cache);
-      if (!cache.has(key)) cache.set(key, wrap(env, value as object));
+      const cache = wrapped.get(owner ?? target) ?? new Map<PropertyKey, object>();
+      wrapped.set(owner ?? target, cache);
+      if (!cache.has(key)) cache.set(key, wrap(env, value as object, owner));
       return cache.get(key);
     },
   });
+}
+
+/**
+ * The alarm's tick with the `alarmThrows` fault: it throws before it does anything, as a tick that crashed would,
+ * inside the alarm's own guard (which sets the alarm again).
+ */
+export function withTickFaults<A extends [{ state(): { tenant: string } | undefined }, Env, ...unknown[]], R>(tick: (...args: A) => Promise<R>) {
+  return async (...args: A): Promise<R> => {
+    const [transitions, env] = args;
+    if (devHooksEnabled(env) && faultFires(env, "alarmThrows", transitions.state()?.tenant)) throw new InjectedFault("alarmThrows");
+    return tick(...args);
+  };
 }
 
 /**
@@ -90,15 +104,19 @@ const INDEX_RUN_FAULTS: Replacements<{ env: Env; tenant: string | undefined }> =
   run: (run, { env, tenant }) => () => (faultFires(env, "indexWriteFails", tenant) ? Promise.reject(new InjectedFault("indexWriteFails")) : run()),
 };
 
-/** A workflow object as an agent reaches it: the object's name is `<tenant>:<workflowId>`, the tenant decides (FAULT_FREE_TENANTS). */
+/**
+ * A workflow object as an agent (or a parent starting its child) reaches it: the object's name is
+ * `<tenant>:<workflowId>`, the tenant decides (FAULT_FREE_TENANTS).
+ */
 interface ObjectContext {
   env: Env;
   tenant: string;
   name: string;
+  owner: Owner | undefined;
 }
 
-function faultyObjectForAgent(env: Env, stub: object, name = ""): object {
-  return overriding(stub, OBJECT_FAULTS_FOR_AGENT, { env, tenant: name.slice(0, name.indexOf(":")), name });
+function faultyObjectForAgent(env: Env, stub: object, owner: Owner | undefined, name = ""): object {
+  return overriding(stub, OBJECT_FAULTS_FOR_AGENT, { env, tenant: name.slice(0, name.indexOf(":")), name, owner });
 }
 
 /**
@@ -107,6 +125,13 @@ function faultyObjectForAgent(env: Env, stub: object, name = ""): object {
  * dispatch die the same way. `dropHeartbeats`: an attempt's heartbeats never arrive (decided once per attempt).
  */
 const OBJECT_FAULTS_FOR_AGENT: Replacements<ObjectContext> = {
+  /** `abortAfterChildStart`: the parent that started this child dies before it records the start. */
+  start: (original, { env, tenant, owner }) => async (request) => {
+    const outcome = await original(request);
+    const isChild = (request as { parent?: unknown } | null)?.parent !== undefined;
+    if (owner && isChild && faultFires(env, "abortAfterChildStart", tenant)) owner.abort("injected fault: abortAfterChildStart");
+    return outcome;
+  },
   claim: (original, { env, tenant, name }) => async (stepId, attempt) => {
     const reply = (await original(stepId, attempt)) as { ok: boolean };
     if (!reply.ok) return reply;
@@ -140,7 +165,7 @@ const HOST_FAULTS_FOR_OBJECT: Replacements<{ env: Env }> = {
 
 /** A Durable Object namespace whose stubs are wrapped. */
 function faultyNamespace(wrapStub: Wrapper): Wrapper {
-  return (env, namespace) => overriding(namespace, { getByName: (original) => (name, ...rest) => wrapStub(env, original(name, ...rest) as object, String(name)) }, {});
+  return (env, namespace, owner) => overriding(namespace, { getByName: (original) => (name, ...rest) => wrapStub(env, original(name, ...rest) as object, owner, String(name)) }, {});
 }
 
 /** Attempts whose heartbeats are dropped, decided once as their agent starts them (by `<object name>/<step>#<n>`). */

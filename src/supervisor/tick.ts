@@ -1,5 +1,5 @@
 import { startHandOff } from "../config";
-import { faultFires, InjectedFault } from "../dev/faults";
+import { withTickFaults } from "../dev/fault-bindings";
 import { queueChecksDue } from "../domain/machine";
 import { transition } from "../domain/machine";
 import type { WorkflowState } from "../domain/machine/state";
@@ -25,17 +25,19 @@ export async function supervise(transitions: Transitions, env: Env, options: Com
   return result.state.status;
 }
 
+/** The tick as the alarm runs it: with DEV_HOOKS, the `alarmThrows` fault can crash it. */
+const alarmTick = withTickFaults(supervise);
+
 /** The object's alarm: a guard against a crashed tick, then the tick; a failed tick sets the alarm again. */
 export async function runAlarm(transitions: Transitions, env: Env, info?: AlarmInvocationInfo): Promise<void> {
   // The alarm that woke us is spent: the next commit must set one again.
   transitions.alarm.forget();
   try {
-    if (faultFires(env, "alarmThrows", transitions.state()?.tenant)) throw new InjectedFault("alarmThrows");
     // Only a workflow has a tick to guard: an object without one is left with no alarm.
     if (transitions.state()) await transitions.alarm.guard();
     // A quiet tenant's retries skip the queue too, so they do not wait behind another tenant's backlog; a busy
     // one's go through it, where they count towards back-pressure (see HandOff).
-    await supervise(transitions, env, startHandOff(env) ? { handOff: "fair-share" } : {});
+    await alarmTick(transitions, env, startHandOff(env) ? { handOff: "fair-share" } : {});
   } catch (error) {
     await transitions.alarm.rearmAfterFailure(error, info);
   }

@@ -23,7 +23,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
   private readonly store; // also what tests reach through `runInDurableObject`
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, withInjectedFaults(env));
+    super(ctx, withInjectedFaults(env, ctx));
     this.transitions = new Transitions(ctx, this.env);
     this.store = this.transitions.store;
   }

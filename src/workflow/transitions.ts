@@ -24,7 +24,7 @@ export class Transitions {
     this.store = new WorkflowStore(ctx.storage);
     this.alarm = new SupervisorAlarm(ctx.storage);
     // A child's start is recorded on this object as an event; a crash injected there resets it (dev only).
-    this.outbox = new Outbox(this.store, env, { record: (event) => this.apply(event), abort: (reason) => ctx.abort(reason) });
+    this.outbox = new Outbox(this.store, env, { record: (event) => this.apply(event) });
   }
 
   /** The workflow's state as stored; undefined when this object holds none. */

@@ -1,5 +1,4 @@
 import { startRequestFor, type StartOutcome } from "../../admission/start-request";
-import { faultFires } from "../../dev/faults";
 import { StartWorkflowSchema } from "../../domain/language/definition";
 import type { ChildStart, ChildWorkflowEvent } from "../../domain/machine";
 import type { OutboxRow, OutboxRows } from "../outbox-rows";
@@ -15,10 +14,9 @@ interface ChildStartRow {
   depth: number;
 }
 
-/** What the delivery needs of the parent's own object: to record what came of the start, and (dev) to crash. */
+/** What the delivery needs of the parent's own object: to record what came of the start. */
 export interface ParentObject {
   record(event: ChildWorkflowEvent): Promise<unknown>;
-  abort(reason: string): void;
 }
 
 /**
@@ -49,7 +47,6 @@ export class ChildStartDelivery extends EachRowDelivery {
     }
     if (!outcome.ok && outcome.code === "overloaded") return this.later(row, { ...log, error: outcome.message }, Date.now() + outcome.retryAfterSeconds * 1_000);
     // A crash here leaves the child started and the row in place: the next delivery finds the child, and records it.
-    if (faultFires(this.env, "abortAfterChildStart", workflow.tenant)) this.parent.abort("injected fault: abortAfterChildStart");
     const childId = start.id;
     await this.parent.record(
       outcome.ok
