@@ -200,3 +200,18 @@ describe("a child's end, as its commit tells the parent", () => {
     expect(commitPlan(end.state, run.send(cancelRequested()), run.now).effects.filter((effect) => effect.type === "NotifyParent")).toEqual([]);
   });
 });
+
+describe("a child's end after its parent closed it", () => {
+  it("says in the step's view how the child ended, and changes nothing else", () => {
+    const run = parent();
+    run.send(started("p:ship"));
+    run.send(cancelRequested());
+    expect(run.state.status).toBe("cancelled");
+    const notice = run.send(ended("p:ship", "cancelled"));
+    expect(notice.reply).toEqual({ ok: true, applied: true });
+    expect(describeHistory(notice.history)).toEqual(["child_workflow_ended ship#1"]);
+    expect(run.state.status).toBe("cancelled");
+    expect(run.step("ship")).toMatchObject({ status: "cancelled", child: { id: "p:ship", status: "cancelled" } });
+    expect(run.send(ended("p:ship", "cancelled")).reply).toEqual({ ok: true, applied: false });
+  });
+});

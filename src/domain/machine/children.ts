@@ -27,7 +27,7 @@ export type ChildReply = { ok: true; applied: boolean };
 
 export function applyChildEvent(ctx: TransitionContext, event: ChildWorkflowEvent): ChildReply {
   const step = waitingOn(ctx, event.stepId, event.childId);
-  if (!step) return { ok: true, applied: false };
+  if (!step) return event.type === "ChildWorkflowEnded" ? noteClosedChildEnd(ctx, event) : { ok: true, applied: false };
   switch (event.type) {
     case "ChildWorkflowStarted":
       if (step.child.status !== "starting") return { ok: true, applied: false };
@@ -42,6 +42,18 @@ export function applyChildEvent(ctx: TransitionContext, event: ChildWorkflowEven
       break;
   }
   afterStepChange(ctx);
+  return { ok: true, applied: true };
+}
+
+/**
+ * The end of a child its parent no longer waited on (the parent closed it, or ended): the step's view says how the
+ * child ended, and nothing else moves.
+ */
+function noteClosedChildEnd(ctx: TransitionContext, notice: ChildEndNotice): ChildReply {
+  const step = ctx.step(notice.stepId);
+  if (step?.kind !== "workflow" || step.status !== "cancelled" || step.child?.id !== notice.childId || !childIsOpen(step.child)) return { ok: true, applied: false };
+  step.child.status = notice.status;
+  ctx.record({ type: "child_workflow_ended", stepId: step.id, attempt: step.attempt, data: { childId: notice.childId, status: notice.status } });
   return { ok: true, applied: true };
 }
 
