@@ -16,12 +16,14 @@ export interface FollowOptions {
   onView?: ViewHandler;
   /** Sees every answer, whatever it is (its size, a failed reading). */
   onAnswer?: (answer: TypedAnswer<WorkflowView>) => void;
+  /** Stops following before the deadline once this says so (a workflow that stopped moving after the rest ended). */
+  giveUp?: () => boolean;
 }
 
 /** Reads the workflow until it is terminal or `deadline` passes, keeping the account on `result`. */
-export async function followToEnd(client: ShepherdClient, result: WorkflowResult, deadline: number, { minMs, maxMs, onView, onAnswer }: FollowOptions): Promise<void> {
+export async function followToEnd(client: ShepherdClient, result: WorkflowResult, deadline: number, { minMs, maxMs, onView, onAnswer, giveUp }: FollowOptions): Promise<void> {
   let wait = minMs;
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && !giveUp?.()) {
     await sleep(Math.min(wait, Math.max(0, deadline - Date.now())));
     const answer = await client.getWorkflow(result.id);
     const view = answer.value;

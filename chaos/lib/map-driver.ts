@@ -13,6 +13,11 @@ import { startUntilAccepted } from "./starts.ts";
 
 const POLL_MIN_MS = 250;
 const POLL_MAX_MS = 1_000;
+/**
+ * Once the rest of the soak has ended, a map whose items' counts have not moved for this long is left to the checks:
+ * a map that stopped for good (an engine bug) must not hold the whole soak until its deadline.
+ */
+const STALLED_MAP_MS = 20_000;
 /** Pages of 1 000 items: 10 pages read a map of the contract's largest, 10 000 items. */
 const MAX_ITEM_PAGES = 12;
 
@@ -44,9 +49,18 @@ export interface MapDrive {
   deadline: number;
 }
 
-/** Starts every map workflow now and follows each to its end or `deadline`; `openSample(n)` names a few in flight for the alarm sampler. */
-export function driveMaps({ client, workflows, deadline }: MapDrive): { done: Promise<MapRun>; openSample: (n: number) => string[] } {
+/** What the soak does with the map phase: its end, a few maps in flight for the alarm sampler, and the word that the rest has ended. */
+export interface MapPhase {
+  done: Promise<MapRun>;
+  openSample: (n: number) => string[];
+  /** The rest of the soak has ended: a map that stopped moving is no longer waited for. */
+  windDown: () => void;
+}
+
+/** Starts every map workflow now and follows each to its end, to `deadline`, or once wound down until it stops moving. */
+export function driveMaps({ client, workflows, deadline }: MapDrive): MapPhase {
   const open = new Set<string>();
+  let windingDown = false;
   const runs = workflows.map(async (wf) => {
     const result = newResult(wf.id, wf.kind);
     const record: MapRecord = { id: wf.id, readings: [], items: null, itemsError: null };
@@ -59,6 +73,7 @@ export function driveMaps({ client, workflows, deadline }: MapDrive): { done: Pr
       onAnswer: (answer) => {
         if (answer.value) record.readings.push({ at: Date.now(), status: answer.value.status, bytes: answer.bytes, items: mapStepOf(answer.value.steps)?.items ?? null });
       },
+      giveUp: () => windingDown && stalledFor(record.readings, Date.now()) > STALLED_MAP_MS,
     });
     open.delete(wf.id);
     Object.assign(record, await readAllItems(client, wf.id));
@@ -66,7 +81,17 @@ export function driveMaps({ client, workflows, deadline }: MapDrive): { done: Pr
   });
   const done = Promise.all(runs).then((ran) => ({ results: ran.map((r) => r.result), records: ran.map((r) => r.record) }));
   const sample = rotation();
-  return { done, openSample: (n) => sample([...open], n) };
+  return { done, openSample: (n) => sample([...open], n), windDown: () => (windingDown = true) };
+}
+
+/** How long the map's status and items' counts have read the same, as of `now` (0 before two readings). */
+export function stalledFor(readings: readonly MapReading[], now: number): number {
+  const last = readings.at(-1);
+  if (!last) return 0;
+  const same = (r: MapReading): boolean => r.status === last.status && JSON.stringify(r.items) === JSON.stringify(last.items);
+  const firstDiffering = readings.findLastIndex((r) => !same(r));
+  const since = readings[firstDiffering + 1]?.at ?? last.at;
+  return firstDiffering === -1 && readings.length < 2 ? 0 : now - since;
 }
 
 /** The map step of a view's steps. */

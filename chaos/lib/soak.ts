@@ -120,6 +120,8 @@ export async function runSoak(setup: SoakSetup): Promise<SoakRun> {
     onEnded: (id) => inFlight.delete(id),
     onProgress: ({ started, done, total }) => log(`${started}/${total} started, ${done} terminal`),
   });
+  // A map that stopped moving is not waited for past this point (map-driver.ts).
+  beside.maps.windDown();
   // The schedule's end: last reading, delete, its workflows followed until they end and one more grid time
   // has passed (at least 12 s, at most 25 s, and never into the second half of the checks' reserve).
   const scheduleUntil = Math.max(Date.now() + 12_000, Math.min(Date.now() + 25_000, bound - checksReserveMs / 2));

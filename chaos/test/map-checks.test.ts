@@ -5,6 +5,7 @@ import type { MapItemView, WorkflowView } from "../lib/api-shapes.ts";
 import { checkMapAnswerSize, checkMapEffects, checkMapOrder, checkMapsCompleted, MAX_ANSWER_BYTES } from "../lib/checks/map.ts";
 import type { Final } from "../lib/finals.ts";
 import { buildMapWorkflows, itemKey } from "../lib/map.ts";
+import { stalledFor } from "../lib/map-driver.ts";
 import type { MapRecord } from "../lib/map-driver.ts";
 import type { KeyRecord, RemoteStats } from "../lib/remote-ledger.ts";
 
@@ -71,5 +72,19 @@ describe("the map checks", () => {
   it("fail an answer of 128 KiB or more at any reading, and a map never read", () => {
     assert.equal(checkMapAnswerSize([wf], [record(items(), [2_000, MAX_ANSWER_BYTES, 3_000])]).status, "fail");
     assert.equal(checkMapAnswerSize([wf], [record(items(), [])]).status, "fail");
+  });
+});
+
+describe("stalledFor", () => {
+  const reading = (at: number, succeeded: number | null) => ({ at, status: "running", bytes: 0, items: succeeded === null ? null : { total: 4, pending: 0, running: 0, succeeded, failed: 0, skipped: 0 } });
+
+  it("counts from the first of the readings that say the same as the last", () => {
+    assert.equal(stalledFor([reading(0, 1), reading(1_000, 2), reading(2_000, 2), reading(3_000, 2)], 25_000), 24_000);
+  });
+
+  it("is 0 while the map moves or before it was read twice, and counts a map without counts too", () => {
+    assert.equal(stalledFor([reading(0, 1), reading(1_000, 2)], 1_000), 0);
+    assert.equal(stalledFor([reading(0, 1)], 30_000), 0);
+    assert.equal(stalledFor([reading(0, null), reading(5_000, null)], 30_000), 30_000);
   });
 });
