@@ -1,10 +1,11 @@
 // Reproduction of a bug the soak's map phase found: a map step's progress (`items` in its state: total, next,
-// running, succeeded, …) does not survive the workflow's object reloading its state from storage. The store reads a
+// running, succeeded, …) did not survive the workflow's object reloading its state from storage. The store read a
 // step's row with `StoredStepSchema` (src/domain/machine/state.ts), the common step fields and `kind` only, which
-// strips every field of a kind's own; the map is the only kind with one. After an eviction, a runtime restart or a
-// reset (FAULTS abortAfterPersist), the map step has no `items`: `settleMaps` skips it, so items that end stay in
-// the state as succeeded steps, their rows stay `running`, no further item starts, and the workflow stays `running`
-// for good with nothing overdue (the alarm check passes); the view's step has no `items` counts either.
+// stripped every field of a kind's own; the map is the only kind with one. After an eviction, a runtime restart or a
+// reset (FAULTS abortAfterPersist), the map step had no `items`: `settleMaps` skipped it, so items that ended stayed
+// in the state as succeeded steps, their rows stayed `running`, no further item started, and the workflow stayed
+// `running` for good with nothing overdue (the alarm check passed); the view's step had no `items` counts either. Fixed in
+// f911f4e (step rows keep their kind's own fields); kept as a quick end-to-end regression check under wrangler dev.
 //
 //   node_modules/.bin/node chaos/repro/map-progress-lost.ts   (node ≥ 22; ports 8815, 8816, 8817)
 //
