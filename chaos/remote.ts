@@ -3,6 +3,7 @@
 //   POST /act/{step}         the step's action        POST /compensate/{step}  its compensation
 //   POST /stall/{step}       202, then a job on the task token: the first attempt stuck, later ones complete
 //   POST /lost/{step}        applies the effect; the first request's answer is lost (body.lose: reset or hang)
+//   POST /item/{mapStep}     a map's item: 503 or a hang once for the keys case 27 picks; the effect echoes index and item
 //   GET  /effects/{key}      the effect of that key (200 with its body) or 404: a step's `verify`
 //   GET  /stats              counters, per Idempotency-Key and per logical operation (JSON)
 //   GET  /healthz            {ok: true}
@@ -85,7 +86,7 @@ export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, 
 }
 
 function route(ctx: RemoteContext, call: RemoteCall, stats: () => RemoteStats): Reply | undefined | Promise<Reply | undefined> {
-  const [, name, step] = /^\/(act|compensate|stall|lost)\/([A-Za-z0-9_.:-]+)$/.exec(call.path) ?? [];
+  const [, name, step] = /^\/(act|compensate|stall|lost|item)\/([A-Za-z0-9_.:-]+)$/.exec(call.path) ?? [];
   if (call.method === "POST" && isRoute(name) && step) return operation(ctx, call, name, step);
   const effect = /^\/effects\/([A-Za-z0-9_.:%-]+)$/.exec(call.path);
   if (call.method === "GET" && effect) return verifyEffect(ctx, call, decodeURIComponent(effect[1] ?? ""));

@@ -29,6 +29,31 @@ export interface StepView {
   output?: unknown;
   error?: StepError;
   sleepingUntil?: number;
+  /** A map step's items by status (contract v1.2, "Map"). */
+  items?: ItemCounts;
+}
+
+export interface ItemCounts {
+  total: number;
+  pending: number;
+  running: number;
+  succeeded: number;
+  failed: number;
+  skipped: number;
+}
+
+/** One item of `GET /v1/workflows/{id}/steps/{stepId}/items`. */
+export interface MapItemView {
+  index: number;
+  status: string;
+  attempt: number;
+  output?: unknown;
+  error?: unknown;
+}
+
+export interface MapItemsPage {
+  items: MapItemView[];
+  nextCursor?: string;
 }
 
 export interface PendingEvent {
@@ -48,6 +73,7 @@ export interface WorkflowView {
   updatedAt: number;
   endedAt?: number;
   error?: StepError;
+  output?: unknown;
 }
 
 /** The `data` of the history events the soak reads; every field belongs to some event types only. */
@@ -150,6 +176,8 @@ export const isWorkflowView = (body: unknown): body is WorkflowView =>
   isRecord(body) && typeof body.id === "string" && typeof body.status === "string" && Array.isArray(body.steps);
 
 export const isHistoryEvent = (value: unknown): value is HistoryEvent => typeof field(value, "type") === "string" && typeof field(value, "at") === "number";
+
+export const isMapItemsPage = (body: unknown): body is MapItemsPage => Array.isArray(field(body, "items"));
 
 export const isIndexPage = (body: unknown): body is IndexPage => Array.isArray(field(body, "workflows"));
 

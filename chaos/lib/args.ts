@@ -4,8 +4,9 @@
 import { flagSpec, integer, readFlags } from "../../scripts/lib/cli.ts";
 import { checkPortBase } from "../../scripts/lib/ports.ts";
 import { FAULT_NAMES } from "../../src/dev/fault-names.ts";
-import { checkFaultTable, DEFAULT_REMOTE_FAULTS, isRemoteFaultKind, TRANSIENT_KINDS } from "./faults.ts";
+import { checkFaultTable, DEFAULT_REMOTE_FAULTS, isRemoteFaultKind, ITEM_FAULT_KINDS, TRANSIENT_KINDS } from "./faults.ts";
 import type { RemoteFaults } from "./faults.ts";
+import { DEFAULT_MAP_SIZES, MAX_MAP_ITEMS } from "./map.ts";
 
 export const SERVER_FAULT_KEYS: readonly string[] = [...FAULT_NAMES];
 
@@ -17,6 +18,8 @@ export interface ChaosOptions {
   concurrency: number;
   burst: number;
   burstClients: number;
+  /** The map phase's maps, by item count (none: no map phase). */
+  mapItems: number[];
   seed: string;
   maxSeconds: number;
   restart: boolean;
@@ -60,21 +63,25 @@ const PORT_COUNT = 5;
  * through them (measured on 2 loaded cores, with margin) and for the harness to read them at the end.
  */
 const BURST_SECONDS_PER_WORKFLOW: Record<Preset, number> = { soak: 0.12, quick: 0.2 };
+/** The same per map item: items run 50 at a time beside everything else, and their histories are read at the end. */
+const MAP_SECONDS_PER_ITEM: Record<Preset, number> = { soak: 0.01, quick: 0.02 };
 export const DEFAULT_BURST: Record<Preset, number> = { soak: 2000, quick: 300 };
 
 export const USAGE = `npm run chaos -- [flags]
 
-  --quick               CI preset: 30 workflows, 5 concurrent, a burst of ${DEFAULT_BURST.quick}, bound 90 s + ${BURST_SECONDS_PER_WORKFLOW.quick} s per burst workflow
+  --quick               CI preset: 30 workflows, 5 concurrent, a burst of ${DEFAULT_BURST.quick}, maps of ${DEFAULT_MAP_SIZES.quick.join(", ")} items,
+                        bound 90 s + ${BURST_SECONDS_PER_WORKFLOW.quick} s per burst workflow + ${MAP_SECONDS_PER_ITEM.quick} s per map item
   --workflows N         workflows to run (default 200)
   --concurrency C       workflows in flight at once (default 10)
   --burst N             extra 3-step workflows (no scheduleToStartMs) started at once while the soak runs (default ${DEFAULT_BURST.soak}; 0 = none)
   --burst-clients C     concurrent clients starting the burst (default 32)
+  --map-items N,N,…     the map phase: one map workflow per count, its items (default ${DEFAULT_MAP_SIZES.soak.join(",")}; --quick ${DEFAULT_MAP_SIZES.quick.join(",")}; 0 = none)
   --seed S              seed of the workload and the remote's faults (default 1)
   --max-seconds T       bound on the whole run, start-up and checks included
-                        (default 180 s + ${BURST_SECONDS_PER_WORKFLOW.soak} s per burst workflow)
+                        (default 180 s + ${BURST_SECONDS_PER_WORKFLOW.soak} s per burst workflow + ${MAP_SECONDS_PER_ITEM.soak} s per map item)
   --no-restart          skip the mid-run restart of Shepherd
   --fault NAME=P        set one fault probability (repeatable). Remote: ${Object.keys(DEFAULT_REMOTE_FAULTS).join(", ")}
-                        (decline is per action key, the others per attempt). Server: ${SERVER_FAULT_KEYS.join(", ")}
+                        (decline is per action key, itemHttp503 and itemHang once per map item's key, the others per attempt). Server: ${SERVER_FAULT_KEYS.join(", ")}
   --no-remote-faults    the remote answers every request at once
   --no-server-faults    FAULTS={} (the Worker injects nothing)
   --allow-skips         exit 0 even when a check was skipped because its API is missing
@@ -83,7 +90,7 @@ export const USAGE = `npm run chaos -- [flags]
   --help`;
 
 const FLAGS = flagSpec({
-  values: ["workflows", "concurrency", "burst", "burst-clients", "seed", "max-seconds", "port-base"],
+  values: ["workflows", "concurrency", "burst", "burst-clients", "map-items", "seed", "max-seconds", "port-base"],
   switches: ["quick", "no-restart", "no-remote-faults", "no-server-faults", "allow-skips", "keep"],
   repeatable: ["fault"],
 });
@@ -110,13 +117,15 @@ export function parseArgs(argv: string[]): ChaosOptions {
     return typeof text === "string" ? integer(text, `--${flag}`, min) : preset === "quick" ? quick : soak;
   };
   const burst = pick("burst", 0, DEFAULT_BURST.soak, DEFAULT_BURST.quick);
+  const mapItems = typeof flags["map-items"] === "string" ? mapSizes(flags["map-items"]) : [...DEFAULT_MAP_SIZES[preset]];
   const options: ChaosOptions = {
     workflows: pick("workflows", 1, 200, 30),
     concurrency: pick("concurrency", 1, 10, 5),
     burst,
     burstClients: pick("burst-clients", 1, 32),
+    mapItems,
     seed: typeof flags.seed === "string" ? flags.seed : "1",
-    maxSeconds: pick("max-seconds", 30, 180, 90) + (flags["max-seconds"] === undefined ? Math.ceil(burst * BURST_SECONDS_PER_WORKFLOW[preset]) : 0),
+    maxSeconds: pick("max-seconds", 30, 180, 90) + (flags["max-seconds"] === undefined ? defaultAllowance(preset, burst, mapItems) : 0),
     restart: !flags["no-restart"],
     allowSkips: Boolean(flags["allow-skips"]),
     keep: Boolean(flags.keep),
@@ -132,7 +141,23 @@ export function parseArgs(argv: string[]): ChaosOptions {
   checkFaultTable(options.serverFaults, SERVER_FAULT_KEYS);
   const transient = TRANSIENT_KINDS.reduce((sum, k) => sum + options.remoteFaults[k], 0);
   if (transient > 1) throw new Error(`the per-attempt remote fault probabilities add up to ${transient} (> 1)`);
+  const perItem = ITEM_FAULT_KINDS.reduce((sum, k) => sum + options.remoteFaults[k], 0);
+  if (perItem > 1) throw new Error(`the per-item remote fault probabilities add up to ${perItem} (> 1)`);
   return options;
+}
+
+/** The bound's time beyond the preset's for the burst's workflows and the maps' items. */
+function defaultAllowance(preset: Preset, burst: number, mapItems: readonly number[]): number {
+  const items = mapItems.reduce((sum, n) => sum + n, 0);
+  return Math.ceil(burst * BURST_SECONDS_PER_WORKFLOW[preset] + items * MAP_SECONDS_PER_ITEM[preset]);
+}
+
+/** `--map-items 150,250`: a map per count, each 1–${MAX_MAP_ITEMS} items; `0` runs none. */
+function mapSizes(text: string): number[] {
+  const sizes = text.split(",").map((part) => integer(part.trim(), "--map-items", 0)).filter((n) => n > 0);
+  const tooMany = sizes.find((n) => n > MAX_MAP_ITEMS);
+  if (tooMany !== undefined) throw new Error(`--map-items: ${tooMany} is more than a map may hold (${MAX_MAP_ITEMS})`);
+  return sizes;
 }
 
 /** In command-line order: `--no-remote-faults --fault hang=0.2` leaves only hang on. */

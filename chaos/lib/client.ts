@@ -1,11 +1,11 @@
 // A small HTTP client for Shepherd's API. It never throws for what the server does (a refused connection
 // during the restart is an answer too: status 0), every request has a timeout, and it only talks to
 // 127.0.0.1, so the soak cannot send traffic anywhere else.
-/* global URL */
+/* global URL, Buffer */
 import { requestJson } from "../../scripts/lib/http-json.ts";
 import { API_TOKEN } from "./shepherd.ts";
-import { field, isDevDispatch, isDevWorkflow, isHistoryEvent, isIndexPage, isScheduleView, isTargetList, isWorkflowView } from "./api-shapes.ts";
-import type { DevDispatch, DevWorkflow, HistoryEvent, IndexPage, ScheduleView, TargetList } from "./api-shapes.ts";
+import { field, isDevDispatch, isDevWorkflow, isHistoryEvent, isIndexPage, isMapItemsPage, isScheduleView, isTargetList, isWorkflowView } from "./api-shapes.ts";
+import type { DevDispatch, DevWorkflow, HistoryEvent, IndexPage, MapItemsPage, ScheduleView, TargetList } from "./api-shapes.ts";
 import { TERMINAL_WORKFLOW_STATUSES } from "../../src/domain/contract.ts";
 
 const REQUEST_TIMEOUT_MS = 5_000;
@@ -18,6 +18,8 @@ export interface Answer {
   error: string | null;
   /** The raw Retry-After header (or null): back-pressure is part of the answer. */
   retryAfter: string | null;
+  /** The body's size in bytes (0 for none): the contract bounds some answers (a map's workflow: < 128 KiB). */
+  bytes: number;
 }
 
 /** An answer of a route whose body the soak reads: `value` is the body when it is a 2xx of the route's shape. */
@@ -69,6 +71,9 @@ export function createClient(baseUrl: string, { token = API_TOKEN }: { token?: s
     createSchedule: (spec: unknown): Promise<TypedAnswer<ScheduleView>> => request("POST", "/v1/schedules", { body: spec }).then((answer) => typed(answer, isScheduleView)),
     getSchedule: (scheduleId: string) => read(`/v1/schedules/${id(scheduleId)}`, isScheduleView),
     deleteSchedule: (scheduleId: string) => request("DELETE", `/v1/schedules/${id(scheduleId)}`),
+    /** A page of a map step's items, in item order from `cursor` (contract v1.2, "Map"). */
+    getMapItems: (workflowId: string, stepId: string, cursor?: string): Promise<TypedAnswer<MapItemsPage>> =>
+      read(`/v1/workflows/${id(workflowId)}/steps/${id(stepId)}/items?limit=1000${cursor ? `&cursor=${id(cursor)}` : ""}`, isMapItemsPage),
     /** The tenant's circuit breakers by target host (contract v1.1, "Supervision beyond deadlines"). */
     listTargets: (): Promise<TypedAnswer<TargetList>> => read("/v1/targets?limit=100", isTargetList),
     getDevWorkflow: (workflowId: string): Promise<TypedAnswer<DevWorkflow>> => read(`/dev/workflows/${id(workflowId)}`, isDevWorkflow),
@@ -87,9 +92,9 @@ async function requestApi(base: URL, token: string, method: string, path: string
     const init = { method, body, headers, timeoutMs };
     const res: JsonResponse = await requestJson(new URL(path, base), init);
     const parsed = res.body !== undefined ? res.body : res.text ? { text: res.text } : null;
-    return { status: res.status, body: parsed, error: null, retryAfter: res.headers.get("retry-after") };
+    return { status: res.status, body: parsed, error: null, retryAfter: res.headers.get("retry-after"), bytes: Buffer.byteLength(res.text) };
   } catch (error) {
-    return { status: 0, body: null, error: failureName(error), retryAfter: null };
+    return { status: 0, body: null, error: failureName(error), retryAfter: null, bytes: 0 };
   }
 }
 

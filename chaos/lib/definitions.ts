@@ -36,6 +36,17 @@ export interface StepDefaults {
   breaker?: BreakerSettings;
 }
 
+/** A map step's item step: an action step without an id (contract v1.2, "Map"). */
+export type ItemStepDefinition = Omit<StepDefinition, "id" | "map" | "when">;
+
+export interface MapDefinition {
+  /** A template that yields an array, or the array. */
+  items: string | unknown[];
+  maxConcurrency?: number;
+  toleratedFailures?: number;
+  step: ItemStepDefinition;
+}
+
 export interface StepDefinition {
   id: string;
   action?: HttpAction;
@@ -46,6 +57,7 @@ export interface StepDefinition {
   sleep?: { durationMs: number } | { until: string };
   when?: string;
   waitForEvent?: { event: string; timeoutMs: number; onTimeout: "fail" };
+  map?: MapDefinition;
 }
 
 export interface Definition {
@@ -60,6 +72,8 @@ export interface WorkflowInput {
   fire?: string;
   /** Epoch ms an `until` sleep wakes at, put in at the first start (lib/language.ts). */
   wakeAt?: number;
+  /** What a map workflow maps over (lib/map.ts). */
+  items?: string[];
 }
 
 /** The body of `POST /v1/workflows`. */

@@ -6,11 +6,15 @@
 export const TRANSIENT_KINDS = ["slow", "hang", "executeAndTimeout", "http503", "http429"] as const;
 
 export type TransientFault = (typeof TRANSIENT_KINDS)[number];
-export type RemoteFaultKind = TransientFault | "decline";
+/** A map item's faults (reliability case 27): per item key, once, on the key's first attempt that reaches the remote. */
+export const ITEM_FAULT_KINDS = ["itemHttp503", "itemHang"] as const;
+export type ItemFault = (typeof ITEM_FAULT_KINDS)[number];
+export type RemoteFaultKind = TransientFault | ItemFault | "decline";
 /** A probability per remote fault. */
 export type RemoteFaults = Record<RemoteFaultKind, number>;
 
-export const isRemoteFaultKind = (name: string): name is RemoteFaultKind => name === "decline" || (TRANSIENT_KINDS as readonly string[]).includes(name);
+export const isRemoteFaultKind = (name: string): name is RemoteFaultKind =>
+  name === "decline" || (TRANSIENT_KINDS as readonly string[]).includes(name) || (ITEM_FAULT_KINDS as readonly string[]).includes(name);
 
 /** Per-attempt probabilities of the transient faults, and the per-key probability of a permanent 422. */
 export const DEFAULT_REMOTE_FAULTS: Readonly<RemoteFaults> = Object.freeze({
@@ -22,10 +26,13 @@ export const DEFAULT_REMOTE_FAULTS: Readonly<RemoteFaults> = Object.freeze({
   // Per action key, not per attempt: a decline is permanent, so every attempt of that key gets it. About 6 %
   // of 4-step workflows are declined and must end `compensated`; they are left out of the progress threshold.
   decline: 0.015,
+  // Case 27's: 5 % of a map's items answer 503 once, 1 % hang once.
+  itemHttp503: 0.05,
+  itemHang: 0.01,
 });
 
 /** The breaker scenario's second host answers at once (it has an outage instead, lib/breaker.ts). */
-export const NO_REMOTE_FAULTS: Readonly<RemoteFaults> = Object.freeze({ slow: 0, hang: 0, executeAndTimeout: 0, http503: 0, http429: 0, decline: 0 });
+export const NO_REMOTE_FAULTS: Readonly<RemoteFaults> = Object.freeze({ slow: 0, hang: 0, executeAndTimeout: 0, http503: 0, http429: 0, decline: 0, itemHttp503: 0, itemHang: 0 });
 
 /**
  * The circuit breaker of every workflow that calls the main remote (contract v1.1, "Supervision beyond
@@ -103,6 +110,18 @@ export function transientFault(seed: string, key: string, attempt: number, ordin
     band += faults[kind];
     if (draw < band) return kind;
   }
+  return "none";
+}
+
+/**
+ * A map item's fault, or "none": drawn once per key (seed, key), so the same ~5 % of keys answer 503 and ~1 % hang,
+ * each only on the key's first attempt that reaches the remote (`ordinal` 1); its retry is answered.
+ */
+export function itemFault(seed: string, key: string, ordinal: number, faults: Readonly<RemoteFaults>): ItemFault | "none" {
+  if (ordinal !== 1) return "none";
+  const draw = unitHash(seed, key, "item");
+  if (draw < faults.itemHttp503) return "itemHttp503";
+  if (draw < faults.itemHttp503 + faults.itemHang) return "itemHang";
   return "none";
 }
 

@@ -5,6 +5,7 @@ import type { Check } from "./checks/check.ts";
 import { checkIndex } from "./checks/d1-index.ts";
 import { checkEffects } from "./checks/effects.ts";
 import { checkEvents } from "./checks/events.ts";
+import { checkMaps } from "./checks/map.ts";
 import { checkProgress, checkServerFaults, checkTerminal } from "./checks/outcomes.ts";
 import { checkScheduleFires } from "./checks/schedule-fires.ts";
 import { checkScheduleToStart } from "./checks/schedule-to-start.ts";
@@ -67,6 +68,7 @@ export async function judgeSoak(soak: SoakRun, hosts: Hosts, { features, serverF
     checkStalls(supervisionSeen, outage),
     checkLostAnswers(supervisionSeen),
     checkBreaker(supervisionSeen.breaker),
+    ...checkMaps(soak.mapWorkflows, soak.mapRun.records, finals, remoteStats),
     checkServerFaults(features, serverFaults),
     ...(neighbourSeen ? checkNeighbour(neighbourSeen) : []),
   ];

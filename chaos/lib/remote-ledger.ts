@@ -9,7 +9,15 @@ import type { Job } from "./task-callbacks.ts";
 
 export type OperationKind = "action" | "compensation";
 
-export type EffectBody = { effectId: string; step: string } | { compensated: true; step: string };
+/** An action's effect; a map item's echoes its index and item, so its place in the map's output can be checked. */
+export type EffectBody = { effectId: string; step: string; index?: number; item?: unknown } | { compensated: true; step: string };
+
+/** A map item as the remote saw it: the map step (the path's) and the index and item Shepherd rendered into the body. */
+export interface ItemCall {
+  map: string;
+  index: number;
+  item: unknown;
+}
 
 export interface LogEntry {
   attempt: number;
@@ -22,8 +30,10 @@ export interface KeyRecord {
   kind: OperationKind;
   workflowId: string;
   stepId: string;
-  /** The key Shepherd must send for this operation: <workflowId>:<stepId>[:compensate], the step the path names. */
+  /** The key Shepherd must send for this operation: <workflowId>:<stepId>[:compensate] or, for a map's item, <workflowId>:<mapStepId>:<index>. */
   wellFormed: boolean;
+  /** Set for a map's item (POST /item/{mapStepId}). */
+  item: ItemCall | null;
   requests: number;
   attempts: number[];
   applied: number;
@@ -105,15 +115,23 @@ export function newLedger(answers: IdempotencyStore<EffectBody>): Ledger {
   return { keys: new Map(), ops: new Map(), answers, verifies: new Map(), outages: [], armed: null, effectSeq: 0, unkeyed: 0 };
 }
 
+/** Who sent an operation: the Shepherd-* headers, the step the path names, and the item the body names. */
+export interface Caller {
+  kind: OperationKind;
+  workflowId: string;
+  stepId: string;
+  pathStep: string;
+  item?: ItemCall | null;
+}
+
 /** The key's record, made at its first request. */
-export function recordFor(ledger: Ledger, key: string, kind: OperationKind, workflowId: string, stepId: string, pathStep: string): KeyRecord {
+export function recordFor(ledger: Ledger, key: string, caller: Caller): KeyRecord {
   const known = ledger.keys.get(key);
   if (known) return known;
-  const expected = kind === "action" ? `${workflowId}:${stepId}` : `${workflowId}:${stepId}:compensate`;
+  const { kind, workflowId, stepId, item = null } = caller;
   const record: KeyRecord = {
-    key, kind, workflowId, stepId,
-    // The contract: <workflowId>:<stepId>[:compensate]; see README, "What a remote service receives".
-    wellFormed: key === expected && stepId === pathStep,
+    key, kind, workflowId, stepId, item,
+    wellFormed: isWellFormedKey(key, caller),
     requests: 0, attempts: [], applied: 0, replays: 0, replaysAfterDelivered: 0, abandoned: 0,
     faults: {}, delivered: false, appliedAt: null, appliedBody: null, log: [],
     jobs: [], lost: null,
@@ -122,15 +140,32 @@ export function recordFor(ledger: Ledger, key: string, kind: OperationKind, work
   return record;
 }
 
+/**
+ * The contract's keys (README, "What a remote service receives"): <workflowId>:<stepId>[:compensate] for a step the
+ * path names; for a map's item (v1.2, "Map"), <workflowId>:<mapStepId>:<index> with the index Shepherd rendered
+ * into the body, whatever step id its headers carry.
+ */
+export function isWellFormedKey(key: string, { kind, workflowId, stepId, pathStep, item }: Caller): boolean {
+  if (item) return kind === "action" && key === `${workflowId}:${item.map}:${item.index}`;
+  const expected = kind === "action" ? `${workflowId}:${stepId}` : `${workflowId}:${stepId}:compensate`;
+  return key === expected && stepId === pathStep;
+}
+
+/** The logical operation a key applies: an engine that varied the key between attempts applies it twice. */
+export function operationOf(record: Pick<KeyRecord, "workflowId" | "stepId" | "kind" | "item">): string {
+  const step = record.item ? `${record.item.map}[${record.item.index}]` : record.stepId;
+  return `${record.workflowId}|${step}|${record.kind}`;
+}
+
 /** Applies the effect once per key; a repeated key gets the stored response (counted as a replay). */
 export function applyOrReplay(ledger: Ledger, record: KeyRecord): { replay: boolean; body: EffectBody } {
   const { replay, value } = ledger.answers.once(record.key, () => {
     ledger.effectSeq += 1;
     record.applied += 1;
     record.appliedAt = Date.now();
-    const op = `${record.workflowId}|${record.stepId}|${record.kind}`;
+    const op = operationOf(record);
     ledger.ops.set(op, (ledger.ops.get(op) ?? 0) + 1);
-    record.appliedBody = record.kind === "action" ? { effectId: `eff_${String(ledger.effectSeq).padStart(5, "0")}`, step: record.stepId } : { compensated: true, step: record.stepId };
+    record.appliedBody = record.kind === "compensation" ? { compensated: true, step: record.stepId } : actionEffect(ledger.effectSeq, record);
     return record.appliedBody;
   });
   if (replay) {
@@ -138,6 +173,11 @@ export function applyOrReplay(ledger: Ledger, record: KeyRecord): { replay: bool
     if (record.delivered) record.replaysAfterDelivered += 1;
   }
   return { replay, body: value };
+}
+
+function actionEffect(seq: number, record: KeyRecord): EffectBody {
+  const effect = { effectId: `eff_${String(seq).padStart(5, "0")}`, step: record.stepId };
+  return record.item ? { ...effect, index: record.item.index, item: record.item.item } : effect;
 }
 
 /** Whether the host is down now; an armed outage begins with this request. */

@@ -3,14 +3,15 @@
 // declines with 422, or applies the effect and then hangs past the step's timeout (Temporal's ExecuteAndTimeout).
 // The choice comes from faults.ts: deterministic per (seed, Idempotency-Key, attempt), and only on a key's first
 // attempts so workflows can finish. /stall answers 202 and reports through the task token; /lost loses the
-// first answer; GET /effects/{key} is a step's verify.
+// first answer; GET /effects/{key} is a step's verify. /item/{mapStepId} is a map's item: only case 27's faults, once
+// per key (a 503 or a hang on its first attempt), and an effect that echoes the item's index and item.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { field } from "./api-shapes.ts";
-import { isDeclined, transientFault, unitHash } from "./faults.ts";
+import { isDeclined, itemFault, transientFault, unitHash } from "./faults.ts";
 import type { RemoteFaults, TransientFault } from "./faults.ts";
 import { DEFAULT_LOST_MODE, isLostMode } from "./lost-answers.ts";
 import { applyOrReplay, hostDown, recordFor } from "./remote-ledger.ts";
-import type { EffectBody, KeyRecord, Ledger } from "./remote-ledger.ts";
+import type { EffectBody, ItemCall, KeyRecord, Ledger } from "./remote-ledger.ts";
 import { MOVING_BEAT_MS, MOVING_PERCENTS, REMOTE_BEAT_MS, stuckProgress } from "./stall.ts";
 import { runMovingJob, runStuckJob } from "./task-callbacks.ts";
 import type { Job } from "./task-callbacks.ts";
@@ -46,7 +47,7 @@ export interface RemoteCall {
   pause(ms: number): Promise<boolean>;
 }
 
-const ROUTES = ["act", "compensate", "stall", "lost"] as const;
+const ROUTES = ["act", "compensate", "stall", "lost", "item"] as const;
 export type Route = (typeof ROUTES)[number];
 export const isRoute = (name: string | undefined): name is Route => (ROUTES as readonly (string | undefined)[]).includes(name);
 
@@ -76,7 +77,8 @@ export async function operation(ctx: RemoteContext, call: RemoteCall, route: Rou
     ctx.ledger.unkeyed += 1;
     return { status: 400, body: { error: "missing Idempotency-Key" } };
   }
-  const record = recordFor(ctx.ledger, key, kind, header(call, "shepherd-workflow-id"), header(call, "shepherd-step-id"), pathStep);
+  const item = route === "item" ? itemCall(call, pathStep) : null;
+  const record = recordFor(ctx.ledger, key, { kind, workflowId: header(call, "shepherd-workflow-id"), stepId: header(call, "shepherd-step-id"), pathStep, item });
   record.requests += 1;
   if (!record.attempts.includes(call.attempt)) record.attempts.push(call.attempt);
   const ordinal = record.attempts.indexOf(call.attempt) + 1;
@@ -87,6 +89,7 @@ export async function operation(ctx: RemoteContext, call: RemoteCall, route: Rou
   }
   if (route === "stall") return acceptStalling(ctx, call, record, ordinal, note);
   if (route === "lost") return loseFirstAnswer(ctx, call, record, note);
+  if (route === "item") return actOnItem(ctx, call, record, ordinal, note);
   if (kind === "action" && !ctx.neverDecline(key) && isDeclined(ctx.seed, key, ctx.faults)) {
     note("http422");
     return { status: 422, body: { error: "declined" } };
@@ -95,6 +98,9 @@ export async function operation(ctx: RemoteContext, call: RemoteCall, route: Rou
 }
 
 const header = (call: RemoteCall, name: string): string => String(call.req.headers[name] ?? "");
+
+/** The item the body names (`{{ index }}` and `{{ item }}` rendered by Shepherd); a missing index is NaN, so its key is malformed. */
+const itemCall = (call: RemoteCall, map: string): ItemCall => ({ map, index: Number(field(call.json, "index") ?? NaN), item: field(call.json, "item") });
 
 /** Every request is logged; only injected faults are counted as faults (a replay is the remote's answer). */
 function noter(ctx: RemoteContext, call: RemoteCall, record: KeyRecord): Note {
@@ -133,6 +139,22 @@ async function actWithFault(ctx: RemoteContext, call: RemoteCall, record: KeyRec
     return call.hold(HANG_CAP_MS);
   }
   if (fault !== "slow") note(replay ? "replay" : "ok");
+  return delivered(call, record, body);
+}
+
+/** A map's item: a 503 or a hang on its key's first attempt for the keys case 27 picks, else the effect (once per key). */
+function actOnItem(ctx: RemoteContext, call: RemoteCall, record: KeyRecord, ordinal: number, note: Note): Reply | undefined {
+  const fault = itemFault(ctx.seed, record.key, ordinal, ctx.faults);
+  if (fault === "itemHttp503") {
+    note(fault);
+    return { status: 503, body: { error: "temporarily unavailable" } };
+  }
+  if (fault === "itemHang") {
+    note(fault);
+    return call.hold(HANG_CAP_MS);
+  }
+  const { replay, body } = applyOrReplay(ctx.ledger, record);
+  note(replay ? "replay" : "ok");
   return delivered(call, record, body);
 }
 

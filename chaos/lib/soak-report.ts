@@ -10,6 +10,8 @@ import { PROGRESS_THRESHOLD } from "./judge.ts";
 import type { Judgement } from "./judge.ts";
 import { measure } from "./metrics.ts";
 import type { Measurements } from "./metrics.ts";
+import { mapReport } from "./map-report.ts";
+import type { MapFigures } from "./map-report.ts";
 import type { NeighbourReport } from "./neighbour.ts";
 import type { KeyRecord, RemoteStats } from "./remote-ledger.ts";
 import { burstReport, languageReport, outcomesOf, scheduleReport, sumCounts } from "./report-sections.ts";
@@ -37,6 +39,8 @@ export interface SoakReport {
   language: LanguageReport;
   /** Stalls, lost answers and the host that went down: what each workflow of theirs showed. */
   supervision: Pick<SupervisionFacts, "stalls" | "lostAnswers" | "strayStalls" | "breaker">;
+  /** The map phase: each map workflow's figures. */
+  maps: MapFigures[];
   /** The regular workload meets the same front door; its back-pressure answers are counted apart. */
   regularBackPressure: Record<string, number>;
   checks: Check[];
@@ -75,6 +79,7 @@ export function buildReport(soak: SoakRun, judged: Judgement, { options, sandbox
     dispatch: soak.dispatch,
     language: languageReport(soak.workflows, finals, outage),
     supervision: { stalls: seen.stalls, lostAnswers: seen.lostAnswers, strayStalls: seen.strayStalls.slice(0, 20), breaker: seen.breaker },
+    maps: mapReport(soak.mapWorkflows, soak.mapRun.records, finals, judged.remoteStats, outage),
     regularBackPressure: sumCounts(soak.regular.map((r) => r.backPressure ?? {})),
     checks: judged.checks,
     measurements,

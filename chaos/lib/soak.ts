@@ -1,6 +1,6 @@
 // The soak itself, between Shepherd's start and the final reading: the regular workload with its one restart, and
-// beside it the burst, the noisy neighbour, the cron schedule, the supervisor's scenarios and the samplers of the
-// alarms and the queue's lag; then everything beside the workload is brought to its end.
+// beside it the burst, the noisy neighbour, the cron schedule, the supervisor's scenarios, the map phase and the
+// samplers of the alarms and the queue's lag; then everything beside the workload is brought to its end.
 import { startAlarmSampler } from "./alarms.ts";
 import type { AlarmSamples } from "./alarms.ts";
 import type { ChaosOptions } from "./args.ts";
@@ -13,6 +13,9 @@ import { startDispatchSampler } from "./dispatch.ts";
 import type { DispatchSamples } from "./dispatch.ts";
 import type { Hosts } from "./hosts.ts";
 import { LANGUAGE_SHARE } from "./language.ts";
+import { buildMapWorkflows } from "./map.ts";
+import { driveMaps } from "./map-driver.ts";
+import type { MapRun } from "./map-driver.ts";
 import { driveNeighbour } from "./neighbour.ts";
 import type { NeighbourRecord } from "./neighbour.ts";
 import { restarter } from "./restart.ts";
@@ -36,6 +39,8 @@ import { driveWorkload } from "./workload-driver.ts";
 const BURST_ALARM_SAMPLE = 20;
 /** The same for the supervision scenarios' workflows (up to about 20 at once, most of them parked). */
 const SUPERVISION_ALARM_SAMPLE = 8;
+/** Every open map workflow (a handful): their alarms run their windows of items. */
+const MAP_ALARM_SAMPLE = 5;
 /** The final reading of views and histories, and the checks' own reads, per burst workflow (2 cores, loaded). */
 const CHECKS_RESERVE_PER_BURST_MS = 25;
 
@@ -53,6 +58,7 @@ export interface SoakPlan {
   workflows: SoakWorkflow[];
   burstWorkflows: SoakWorkflow[];
   supervisionPlan: SupervisionPlan;
+  mapWorkflows: SoakWorkflow[];
 }
 
 export interface SoakRun extends SoakPlan {
@@ -64,6 +70,7 @@ export interface SoakRun extends SoakPlan {
   regular: WorkflowResult[];
   burstRun: BurstRun;
   supervisionRun: SupervisionRun;
+  mapRun: MapRun;
   neighbourRecords: NeighbourRecord[] | null;
   scheduleRun: ScheduleResult;
   alarms: AlarmSamples;
@@ -78,6 +85,7 @@ export interface SoakRun extends SoakPlan {
 interface Beside {
   schedule: ScheduleHandle;
   supervision: ReturnType<typeof driveSupervision>;
+  maps: ReturnType<typeof driveMaps>;
   burst: Burst | null;
   neighbour: Promise<NeighbourRecord[]> | null;
   alarms: ReturnType<typeof startAlarmSampler>;
@@ -97,7 +105,7 @@ export async function runSoak(setup: SoakSetup): Promise<SoakRun> {
   const soakStart = Date.now();
   const inFlight = new Set<string>();
   const beside = await startBeside(setup, client, plan, { restarts, soakStart, deadline, inFlight });
-  log(`running ${plan.workflows.length} workflows, ${options.concurrency} at a time` + (plan.burstWorkflows.length ? `, and a burst of ${plan.burstWorkflows.length} from ${options.burstClients} clients` : ""));
+  log(`running ${plan.workflows.length} workflows, ${options.concurrency} at a time` + (plan.burstWorkflows.length ? `, and a burst of ${plan.burstWorkflows.length} from ${options.burstClients} clients` : "") + (options.mapItems.length ? `; maps of ${options.mapItems.join(", ")} items` : ""));
   const regular = await driveWorkload({
     client,
     workflows: plan.workflows,
@@ -112,14 +120,16 @@ export async function runSoak(setup: SoakSetup): Promise<SoakRun> {
     onEnded: (id) => inFlight.delete(id),
     onProgress: ({ started, done, total }) => log(`${started}/${total} started, ${done} terminal`),
   });
+  // A map that stopped moving is not waited for past this point (map-driver.ts).
+  beside.maps.windDown();
   // The schedule's end: last reading, delete, its workflows followed until they end and one more grid time
   // has passed (at least 12 s, at most 25 s, and never into the second half of the checks' reserve).
   const scheduleUntil = Math.max(Date.now() + 12_000, Math.min(Date.now() + 25_000, bound - checksReserveMs / 2));
   const { scheduleWorkflows, scheduleResults, ...ended } = await endBeside(beside, scheduleUntil, setup.hosts.remote.url);
   const soakMs = Date.now() - soakStart;
   log(`soak over after ${(soakMs / 1000).toFixed(1)} s; reading every workflow and its history`);
-  const allWorkflows = [...plan.workflows, ...plan.burstWorkflows, ...plan.supervisionPlan.workflows, ...scheduleWorkflows];
-  const results = [...regular, ...ended.burstRun.results, ...ended.supervisionRun.results, ...scheduleResults];
+  const allWorkflows = [...plan.workflows, ...plan.burstWorkflows, ...plan.supervisionPlan.workflows, ...plan.mapWorkflows, ...scheduleWorkflows];
+  const results = [...regular, ...ended.burstRun.results, ...ended.supervisionRun.results, ...ended.mapRun.results, ...scheduleResults];
   return { ...plan, ...ended, client, allWorkflows, results, regular, restarts, soakMs, bound };
 }
 
@@ -130,6 +140,7 @@ function planSoak(options: ChaosOptions, hosts: Hosts): SoakPlan {
     workflows: buildWorkflows({ seed, count: options.workflows, remoteUrl, remoteFaults, languageShare: LANGUAGE_SHARE }),
     burstWorkflows: buildBurstWorkflows({ seed, count: options.burst, remoteUrl, remoteFaults }),
     supervisionPlan: planSupervision({ seed, preset: options.preset, remoteUrl, secondHostUrl: hosts.secondHost.url }),
+    mapWorkflows: buildMapWorkflows({ seed, sizes: options.mapItems, remoteUrl }),
   };
 }
 
@@ -144,6 +155,9 @@ async function startBeside(setup: SoakSetup, client: ShepherdClient, plan: SoakP
   const supervision = driveSupervision({ client, plan: plan.supervisionPlan, origin: soakStart, deadline, secondHost: hosts.secondHost, mainHost: new URL(hosts.remote.url).host, log });
   // Awaited after the regular workload; a failure meanwhile must not count as an unhandled rejection.
   supervision.done.catch(() => {});
+  // The map phase starts with the soak, so its faults and the restart find its items in flight.
+  const maps = driveMaps({ client, workflows: plan.mapWorkflows, deadline });
+  maps.done.catch(() => {});
   const burst = plan.burstWorkflows.length
     ? driveBurst({
         client,
@@ -156,18 +170,18 @@ async function startBeside(setup: SoakSetup, client: ShepherdClient, plan: SoakP
     : null;
   const alarms = startAlarmSampler({
     client,
-    inFlight: () => [...inFlight, ...(burst?.openSample(BURST_ALARM_SAMPLE) ?? []), ...supervision.openSample(SUPERVISION_ALARM_SAMPLE), ...schedule.open()],
+    inFlight: () => [...inFlight, ...(burst?.openSample(BURST_ALARM_SAMPLE) ?? []), ...supervision.openSample(SUPERVISION_ALARM_SAMPLE), ...maps.openSample(MAP_ALARM_SAMPLE), ...schedule.open()],
     paused,
   });
   const dispatch = startDispatchSampler({ client, paused, origin: soakStart });
   // A second tenant starting one workflow a second through the burst: what the burst costs everyone else.
   const neighbour = burst ? driveNeighbour({ baseUrl: setup.shepherdUrl, remoteUrl: hosts.quietHost.url, runId: setup.runStart, burstDone: burst.done, deadline, paused }) : null;
   neighbour?.catch(() => {});
-  return { schedule, supervision, burst, neighbour, alarms, dispatch };
+  return { schedule, supervision, maps, burst, neighbour, alarms, dispatch };
 }
 
 /** What came of everything beside the workload. */
-type Ended = Pick<SoakRun, "burstRun" | "supervisionRun" | "neighbourRecords" | "scheduleRun" | "alarms" | "dispatch"> & {
+type Ended = Pick<SoakRun, "burstRun" | "supervisionRun" | "mapRun" | "neighbourRecords" | "scheduleRun" | "alarms" | "dispatch"> & {
   scheduleWorkflows: SoakWorkflow[];
   scheduleResults: WorkflowResult[];
 };
@@ -176,11 +190,12 @@ type Ended = Pick<SoakRun, "burstRun" | "supervisionRun" | "neighbourRecords" | 
 async function endBeside(beside: Beside, scheduleUntil: number, remoteUrl: string): Promise<Ended> {
   const burstRun: BurstRun = beside.burst ? await beside.burst.done : { results: [], summary: null };
   const supervisionRun = await beside.supervision.done;
+  const mapRun = await beside.maps.done;
   const neighbourRecords = beside.neighbour ? await beside.neighbour : null;
   const scheduleRun = await beside.schedule.stop({ until: scheduleUntil });
   const scheduleWorkflows = scheduleRun.workflowIds.map((id) => scheduleWorkflowEntry(id, remoteUrl));
   const scheduleResults = scheduleWorkflows.map((wf) => ({ ...newResult(wf.id, SCHEDULE_KIND), started: true }));
   const alarms = await beside.alarms.stop();
   const dispatch = await beside.dispatch.stop();
-  return { burstRun, supervisionRun, neighbourRecords, scheduleRun, scheduleWorkflows, scheduleResults, alarms, dispatch };
+  return { burstRun, supervisionRun, mapRun, neighbourRecords, scheduleRun, scheduleWorkflows, scheduleResults, alarms, dispatch };
 }
