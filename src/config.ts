@@ -4,6 +4,7 @@
  */
 import { allowedHostsFor, parseAllowedTargets, type ParsedAllowedTargets, type TargetPolicy } from "./domain/security/target-policy";
 import { DEFAULT_BACKPRESSURE_LAG_MS } from "./domain/admission/back-pressure";
+import { MAP_ITEMS_CEILING, MAX_MAP_ITEMS } from "./domain/contract";
 
 /** A setting that is present but unusable; the front door answers 503 `not_configured`. */
 export class ConfigError extends Error {}
@@ -25,6 +26,12 @@ const DEFAULT_SWEEP_GRACE_MS = 60_000;
 function millisecondsSetting(raw: string | undefined, fallback: number): number {
   const value = Number(raw);
   return raw !== undefined && raw.trim() !== "" && Number.isFinite(value) && value >= 0 ? value : fallback;
+}
+
+/** The most items one map may run: MAP_MAX_ITEMS, 1 to MAP_ITEMS_CEILING, else the contract's default. */
+export function mapMaxItems(env: Env): number {
+  const value = Number(env.MAP_MAX_ITEMS);
+  return Number.isInteger(value) && value >= 1 && value <= MAP_ITEMS_CEILING ? value : MAX_MAP_ITEMS;
 }
 
 /** How far past its indexed deadline a workflow must be before the sweep wakes its object. */

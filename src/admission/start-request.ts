@@ -13,7 +13,8 @@ import type { DefinitionInput } from "../domain/language/schemas";
 import { sha256Hex } from "../domain/security/sha256";
 import type { ParentRef, PinnedDefinition } from "../domain/machine/state";
 import type { WorkflowView } from "../domain/machine/view";
-import { startHandOff } from "../config";
+import { mapMaxItems, startHandOff } from "../config";
+import { MAX_MAP_ITEMS } from "../domain/contract";
 import { backPressureNow } from "./back-pressure-now";
 import { findDefinition } from "../registry/d1-registry";
 import type { StartRequest } from "../workflow/rpc";
@@ -61,7 +62,7 @@ export async function startRequestFor(env: Env, tenant: string, body: StartWorkf
   const request: StartRequest = {
     tenant,
     id,
-    plan: planWorkflow(resolved.definition),
+    plan: planWorkflow(resolved.definition, mapLimitOf(env)),
     input: body.input ?? null,
     // The body as sent, reference and all: a repeated start by reference is the same request even after a newer
     // version was published (it answers the workflow the first one started, on the version it resolved). A child's
@@ -124,4 +125,10 @@ async function overloadRefusal(env: Env, key: FairShareKey): Promise<StartRefusa
     message: `Shepherd's task queue is ${(verdict.lagMs / 1000).toFixed(1)} s behind, mostly with tenant "${key.tenant}"'s "${key.name}" workflows; nothing was started: retry after ${seconds} seconds.`,
     retryAfterSeconds: seconds,
   };
+}
+
+/** The deployment's map item limit, when it is not the contract's default (plans carry only a setting that differs). */
+function mapLimitOf(env: Env): { mapMaxItems?: number } {
+  const limit = mapMaxItems(env);
+  return limit === MAX_MAP_ITEMS ? {} : { mapMaxItems: limit };
 }

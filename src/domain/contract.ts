@@ -164,3 +164,7 @@ export const OPERATOR_COMMANDS = {
 } as const satisfies Record<string, OperatorCommandContract>;
 
 export type OperatorCommandName = keyof typeof OPERATOR_COMMANDS;
+
+/** The items one map may run by default, and the most a deployment may allow (MAP_MAX_ITEMS). */
+export const MAX_MAP_ITEMS = 10_000;
+export const MAP_ITEMS_CEILING = 100_000;

@@ -4,6 +4,7 @@ import { publishNew } from "../helpers/registry";
 import { FAST } from "../helpers/policies";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { restartObject, stepOf } from "../helpers/workflow-language";
+import { env } from "cloudflare:workers";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -127,5 +128,22 @@ describe("a map of child workflows through the real objects", () => {
       const listed = await api("GET", `/v1/workflows?parentId=${id}&limit=100`);
       expect(listed.body.workflows.map((workflow: { id: string }) => workflow.id).sort()).toEqual(items(8).map((_, n) => `${id}:each:${n}`).sort());
     });
+  });
+});
+
+describe("a deployment's map item limit (MAP_MAX_ITEMS)", () => {
+  it("refuses, when its items are known, a map over more items than the deployment allows, with a clear error", async () => {
+    mockRemote((call) => json({ n: call.body.n }));
+    const settings = env as unknown as { MAP_MAX_ITEMS?: string };
+    settings.MAP_MAX_ITEMS = "3";
+    try {
+      const { id } = await start(mapDefinition("limited", {}, { onFailure: "fail" }), { input: { items: items(4) } });
+      const failed = await waitForStatus(id, "failed");
+      expect(stepOf(failed, "thumbs").error?.message).toBe("map.items has 4 items; a map takes at most 3 (MAP_MAX_ITEMS)");
+      const within = await start(mapDefinition("limited"), { input: { items: items(3) } });
+      expect((await waitForStatus(within.id, "completed")).status).toBe("completed");
+    } finally {
+      delete settings.MAP_MAX_ITEMS;
+    }
   });
 });

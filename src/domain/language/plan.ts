@@ -39,7 +39,7 @@ export type StepPlan = z.infer<typeof StepPlanSchema>;
 export type WorkflowPlan = z.infer<typeof WorkflowPlanSchema>;
 
 /** A checked definition with every default applied: what the scheduler stores and runs. */
-export function planWorkflow(definition: DefinitionInput): WorkflowPlan {
+export function planWorkflow(definition: DefinitionInput, options: { mapMaxItems?: number } = {}): WorkflowPlan {
   const itemSteps = Object.fromEntries(
     definition.steps.flatMap((step) => (step.map ? [[step.id, planStep(definition, { ...(step.map.step as ItemStepInput), id: step.id }, [])]] : [])),
   );
@@ -47,9 +47,14 @@ export function planWorkflow(definition: DefinitionInput): WorkflowPlan {
     name: definition.name,
     ...onFailureOf(definition),
     ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
-    steps: definition.steps.map((step, index) => planStep(definition, step, dependenciesOf(definition, index))),
+    steps: definition.steps.map((step, index) => withMapLimit(planStep(definition, step, dependenciesOf(definition, index)), options.mapMaxItems)),
     ...(Object.keys(itemSteps).length === 0 ? {} : { itemSteps }),
   };
+}
+
+/** A map planned under a deployment's own item limit keeps it, so a later change of the setting changes nothing. */
+function withMapLimit(step: StepPlan, maxItems: number | undefined): StepPlan {
+  return step.kind === "map" && maxItems !== undefined ? { ...step, map: { ...step.map, maxItems } } : step;
 }
 
 /** One step (or a map's item step) with the definition's defaults applied. */

@@ -97,6 +97,6 @@ export function kindViewOf(step: OpenStep & { kind: StepKindName }, plan: KindPl
 
 export type { CommonStepFields, OpenStep, StepKindShape, StepTimer } from "./step-kind";
 export { SleepSchema, type Sleep } from "./sleep";
-export { MapSchema, MAX_MAP_ITEMS, itemCounts, type MapProgress, type MapItemCounts } from "./map";
+export { MapSchema, MAX_MAP_ITEMS, MAP_ITEMS_CEILING, itemCounts, type MapProgress, type MapItemCounts } from "./map";
 export { WaitForEventSchema, WAIT_TIMEOUT_OUTCOMES, type WaitForEvent } from "./wait-for-event";
 export { ChildWorkflowSchema, MAX_WORKFLOW_DEPTH, ON_PARENT_CLOSE, type ChildRef, type ChildWorkflow, type OnParentClose } from "./workflow";

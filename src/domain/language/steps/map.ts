@@ -5,20 +5,22 @@
  */
 import { z } from "zod";
 import { defineStepKind } from "./step-kind";
+import { MAP_ITEMS_CEILING, MAX_MAP_ITEMS } from "../../contract";
 
-/** Items one map may run: more is a clear error when the items are known. */
-export const MAX_MAP_ITEMS = 10_000;
+// Items one map may run by default (MAP_MAX_ITEMS sets it, up to the ceiling): more is a clear error when the
+// items are known. In the contract's module, as the deployment's settings read them too.
+export { MAP_ITEMS_CEILING, MAX_MAP_ITEMS } from "../../contract";
 export const MAX_MAP_CONCURRENCY = 1_000;
 export const DEFAULT_MAP_CONCURRENCY = 10;
 
 export const MapSchema = z
   .strictObject({
     /** A template that yields an array (`{{ input.images }}`), or a literal array. */
-    items: z.union([z.string().min(1).max(2048), z.array(z.unknown()).max(MAX_MAP_ITEMS)]),
+    items: z.union([z.string().min(1).max(2048), z.array(z.unknown()).max(MAP_ITEMS_CEILING)]),
     /** Items in flight at once. Default 10. */
     maxConcurrency: z.int().min(1).max(MAX_MAP_CONCURRENCY).optional(),
     /** Items that may fail for good before the step fails. Default 0. */
-    toleratedFailures: z.int().min(0).max(MAX_MAP_ITEMS).optional(),
+    toleratedFailures: z.int().min(0).max(MAP_ITEMS_CEILING).optional(),
     /** The same, as a share of the items (0 to 100). */
     toleratedFailurePercent: z.number().min(0).max(100).optional(),
     /** The step run for each item: any kind but `map`, without `id`, `dependsOn` or `when`. */
@@ -33,6 +35,8 @@ const MapPlanSchema = z.object({
   maxConcurrency: z.number(),
   toleratedFailures: z.number().optional(),
   toleratedFailurePercent: z.number().optional(),
+  /** The deployment's MAP_MAX_ITEMS when the workflow started, if it was not the default. */
+  maxItems: z.number().optional(),
 });
 
 /** How far a map got; its items' own rows hold each one's status and output (see machine/map/). */

@@ -19,8 +19,9 @@ import { stopItemsInFlight } from "./stop";
 export function startMap(ctx: TransitionContext, step: MapStep): void {
   const items = ctx.mapItems(step.id);
   if (typeof items === "string") return failStepOutright(ctx, step, { message: items, retryable: false });
-  if (items.length > MAX_MAP_ITEMS) {
-    return failStepOutright(ctx, step, { message: `map.items has ${items.length} items; a map takes at most ${MAX_MAP_ITEMS}`, retryable: false });
+  const limit = mapPlanOf(ctx, step.id).maxItems ?? MAX_MAP_ITEMS;
+  if (items.length > limit) {
+    return failStepOutright(ctx, step, { message: `map.items has ${items.length} items; a map takes at most ${limit} (MAP_MAX_ITEMS)`, retryable: false });
   }
   const before = step.items;
   if (before) {
