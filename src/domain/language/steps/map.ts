@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { defineStepKind } from "./step-kind";
-import { MAP_ITEMS_CEILING, MAX_MAP_ITEMS } from "../../contract";
+import { MAP_ITEMS_CEILING } from "../../contract";
 
 // Items one map may run by default (MAP_MAX_ITEMS sets it, up to the ceiling): more is a clear error when the
 // items are known. In the contract's module, as the deployment's settings read them too.
