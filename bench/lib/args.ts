@@ -6,7 +6,7 @@ import type { PortRange } from "../../scripts/lib/ports.ts";
 import type { SnapshotSource } from "../../scripts/lib/wrangler-dev.ts";
 import type { EngineName } from "./engines/engine.ts";
 
-export const ALL_CASES = ["throughput", "latency", "retry", "detection", "supervisor", "mixed", "burst"] as const;
+export const ALL_CASES = ["throughput", "latency", "retry", "detection", "supervisor", "mixed", "fanout", "burst"] as const;
 export const ALL_ENGINES: readonly EngineName[] = ["shepherd", "workflows"];
 
 export type CaseName = (typeof ALL_CASES)[number];
@@ -30,6 +30,11 @@ export const USAGE = `npm run bench -- [options]
   --burst-repeat N        repeats of each burst size (default 1, one run per point of the curve; --repeat N
                           given: N)
   --burst-clients N       concurrent clients starting the burst, each honouring 429/503 Retry-After (default 32)
+  --fanout-sizes 1000,10000
+                          fan-out item counts N: one workflow over N items (default 1000,10000; --quick 200)
+  --fanout-concurrency N  Shepherd's map maxConcurrency (default 100; Workflows' Promise.all has no bound)
+  --fanout-repeat N       repeats of each fan-out size (default 1; --repeat N given: N)
+  --fanout-timeout S      bound of one fan-out run (default 60 s + 40 ms per item); past it: "not ended"
   --idle-seconds S        how long the idle supervisor is watched (default 20)
   --fresh                 restart each engine's wrangler dev (same state) before every measurement but its first,
                           so no measurement carries the objects an earlier one left in the runtime's memory
@@ -60,7 +65,8 @@ export const PORT_COUNT = 5;
 const FLAGS = flagSpec({
   values: [
     "repeat", "cases", "engines", "sizes", "concurrency", "latency-runs", "retry-samples", "detection-samples", "mixed-size",
-    "burst-sizes", "burst-cap", "burst-repeat", "burst-clients", "idle-seconds", "quiet-wait", "order", "source", "out", "port-base", "profile",
+    "burst-sizes", "burst-cap", "burst-repeat", "burst-clients",
+    "fanout-sizes", "fanout-concurrency", "fanout-repeat", "fanout-timeout", "idle-seconds", "quiet-wait", "order", "source", "out", "port-base", "profile",
   ],
   switches: ["quick", "docs", "no-docs", "keep-tmp", "verbose", "profile-isolates", "fresh"],
 });
@@ -84,6 +90,11 @@ export interface BenchOptions {
   fresh: boolean;
   /** undefined: an engine without burstAtScale runs only the smallest burst size. */
   burstCapS: number | undefined;
+  fanOutSizes: number[];
+  fanOutConcurrency: number;
+  fanOutRepeat: number;
+  /** undefined: 60 s + 40 ms per item. */
+  fanOutTimeoutS: number | undefined;
   idleSeconds: number;
   supervisorWorkflows: number;
   quietWaitS: number;
@@ -116,9 +127,13 @@ function flagReader(values: Values, quick: boolean) {
 /** --burst-cap 0 means none. */
 const orNone = (seconds: number): number | undefined => (seconds > 0 ? seconds : undefined);
 
-/** A curve of four sizes, each several minutes long: once per point unless asked for more (--burst-repeat, else --repeat). */
-function burstRepeat(values: Values): number {
-  if (values["burst-repeat"] !== undefined) return integer(values["burst-repeat"], "--burst-repeat");
+/**
+ * The burst curve and the fan-out sizes take minutes each: once per point unless asked for more (their own
+ * flag, else --repeat).
+ */
+function onceUnlessAsked(values: Values, flag: "burst-repeat" | "fanout-repeat"): number {
+  const text = values[flag];
+  if (text !== undefined) return integer(text, `--${flag}`);
   return values.repeat !== undefined ? integer(values.repeat, "--repeat") : 1;
 }
 
@@ -149,10 +164,14 @@ export function parseOptions(argv: string[]): BenchOptions {
     detectionSamples: count("detection-samples", 20, 3),
     mixedSize: count("mixed-size", 50, 20),
     burstSizes: sizes("burst-sizes", [1000, 2000, 5000, 10000], [300]),
-    burstRepeat: burstRepeat(values),
+    burstRepeat: onceUnlessAsked(values, "burst-repeat"),
     burstClients: count("burst-clients", 32, 32),
     fresh: Boolean(values.fresh),
     burstCapS: orNone(pick("burst-cap", 180, 0, (text) => integer(text, "--burst-cap", 0))),
+    fanOutSizes: sizes("fanout-sizes", [1000, 10000], [200]),
+    fanOutConcurrency: count("fanout-concurrency", 100, 100),
+    fanOutRepeat: onceUnlessAsked(values, "fanout-repeat"),
+    fanOutTimeoutS: values["fanout-timeout"] === undefined ? undefined : integer(values["fanout-timeout"], "--fanout-timeout"),
     idleSeconds: count("idle-seconds", 20, 5),
     supervisorWorkflows: quick ? 5 : 20,
     quietWaitS: count("quiet-wait", 60, 5),

@@ -7,6 +7,7 @@ import { burst } from "./burst.ts";
 import { detection, latency, mixed, retry, supervisor } from "./cases.ts";
 import type { Engine } from "./engines/engine.ts";
 import { canProfile } from "./engines/engine.ts";
+import { fanOut } from "./fan-out.ts";
 import { log } from "./log.ts";
 import { loadProfiler, profilePath, saveProfile } from "./profiling.ts";
 import type { ProfiledMeasurement, Probe } from "./profiling.ts";
@@ -39,6 +40,7 @@ export function plannedCases(options: BenchOptions, repo: string): PlannedCase[]
     ...(wanted("detection") ? [detectionCase(options)] : []),
     ...(wanted("supervisor") ? [supervisorCase(options)] : []),
     ...(wanted("mixed") ? [mixedCase(options)] : []),
+    ...(wanted("fanout") ? fanOutCases(options) : []),
     ...(wanted("burst") ? burstCases(options) : []),
   ];
 }
@@ -90,6 +92,19 @@ function mixedCase(options: BenchOptions): PlannedCase {
       mixed(ctx, engine, { tag: `mix-${rep}`, workflows: options.mixedSize, concurrency: options.concurrency, timeoutMs: timeoutFor(options.mixedSize, true) }),
     applies: always,
   };
+}
+
+/** The bound of one fan-out run: a minute, plus 40 ms per item, unless --fanout-timeout says otherwise. */
+export const fanOutTimeoutMs = (items: number, timeoutS: number | undefined): number => (timeoutS !== undefined ? timeoutS * 1000 : 60_000 + items * 40);
+
+/** One workflow per size, on every engine that has the case, --fanout-repeat times. */
+function fanOutCases(options: BenchOptions): PlannedCase[] {
+  return options.fanOutSizes.map((items) => ({
+    name: `fanout-${items}`,
+    run: (ctx, engine, rep) =>
+      fanOut(ctx, engine, { tag: `fan${items}-${rep}`, items, maxConcurrency: options.fanOutConcurrency, timeoutMs: fanOutTimeoutMs(items, options.fanOutTimeoutS) }),
+    applies: (engine, rep) => engine.fanOut !== undefined && rep <= options.fanOutRepeat,
+  }));
 }
 
 /**

@@ -25,6 +25,30 @@ export interface WorkflowSpec {
   timeouts: StepTimeouts;
 }
 
+/**
+ * One workflow of the fan-out case: a single step over `items` items (0, 1, … N-1), each a POST to `url`.
+ * Shepherd runs it as a `map` step with `maxConcurrency`; the baseline as `Promise.all` of a `step.do` per
+ * item, which has no such bound. Every item's Idempotency-Key is `<id>:each:<index>`.
+ */
+export interface FanOutSpec {
+  id: string;
+  items: number;
+  url: string;
+  maxConcurrency: number;
+  retry: RetryPolicy;
+  timeouts: StepTimeouts;
+}
+
+/** The map step's id, in both engines' item keys. */
+export const FAN_OUT_STEP_ID = "each";
+
+/** An engine's fan-out workflow: started, read and ended by its own calls (the baseline keeps it in another class). */
+export interface FanOutApi {
+  start(spec: FanOutSpec): Promise<StartResult>;
+  readStatus(id: string): Promise<WorkflowStatus>;
+  cancel(id: string): Promise<void>;
+}
+
 /** A start's answer. `status` is "no answer" when the request got none (timeout, reset). */
 export interface StartResult {
   ok: boolean;
@@ -128,6 +152,8 @@ export interface Engine extends Lifecycle {
   devInfo?(id: string): Promise<DevInfo | undefined>;
   /** The dev-only dispatch figures, undefined while the endpoint does not exist. */
   dispatchInfo?(): Promise<DispatchInfo | undefined>;
+  /** One workflow over many items, for an engine that has the fan-out case. */
+  fanOut?: FanOutApi;
 }
 
 /** An engine whose isolate --profile can reach: the inspector, the Worker's name, the snapshot its bundle names. */

@@ -7,7 +7,8 @@ import { requestJson, retryAfterSeconds } from "../../../scripts/lib/http-json.t
 import { applyD1Migrations, describeSource, snapshotProject, wranglerDev } from "../../../scripts/lib/wrangler-dev.ts";
 import type { SnapshotSource, SourceDescription, WranglerDev } from "../../../scripts/lib/wrangler-dev.ts";
 import { devLifecycle } from "./dev-lifecycle.ts";
-import type { Engine, ProfiledEngine, WorkflowSpec } from "./engine.ts";
+import { FAN_OUT_STEP_ID } from "./engine.ts";
+import type { Engine, FanOutApi, FanOutSpec, ProfiledEngine, WorkflowSpec } from "./engine.ts";
 import { devInfo, dispatchInfo, historyEvents, workflowStatus } from "./shepherd-answers.ts";
 
 const TOKEN = "bench-token";
@@ -76,20 +77,55 @@ function startBody(spec: WorkflowSpec): unknown {
   };
 }
 
-type ShepherdApi = Pick<Engine, "startWorkflow" | "readStatus" | "history" | "devInfo" | "dispatchInfo" | "cancel">;
+/**
+ * The fan-out case's start: one `map` step over the items 0 … N-1 given as the workflow's input, each item a
+ * POST of `{n, item}` to the remote; the retry policy and timeouts apply to every item.
+ */
+export function fanOutBody(spec: FanOutSpec): unknown {
+  return {
+    id: spec.id,
+    definition: {
+      name: "fanout",
+      defaults: { retry: spec.retry, timeouts: spec.timeouts },
+      steps: [{
+        id: FAN_OUT_STEP_ID,
+        map: {
+          items: "{{ input.items }}",
+          maxConcurrency: spec.maxConcurrency,
+          step: { action: { type: "http", url: spec.url, method: "POST", body: { n: "{{ index }}", item: "{{ item }}" } } },
+        },
+      }],
+    },
+    input: { items: Array.from({ length: spec.items }, (_, index) => index) },
+  };
+}
+
+type ShepherdApi = Pick<Engine, "startWorkflow" | "readStatus" | "history" | "devInfo" | "dispatchInfo" | "cancel" | "fanOut">;
+
+/** How long a start of the fan-out case may take: one request carrying every item, durable before it is answered. */
+const FAN_OUT_START_TIMEOUT_MS = 120_000;
+
+/** POST /v1/workflows: 201 is a new workflow, 200 the replay of one the engine has. */
+async function startShepherd(dev: WranglerDev, body: unknown, timeoutMs?: number): ReturnType<FanOutApi["start"]> {
+  const { status, text, headers } = await requestJson(`${dev.url}/v1/workflows`, { method: "POST", body, headers: AUTH, timeoutMs });
+  return { ok: status === 201, status, existing: status === 200, retryAfterS: retryAfterSeconds(headers), error: status === 201 ? undefined : text.slice(0, 300) };
+}
 
 /** The adapter's calls of Shepherd's API. */
 function shepherdApi(dev: WranglerDev): ShepherdApi {
   const workflow = (id: string): string => `${dev.url}/v1/workflows/${encodeURIComponent(id)}`;
+  const readStatus: Engine["readStatus"] = async (id) => {
+    const { status, body, text } = await requestJson(workflow(id), { headers: AUTH });
+    return workflowStatus(status, body, text);
+  };
+  const cancel: Engine["cancel"] = async (id) => {
+    await requestJson(`${workflow(id)}/cancel`, { method: "POST", headers: AUTH });
+  };
   return {
-    async startWorkflow(spec) {
-      const { status, text, headers } = await requestJson(`${dev.url}/v1/workflows`, { method: "POST", body: startBody(spec), headers: AUTH });
-      return { ok: status === 201, status, existing: status === 200, retryAfterS: retryAfterSeconds(headers), error: status === 201 ? undefined : text.slice(0, 300) };
-    },
-    async readStatus(id) {
-      const { status, body, text } = await requestJson(workflow(id), { headers: AUTH });
-      return workflowStatus(status, body, text);
-    },
+    startWorkflow: (spec) => startShepherd(dev, startBody(spec)),
+    readStatus,
+    cancel,
+    fanOut: { start: (spec) => startShepherd(dev, fanOutBody(spec), FAN_OUT_START_TIMEOUT_MS), readStatus, cancel },
     async history(id) {
       const { status, body } = await requestJson(`${workflow(id)}/history`, { headers: AUTH });
       return historyEvents(status, body);
@@ -102,9 +138,6 @@ function shepherdApi(dev: WranglerDev): ShepherdApi {
     async dispatchInfo() {
       const { status, body } = await requestJson(`${dev.url}/dev/dispatch`, { headers: AUTH, timeoutMs: 5_000 });
       return dispatchInfo(status, body);
-    },
-    async cancel(id) {
-      await requestJson(`${workflow(id)}/cancel`, { method: "POST", headers: AUTH });
     },
   };
 }

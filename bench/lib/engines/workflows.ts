@@ -1,12 +1,14 @@
-// The baseline: bench/workflows-baseline (one Cloudflare Workflow, one step.do per step) under
-// `wrangler dev` (scripts/lib/wrangler-dev.ts), from a copy in the temp dir with its own persisted state.
+// The baseline: bench/workflows-baseline (Cloudflare Workflows: one step.do per step; for the fan-out case,
+// Promise.all of one step.do per item) under `wrangler dev` (scripts/lib/wrangler-dev.ts), from a copy in the
+// temp dir with its own persisted state.
 import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { requestJson, retryAfterSeconds } from "../../../scripts/lib/http-json.ts";
 import { field, numberField } from "../../../scripts/lib/json.ts";
 import { wranglerDev } from "../../../scripts/lib/wrangler-dev.ts";
+import type { WranglerDev } from "../../../scripts/lib/wrangler-dev.ts";
 import { devLifecycle } from "./dev-lifecycle.ts";
-import type { Engine, RetryPolicy, WorkflowStatus } from "./engine.ts";
+import type { Engine, FanOutApi, RetryPolicy, StartResult, WorkflowStatus } from "./engine.ts";
 import type { EngineOptions } from "./shepherd.ts";
 
 const TERMINAL = new Set(["complete", "errored", "terminated"]);
@@ -28,11 +30,57 @@ export function toWorkflowsRetry(policy: RetryPolicy): WorkflowsRetry {
   return { limit: policy.maxAttempts - 1, delay: policy.initialIntervalMs, backoff: constant ? "constant" : "exponential" };
 }
 
-/** GET /instances/{id}: instance.status() with the baseline's own completion stamp (its output's finishedAt). */
-function instanceStatus(status: number, body: unknown, text: string): WorkflowStatus {
+/**
+ * GET /<kind>/{id}: instance.status() with the baseline's own completion stamp (its output's finishedAt) and,
+ * for an instance that errored, its error.
+ */
+export function instanceStatus(status: number, body: unknown, text: string): WorkflowStatus {
   if (status !== 200) return { state: `http_${status}`, terminal: false, completed: false, error: text.slice(0, 300) };
   const state = String(field(body, "status"));
-  return { state, terminal: TERMINAL.has(state), completed: state === "complete", endedAt: numberField(field(body, "output"), "finishedAt") };
+  const error = field(body, "error");
+  return {
+    state,
+    terminal: TERMINAL.has(state),
+    completed: state === "complete",
+    endedAt: numberField(field(body, "output"), "finishedAt"),
+    ...(error === undefined || error === null ? {} : { error: JSON.stringify(error).slice(0, 300) }),
+  };
+}
+
+/** The baseline's calls for the instances of one kind (see its index.ts): create, read, terminate. */
+function instancesOf(dev: WranglerDev, kind: "instances" | "fan-outs") {
+  const instance = (id: string): string => `${dev.url}/${kind}/${encodeURIComponent(id)}`;
+  return {
+    async create(body: unknown): Promise<StartResult> {
+      const { status, text, headers } = await requestJson(`${dev.url}/${kind}`, { method: "POST", body });
+      // The baseline answers 409 for any failed create, a known id included, so it cannot say `existing`.
+      return { ok: status === 201, status, existing: false, retryAfterS: retryAfterSeconds(headers), error: status === 201 ? undefined : text.slice(0, 300) };
+    },
+    async readStatus(id: string): Promise<WorkflowStatus> {
+      const { status, body, text } = await requestJson(instance(id));
+      return instanceStatus(status, body, text);
+    },
+    async cancel(id: string): Promise<void> {
+      await requestJson(`${instance(id)}/terminate`, { method: "POST" });
+    },
+  };
+}
+
+/** The fan-out case on the baseline: one FanOutWorkflow instance over the items 0 … N-1. */
+function fanOutApi(dev: WranglerDev): FanOutApi {
+  const fanOuts = instancesOf(dev, "fan-outs");
+  return {
+    start: (spec) =>
+      fanOuts.create({
+        id: spec.id,
+        items: Array.from({ length: spec.items }, (_, index) => index),
+        url: spec.url,
+        retry: toWorkflowsRetry(spec.retry),
+        timeoutMs: spec.timeouts.startToCloseMs,
+      }),
+    readStatus: fanOuts.readStatus,
+    cancel: fanOuts.cancel,
+  };
 }
 
 export function workflowsEngine({ repo, tmp, port, inspectorPort, verbose }: EngineOptions): Engine {
@@ -43,8 +91,10 @@ export function workflowsEngine({ repo, tmp, port, inspectorPort, verbose }: Eng
     logFile: join(tmp, "workflows-dev.log"),
     logLevel: verbose ? "info" : "warn",
   });
-  const prepare = (): void => cpSync(join(repo, "bench", "workflows-baseline"), dir, { recursive: true, filter: (path) => !path.includes(".wrangler") });
-  const instance = (id: string): string => `${dev.url}/instances/${encodeURIComponent(id)}`;
+  // Its tsconfig.json (for `npm run typecheck`) extends the project's, which the copy does not have beside it.
+  const copied = (path: string): boolean => !path.includes(".wrangler") && !path.endsWith("tsconfig.json");
+  const prepare = (): void => cpSync(join(repo, "bench", "workflows-baseline"), dir, { recursive: true, filter: copied });
+  const instances = instancesOf(dev, "instances");
   return {
     name: "workflows",
     label: "Workflows",
@@ -53,19 +103,9 @@ export function workflowsEngine({ repo, tmp, port, inspectorPort, verbose }: Eng
     supports: { detection: false, supervisor: false, burstAtScale: false },
     source: "bench/workflows-baseline",
     ...devLifecycle(dev, prepare),
-
-    async startWorkflow(spec) {
-      const body = { id: spec.id, steps: spec.steps, retry: toWorkflowsRetry(spec.retry), timeoutMs: spec.timeouts.startToCloseMs };
-      const { status, text, headers } = await requestJson(`${dev.url}/instances`, { method: "POST", body });
-      // The baseline answers 409 for any failed create, a known id included, so it cannot say `existing`.
-      return { ok: status === 201, status, existing: false, retryAfterS: retryAfterSeconds(headers), error: status === 201 ? undefined : text.slice(0, 300) };
-    },
-    async readStatus(id) {
-      const { status, body, text } = await requestJson(instance(id));
-      return instanceStatus(status, body, text);
-    },
-    async cancel(id) {
-      await requestJson(`${instance(id)}/terminate`, { method: "POST" });
-    },
+    startWorkflow: (spec) => instances.create({ id: spec.id, steps: spec.steps, retry: toWorkflowsRetry(spec.retry), timeoutMs: spec.timeouts.startToCloseMs }),
+    readStatus: instances.readStatus,
+    cancel: instances.cancel,
+    fanOut: fanOutApi(dev),
   };
 }

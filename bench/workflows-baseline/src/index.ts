@@ -1,105 +1,65 @@
-// Baseline for the bench: the work of a Shepherd workflow (steps that each POST to a remote service, one
-// after the other) as a Cloudflare Workflow with one `step.do` per step.
+// Baseline for the bench: Shepherd's work as Cloudflare Workflows, written the way their users would.
+//   BenchWorkflow (/instances): a workflow of sequential steps (each a POST to a remote), one `step.do` per step.
+//   FanOutWorkflow (/fan-outs): a map step over N items, one instance doing `Promise.all` of a `step.do` per item.
 //
 //   POST /instances      {id, steps: [{id, url}], retry: {limit, delay, backoff}, timeoutMs} -> 201 {id}
-//   GET  /instances/:id  -> {status, output, error} from instance.status()
-//   POST /instances/:id/terminate -> 202 (the bench ends workflows a timed-out run left behind)
+//   POST /fan-outs       {id, items: [...], url, retry, timeoutMs} -> 201 {id}
+//   GET  /<kind>/:id     -> {status, output, error} from instance.status()
+//   POST /<kind>/:id/terminate -> 202 (the bench ends workflows a timed-out run left behind)
 //   GET  /healthz        -> {ok: true}
-//
-// Each step sends the request Shepherd's agent sends (method, headers, JSON body) and classifies the answer
-// the same way: 2xx succeeds, 408/425/429/5xx is retried, any other status fails for good.
-import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
-import { NonRetryableError } from "cloudflare:workflows";
+import type { BenchParams } from "./bench-workflow";
+import type { FanOutParams } from "./fan-out-workflow";
+
+export { BenchWorkflow } from "./bench-workflow";
+export { FanOutWorkflow } from "./fan-out-workflow";
 
 interface Env {
   BENCH_WORKFLOW: Workflow<BenchParams>;
+  FAN_OUT_WORKFLOW: Workflow<FanOutParams>;
 }
 
-interface BenchParams {
-  steps: { id: string; url: string }[];
-  /** Workflows' retry config; the bench sets it to the equivalent of the Shepherd steps' policy. */
-  retry: { limit: number; delay: number; backoff: "constant" | "linear" | "exponential" };
-  /** Per-attempt timeout, the counterpart of Shepherd's startToCloseMs. */
-  timeoutMs: number;
-}
+/** Each kind's binding and the params a create takes from the request body. */
+const KINDS = {
+  instances: {
+    binding: (env: Env): Workflow => env.BENCH_WORKFLOW,
+    params: ({ steps, retry, timeoutMs }: BenchParams) => ({ steps, retry, timeoutMs }),
+  },
+  "fan-outs": {
+    binding: (env: Env): Workflow => env.FAN_OUT_WORKFLOW,
+    params: ({ items, url, retry, timeoutMs }: FanOutParams) => ({ items, url, retry, timeoutMs }),
+  },
+} as const;
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type Kind = keyof typeof KINDS;
+const isKind = (name: string | undefined): name is Kind => name !== undefined && Object.hasOwn(KINDS, name);
 
-export class BenchWorkflow extends WorkflowEntrypoint<Env, BenchParams> {
-  async run(event: WorkflowEvent<BenchParams>, step: WorkflowStep) {
-    const { steps, retry, timeoutMs } = event.payload;
-    const outputs: Record<string, Json> = {};
-    for (const spec of steps) {
-      outputs[spec.id] = await step.do(spec.id, { retries: retry, timeout: timeoutMs }, async (ctx) =>
-        callRemote(event.instanceId, spec.id, spec.url, ctx.attempt),
-      );
-    }
-    // Stamped when the last step's result is back, like Shepherd's endedAt: the bench's precise completion time.
-    return { finishedAt: Date.now(), outputs };
+/** Any failure of the platform call as one JSON answer: the bench reads the status, the text is for people. */
+async function answer(status: number, call: () => Promise<unknown>): Promise<Response> {
+  try {
+    return Response.json(await call(), { status });
+  } catch (error) {
+    return Response.json({ error: String(error) }, { status: status === 200 ? 404 : 409 });
   }
-}
-
-const TRANSIENT = new Set([408, 425, 429]);
-
-async function callRemote(workflowId: string, stepId: string, url: string, attempt: number): Promise<Json> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      "Content-Type": "application/json",
-      "Idempotency-Key": `${workflowId}:${stepId}`,
-      "Shepherd-Workflow-Id": workflowId,
-      "Shepherd-Step-Id": stepId,
-      "Shepherd-Attempt": String(attempt),
-    },
-    body: JSON.stringify({ workflow: workflowId, step: stepId }),
-  });
-  const text = await response.text();
-  if (response.ok) {
-    try {
-      return text.trim() === "" ? null : (JSON.parse(text) as Json);
-    } catch {
-      return { text };
-    }
-  }
-  const message = `remote answered ${response.status}: ${text.slice(0, 200)}`;
-  if (TRANSIENT.has(response.status) || response.status >= 500) throw new Error(message);
-  throw new NonRetryableError(message);
 }
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname === "/healthz") return Response.json({ ok: true });
-    if (url.pathname === "/instances" && request.method === "POST") {
-      const body = (await request.json()) as { id: string } & BenchParams;
-      try {
-        const instance = await env.BENCH_WORKFLOW.create({
-          id: body.id,
-          params: { steps: body.steps, retry: body.retry, timeoutMs: body.timeoutMs },
-        });
-        return Response.json({ id: instance.id }, { status: 201 });
-      } catch (error) {
-        return Response.json({ error: String(error) }, { status: 409 });
-      }
+    const [, kind, rawId, action] = url.pathname.split("/");
+    if (!isKind(kind)) return Response.json({ error: "not found" }, { status: 404 });
+    const workflow = KINDS[kind].binding(env);
+    if (rawId === undefined && request.method === "POST") {
+      const body = (await request.json()) as { id: string } & BenchParams & FanOutParams;
+      return answer(201, async () => ({ id: (await workflow.create({ id: body.id, params: KINDS[kind].params(body) })).id }));
     }
-    const terminate = /^\/instances\/([^/]+)\/terminate$/.exec(url.pathname);
-    if (terminate && request.method === "POST") {
-      try {
-        await (await env.BENCH_WORKFLOW.get(decodeURIComponent(terminate[1]!))).terminate();
-        return Response.json({ ok: true }, { status: 202 });
-      } catch (error) {
-        return Response.json({ error: String(error) }, { status: 409 });
-      }
-    }
-    const match = /^\/instances\/([^/]+)$/.exec(url.pathname);
-    if (match && request.method === "GET") {
-      try {
-        const instance = await env.BENCH_WORKFLOW.get(decodeURIComponent(match[1]!));
-        const { status, output, error } = await instance.status();
-        return Response.json({ status, output, error });
-      } catch (error) {
-        return Response.json({ error: String(error) }, { status: 404 });
-      }
+    const id = decodeURIComponent(rawId ?? "");
+    if (action === "terminate" && request.method === "POST") return answer(202, async () => (await (await workflow.get(id)).terminate(), { ok: true }));
+    if (action === undefined && request.method === "GET") {
+      return answer(200, async () => {
+        const { status, output, error } = await (await workflow.get(id)).status();
+        return { status, output, error };
+      });
     }
     return Response.json({ error: "not found" }, { status: 404 });
   },
