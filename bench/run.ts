@@ -7,10 +7,10 @@
 // See `npm run bench -- --help` and docs/performance.md ("How it is measured").
 //
 // What is the bench's own is in bench/lib/: args.ts (flags), plan.ts (which cases run where) and measure.ts
-// (how the run goes through them), workload.ts, cases.ts, throughput.ts, burst.ts and load-phases.ts (the
-// measurements), engines/ (Shepherd and the Workflows baseline behind one adapter), remote.ts (the remote's
-// paths), load.ts and proc-readings.ts (other processes' load; workerd CPU and memory), results.ts and
-// report.ts (what is recorded; the tables), profiling.ts and what it uses (--profile: a CPU profile of
+// (how the run goes through them), workload.ts, cases.ts, throughput.ts, burst.ts, fan-out.ts and
+// load-phases.ts (the measurements), engines/ (Shepherd and the Workflows baseline behind one adapter),
+// remote.ts (the remote's paths), load.ts and proc-readings.ts (other processes' load; workerd CPU and
+// memory), results.ts, report.ts, fan-out-report.ts and figures.ts (what is recorded; the tables), profiling.ts and what it uses (--profile: a CPU profile of
 // Shepherd's isolate and its summary).
 // What it shares with chaos is in scripts/lib/: process groups and clean-up, the project snapshot and
 // `wrangler dev`, flags, ports, the fake remote's server, waiting, statistics, JSON requests and files.

@@ -6,7 +6,7 @@
 import { sleep } from "../../scripts/lib/async.ts";
 import type { FakeRemote } from "../../scripts/lib/fake-remote.ts";
 import { errorMessage } from "../../scripts/lib/json.ts";
-import type { Engine, FanOutApi, StartResult, WorkflowStatus } from "./engines/engine.ts";
+import type { Engine, FanOutApi, FanOutSpec, StartResult, WorkflowStatus } from "./engines/engine.ts";
 import { cpuMs, memoryKb, sampleRss } from "./proc-readings.ts";
 import { now } from "./remote.ts";
 import { DEFAULT_RETRY, DEFAULT_TIMEOUTS, idFor } from "./workload.ts";
@@ -42,7 +42,7 @@ export type FanOutFigures = {
   /** Start request → the engine's completion stamp; undefined unless completed. */
   wallS: number | undefined;
   itemsPerSec: number | undefined;
-  /** The start request's answer: one request carrying every item. */
+  /** The start request's answer (one request carrying every item), or until the harness stopped waiting for one. */
   startS: number;
   /** From the start request until the harness stopped waiting for a run that did not complete. */
   gaveUpAfterS: number | undefined;
@@ -101,10 +101,11 @@ export async function fanOut(ctx: BenchContext, engine: Engine, run: FanOutRun):
   const rssBeforeKb = memoryKb(pids).rssKb;
   const stopRss = sampleRss(() => pids);
   const startedAt = now();
+  const deadline = Date.now() + run.timeoutMs;
   try {
     const start = await startFanOut(api, { id, items: run.items, url: `${ctx.remote.url}/ok`, maxConcurrency: run.maxConcurrency, retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS });
     const startS = (now() - startedAt) / 1000;
-    const ended = start.ok ? await waitForEnd(api, id, progress, { items: run.items, deadline: Date.now() + run.timeoutMs }) : { status: undefined, reads: 0 };
+    const ended = start.ok ? await waitForEnd(api, id, progress, { items: run.items, deadline }) : { status: undefined, reads: 0 };
     const stoppedAt = now();
     const peakRssKb = stopRss();
     const cpuRun = cpuMs(pids) - cpuBefore;
@@ -120,9 +121,15 @@ export async function fanOut(ctx: BenchContext, engine: Engine, run: FanOutRun):
   }
 }
 
-/** The start, with a request that got no answer (a timeout, a reset) as a refused start rather than a crash. */
-function startFanOut(api: FanOutApi, spec: Parameters<FanOutApi["start"]>[0]): Promise<StartResult> {
-  return api.start(spec).catch((error: unknown): StartResult => ({ ok: false, status: "no answer", error: errorMessage(error) }));
+/**
+ * The start. A request that got no answer (a timeout, a reset) may still have started the workflow: when the
+ * engine has it, the run goes on as started; otherwise it is a refused start rather than a crash.
+ */
+async function startFanOut(api: FanOutApi, spec: FanOutSpec): Promise<StartResult> {
+  const result = await api.start(spec).catch((error: unknown): StartResult => ({ ok: false, status: "no answer", error: errorMessage(error) }));
+  if (result.status !== "no answer") return result;
+  const known = await api.readStatus(spec.id).catch(() => undefined);
+  return known !== undefined && !known.state.startsWith("http_") ? { ...result, ok: true } : result;
 }
 
 /**

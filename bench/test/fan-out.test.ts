@@ -147,8 +147,11 @@ describe("the Fan-out table", () => {
   });
 });
 
-/** Runs the items of each fan-out workflow, `maxConcurrency` at a time, each a POST with the item's key; or never ends. */
-function inProcessFanOut({ ends }: { ends: boolean }): Engine {
+/**
+ * Runs the items of each fan-out workflow, `maxConcurrency` at a time, each a POST with the item's key; or never
+ * ends; or starts the workflow but leaves the start request unanswered (it times out).
+ */
+function inProcessFanOut({ ends, startTimesOut = false }: { ends: boolean; startTimesOut?: boolean }): Engine {
   const statuses = new Map<string, WorkflowStatus>();
   const run = async ({ id, items, url, maxConcurrency }: FanOutSpec): Promise<void> => {
     await mapPool(Array.from({ length: items }, (_, index) => index), maxConcurrency, async (index) => {
@@ -161,6 +164,7 @@ function inProcessFanOut({ ends }: { ends: boolean }): Engine {
     async start(spec) {
       statuses.set(spec.id, { state: "running", terminal: false, completed: false });
       void run(spec);
+      if (startTimesOut) throw new Error("The operation was aborted due to timeout");
       return { ok: true, status: 201 };
     },
     readStatus: async (id) => statuses.get(id) ?? { state: "http_404", terminal: false, completed: false },
@@ -182,6 +186,11 @@ describe("the fan-out case against an in-process engine", () => {
     const figures = await fanOut(ctx, inProcessFanOut({ ends: true }), { tag: "ok", items: 200, maxConcurrency: 20, timeoutMs: 20_000 });
     assert.deepEqual([figures.completed, figures.endedAs, figures.itemsAtRemote, figures.itemRequests], [1, "completed", 200, 200]);
     assert.ok((figures.itemsPerSec ?? 0) > 0);
+  });
+
+  it("goes on with a workflow whose start got no answer but which the engine has", async () => {
+    const figures = await fanOut(ctx, inProcessFanOut({ ends: true, startTimesOut: true }), { tag: "late", items: 20, maxConcurrency: 5, timeoutMs: 20_000 });
+    assert.deepEqual([figures.completed, figures.itemsAtRemote], [1, 20]);
   });
 
   it("reports a workflow that never ends as not completed once its bound has passed, instead of failing", async () => {

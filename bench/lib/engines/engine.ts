@@ -42,6 +42,12 @@ export interface FanOutSpec {
 /** The map step's id, in both engines' item keys. */
 export const FAN_OUT_STEP_ID = "each";
 
+/**
+ * How long the fan-out case waits for a start's answer: one request carrying every item, which Shepherd makes
+ * durable before it answers and the local Workflows engine answers only once the instance has set out its steps.
+ */
+export const FAN_OUT_START_TIMEOUT_MS = 120_000;
+
 /** An engine's fan-out workflow: started, read and ended by its own calls (the baseline keeps it in another class). */
 export interface FanOutApi {
   start(spec: FanOutSpec): Promise<StartResult>;

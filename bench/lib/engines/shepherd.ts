@@ -7,7 +7,7 @@ import { requestJson, retryAfterSeconds } from "../../../scripts/lib/http-json.t
 import { applyD1Migrations, describeSource, snapshotProject, wranglerDev } from "../../../scripts/lib/wrangler-dev.ts";
 import type { SnapshotSource, SourceDescription, WranglerDev } from "../../../scripts/lib/wrangler-dev.ts";
 import { devLifecycle } from "./dev-lifecycle.ts";
-import { FAN_OUT_STEP_ID } from "./engine.ts";
+import { FAN_OUT_START_TIMEOUT_MS, FAN_OUT_STEP_ID } from "./engine.ts";
 import type { Engine, FanOutApi, FanOutSpec, ProfiledEngine, WorkflowSpec } from "./engine.ts";
 import { devInfo, dispatchInfo, historyEvents, workflowStatus } from "./shepherd-answers.ts";
 
@@ -101,9 +101,6 @@ export function fanOutBody(spec: FanOutSpec): unknown {
 }
 
 type ShepherdApi = Pick<Engine, "startWorkflow" | "readStatus" | "history" | "devInfo" | "dispatchInfo" | "cancel" | "fanOut">;
-
-/** How long a start of the fan-out case may take: one request carrying every item, durable before it is answered. */
-const FAN_OUT_START_TIMEOUT_MS = 120_000;
 
 /** POST /v1/workflows: 201 is a new workflow, 200 the replay of one the engine has. */
 async function startShepherd(dev: WranglerDev, body: unknown, timeoutMs?: number): ReturnType<FanOutApi["start"]> {

@@ -8,6 +8,7 @@ import { field, numberField } from "../../../scripts/lib/json.ts";
 import { wranglerDev } from "../../../scripts/lib/wrangler-dev.ts";
 import type { WranglerDev } from "../../../scripts/lib/wrangler-dev.ts";
 import { devLifecycle } from "./dev-lifecycle.ts";
+import { FAN_OUT_START_TIMEOUT_MS } from "./engine.ts";
 import type { Engine, FanOutApi, RetryPolicy, StartResult, WorkflowStatus } from "./engine.ts";
 import type { EngineOptions } from "./shepherd.ts";
 
@@ -51,8 +52,8 @@ export function instanceStatus(status: number, body: unknown, text: string): Wor
 function instancesOf(dev: WranglerDev, kind: "instances" | "fan-outs") {
   const instance = (id: string): string => `${dev.url}/${kind}/${encodeURIComponent(id)}`;
   return {
-    async create(body: unknown): Promise<StartResult> {
-      const { status, text, headers } = await requestJson(`${dev.url}/${kind}`, { method: "POST", body });
+    async create(body: unknown, timeoutMs?: number): Promise<StartResult> {
+      const { status, text, headers } = await requestJson(`${dev.url}/${kind}`, { method: "POST", body, timeoutMs });
       // The baseline answers 409 for any failed create, a known id included, so it cannot say `existing`.
       return { ok: status === 201, status, existing: false, retryAfterS: retryAfterSeconds(headers), error: status === 201 ? undefined : text.slice(0, 300) };
     },
@@ -77,7 +78,7 @@ function fanOutApi(dev: WranglerDev): FanOutApi {
         url: spec.url,
         retry: toWorkflowsRetry(spec.retry),
         timeoutMs: spec.timeouts.startToCloseMs,
-      }),
+      }, FAN_OUT_START_TIMEOUT_MS),
     readStatus: fanOuts.readStatus,
     cancel: fanOuts.cancel,
   };
