@@ -34,7 +34,7 @@ export const USAGE = `npm run bench -- [options]
                           fan-out item counts N: one workflow over N items (default 1000,10000; --quick 200)
   --fanout-concurrency N  Shepherd's map maxConcurrency (default 100; Workflows' Promise.all has no bound)
   --fanout-repeat N       repeats of each fan-out size (default 1; --repeat N given: N)
-  --fanout-timeout S      bound of one fan-out run (default 60 s + 40 ms per item); past it: "not ended"
+  --fanout-timeout S      bound of one fan-out run (default 60 s + 60 ms per item); past it: "not ended"
   --idle-seconds S        how long the idle supervisor is watched (default 20)
   --fresh                 restart each engine's wrangler dev (same state) before every measurement but its first,
                           so no measurement carries the objects an earlier one left in the runtime's memory
@@ -93,7 +93,7 @@ export interface BenchOptions {
   fanOutSizes: number[];
   fanOutConcurrency: number;
   fanOutRepeat: number;
-  /** undefined: 60 s + 40 ms per item. */
+  /** undefined: 60 s + 60 ms per item. */
   fanOutTimeoutS: number | undefined;
   idleSeconds: number;
   supervisorWorkflows: number;

@@ -12,6 +12,7 @@ const COLUMNS: Array<{ key: string; label: string; count?: boolean }> = [
   { key: "wallS", label: "wall (s)" },
   { key: "itemsPerSec", label: "items/s" },
   { key: "cpuMsPerItem", label: "CPU ms/item" },
+  { key: "cpuS", label: "workerd CPU (s)" },
   { key: "peakRssMb", label: "peak RSS (MB)" },
   { key: "rssGrowthMb", label: "RSS growth (MB)" },
   { key: "startS", label: "start answered (s)" },
@@ -24,7 +25,8 @@ default 100); Workflows: one instance doing \`Promise.all\` of a \`step.do\` per
 runtime's limit on simultaneous connections paces the calls). completed: repeats that completed / repeats; ended
 as: the engine's final status (\`not ended\` within the bound, \`start_<status>\` for a refused start). Wall time:
 start request → the engine's completion stamp; items/s = N ÷ that. CPU ms/item: workerd CPU from the start request
-until the harness stopped waiting, status reads discounted, ÷ items that reached the remote. Peak RSS: the
+until the harness stopped waiting, status reads discounted (workerd CPU, in s), ÷ items that reached the remote, for
+a run that completed. Peak RSS: the
 workerd processes' summed RSS, sampled every 200 ms; growth: the peak minus the RSS before the run.`;
 
 /** The median of one figure over an engine's repeats at N items; undefined when none has it. */
