@@ -39,7 +39,8 @@ export interface SourceDescription {
 export function snapshotProject(repo: string, dir: string, { source = "worktree" }: { source?: SnapshotSource } = {}): SourceDescription {
   mkdirSync(dir, { recursive: true });
   if (source === "head") {
-    const archive = execFileSync("git", ["-C", repo, "archive", "--format=tar", "HEAD", ...SNAPSHOT_PATHS]);
+    // The tar is a few MB (past execFileSync's default 1 MiB buffer): give it room.
+    const archive = execFileSync("git", ["-C", repo, "archive", "--format=tar", "HEAD", ...SNAPSHOT_PATHS], { maxBuffer: 256 * 1024 * 1024 });
     execFileSync("tar", ["-x", "-C", dir], { input: archive });
   } else {
     for (const path of SNAPSHOT_PATHS) cpSync(join(repo, path), join(dir, path), { recursive: true });
