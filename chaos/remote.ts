@@ -34,8 +34,12 @@ export interface RemoteOptions {
   port: number;
   seed: string;
   faults?: Readonly<RemoteFaults>;
-  /** Keys exempt from the 422: the cron schedule's workflows, whose ids depend on the clock and so cannot be predicted; their transient faults stay. */
-  neverDecline?: (key: string) => boolean;
+  /**
+   * The 422 decided for a key rather than drawn: false for the cron schedule's workflows, whose ids depend on the
+   * clock and so cannot be predicted; true or false for the parent/child family's, predicted from its shapes;
+   * null (the default) draws it. Transient faults stay either way.
+   */
+  declineOf?: (key: string) => boolean | null;
   /** Where the jobs behind a 202 send their heartbeats and completions. */
   shepherdUrl?: string | null;
   log?: (line: string) => void;
@@ -62,12 +66,12 @@ interface Server {
 }
 
 /** Starts the remote service. Resolves once it listens. */
-export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, neverDecline = () => false, shepherdUrl = null, log = () => {} }: RemoteOptions): Promise<Remote> {
+export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, declineOf = () => null, shepherdUrl = null, log = () => {} }: RemoteOptions): Promise<Remote> {
   const answers: IdempotencyStore<EffectBody> = idempotencyStore();
   const ledger = newLedger(answers);
   const startedAt = Date.now();
   let closing = false;
-  const ctx: RemoteContext = { seed, faults, neverDecline, shepherdUrl, log, ledger, closing: () => closing };
+  const ctx: RemoteContext = { seed, faults, declineOf, shepherdUrl, log, ledger, closing: () => closing };
   const stats = (): RemoteStats => ledgerStats(ledger, { seed, faults, uptimeMs: Date.now() - startedAt, heldSockets: server.heldCount() });
   const server: Server = await startFakeRemote({ port, maxBodyBytes: MAX_BODY_BYTES, handle: (call: RemoteCall) => route(ctx, call, stats) });
   return {

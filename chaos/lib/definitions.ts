@@ -36,8 +36,19 @@ export interface StepDefaults {
   breaker?: BreakerSettings;
 }
 
-/** A map step's item step: an action step without an id (contract v1.2, "Map"). */
+/** A map step's item step: an action or a child workflow, without an id (contract v1.2, "Map"). */
 export type ItemStepDefinition = Omit<StepDefinition, "id" | "map" | "when">;
+
+/** What a parent does with its open child when it is cancelled or terminated (contract v1.2, "Child workflows"; default cancel). */
+export type OnParentClose = "cancel" | "terminate" | "abandon";
+
+/** A `workflow` step: the child it starts, by inline definition (contract v1.2, "Child workflows"). */
+export interface ChildWorkflowStep {
+  definition: Definition;
+  /** Templated in the parent's step context (a map's item reads `{{ item }}` and `{{ index }}`). */
+  input?: Record<string, unknown>;
+  onParentClose?: OnParentClose;
+}
 
 export interface MapDefinition {
   /** A template that yields an array, or the array. */
@@ -58,6 +69,7 @@ export interface StepDefinition {
   when?: string;
   waitForEvent?: { event: string; timeoutMs: number; onTimeout: "fail" };
   map?: MapDefinition;
+  workflow?: ChildWorkflowStep;
 }
 
 export interface Definition {
@@ -92,6 +104,8 @@ export interface SoakWorkflow {
   declinedStep: string | null;
   /** Whether that step comes before the wait for an event: then the wait is never reached. */
   declinedBeforeWait: boolean;
+  /** The soak cancels it, or its parent's cancel closes it: it is left out of the progress threshold. */
+  closedByDesign?: boolean;
   language: LanguagePlan | null;
   payload: StartPayload;
 }

@@ -76,7 +76,7 @@ export function driveMaps({ client, workflows, deadline }: MapDrive): MapPhase {
       giveUp: () => windingDown && stalledFor(record.readings, Date.now()) > STALLED_MAP_MS,
     });
     open.delete(wf.id);
-    Object.assign(record, await readAllItems(client, wf.id));
+    Object.assign(record, await readAllItems(client, wf.id, MAP_STEP_ID));
     return { result, record };
   });
   const done = Promise.all(runs).then((ran) => ({ results: ran.map((r) => r.result), records: ran.map((r) => r.record) }));
@@ -97,12 +97,12 @@ export function stalledFor(readings: readonly MapReading[], now: number): number
 /** The map step of a view's steps. */
 export const mapStepOf = <S extends { id: string }>(steps: readonly S[]): S | undefined => steps.find((step) => step.id === MAP_STEP_ID);
 
-/** Every item of the map, page after page. */
-async function readAllItems(client: ShepherdClient, id: string): Promise<Pick<MapRecord, "items" | "itemsError">> {
+/** Every item of a map step, page after page. */
+export async function readAllItems(client: ShepherdClient, id: string, stepId: string): Promise<Pick<MapRecord, "items" | "itemsError">> {
   const items: MapItemView[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_ITEM_PAGES; page++) {
-    const answer = await client.getMapItems(id, MAP_STEP_ID, cursor);
+    const answer = await client.getMapItems(id, stepId, cursor);
     if (!answer.value) return { items: null, itemsError: `page ${page + 1} answered ${answer.status}${answer.error ? ` (${answer.error})` : ""}` };
     items.push(...answer.value.items);
     cursor = answer.value.nextCursor;

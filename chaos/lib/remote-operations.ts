@@ -55,7 +55,8 @@ export const isRoute = (name: string | undefined): name is Route => (ROUTES as r
 export interface RemoteContext {
   seed: string;
   faults: Readonly<RemoteFaults>;
-  neverDecline: (key: string) => boolean;
+  /** The 422 decided for a key (true: always, false: never), or null to draw it. */
+  declineOf: (key: string) => boolean | null;
   shepherdUrl: string | null;
   log: (line: string) => void;
   ledger: Ledger;
@@ -90,7 +91,7 @@ export async function operation(ctx: RemoteContext, call: RemoteCall, route: Rou
   if (route === "stall") return acceptStalling(ctx, call, record, ordinal, note);
   if (route === "lost") return loseFirstAnswer(ctx, call, record, note);
   if (route === "item") return actOnItem(ctx, call, record, ordinal, note);
-  if (kind === "action" && !ctx.neverDecline(key) && isDeclined(ctx.seed, key, ctx.faults)) {
+  if (kind === "action" && (ctx.declineOf(key) ?? isDeclined(ctx.seed, key, ctx.faults))) {
     note("http422");
     return { status: 422, body: { error: "declined" } };
   }

@@ -35,12 +35,12 @@ export function checkTerminal(results: readonly WorkflowResult[], finals: readon
 }
 
 /**
- * At least `threshold` of the workflows the remote did not decline ended `completed`: a run in which
- * everything errored or compensated must not pass.
+ * At least `threshold` of the workflows the remote did not decline and the soak did not cancel ended `completed`:
+ * a run in which everything errored or compensated must not pass.
  */
 export function checkProgress(finals: readonly Final[], workflows: readonly SoakWorkflow[], threshold: number): Check {
   const name = `progress ≥ ${Math.round(threshold * 100)} % completed`;
-  const declined = new Set(workflows.filter((wf) => wf.declinedStep).map((wf) => wf.id));
+  const declined = new Set(workflows.filter((wf) => wf.declinedStep || wf.closedByDesign).map((wf) => wf.id));
   const eligible = finals.filter((f) => !declined.has(f.id));
   const completed = eligible.filter((f) => f.view?.status === "completed").length;
   if (eligible.length === 0) return fail(name, "no workflow was expected to complete");
@@ -50,7 +50,7 @@ export function checkProgress(finals: readonly Final[], workflows: readonly Soak
   const otherText = Object.entries(others).map(([status, n]) => `${status} ${n}`).join(", ");
   const burst = eligible.filter((f) => f.kind === "burst");
   const burstText = burst.length ? `; burst ${burst.filter((f) => f.view?.status === "completed").length}/${burst.length}` : "";
-  const detail = `${completed}/${eligible.length} = ${(rate * 100).toFixed(1)} %${burstText}${otherText ? `; others: ${otherText}` : ""} (${declined.size} declined by design left out)`;
+  const detail = `${completed}/${eligible.length} = ${(rate * 100).toFixed(1)} %${burstText}${otherText ? `; others: ${otherText}` : ""} (${declined.size} declined or cancelled by design left out)`;
   const started = notCompleted.filter((f) => f.status);
   return (rate >= threshold ? pass : fail)(name, detail, { rate, notCompleted: started.slice(0, 20), notStartedCount: notCompleted.length - started.length });
 }
