@@ -31,6 +31,14 @@ export interface StepView {
   sleepingUntil?: number;
   /** A map step's items by status (contract v1.2, "Map"). */
   items?: ItemCounts;
+  /** A `workflow` step's child (contract v1.2, "Child workflows"). */
+  child?: ChildRef;
+}
+
+/** The child a `workflow` step started, as its parent last heard of it. */
+export interface ChildRef {
+  id: string;
+  status: string;
 }
 
 export interface ItemCounts {
@@ -74,6 +82,8 @@ export interface WorkflowView {
   endedAt?: number;
   error?: StepError;
   output?: unknown;
+  /** A child workflow's parent and the step that started it. */
+  parent?: { id: string; stepId: string };
 }
 
 /** The `data` of the history events the soak reads; every field belongs to some event types only. */
@@ -107,6 +117,8 @@ export interface HistoryEvent {
 export interface IndexRow {
   id: string;
   status: string;
+  /** A child workflow's parent. */
+  parentId?: string;
 }
 
 /** A page of `GET /v1/workflows`. */

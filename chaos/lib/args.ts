@@ -6,6 +6,7 @@ import { checkPortBase } from "../../scripts/lib/ports.ts";
 import { FAULT_NAMES } from "../../src/dev/fault-names.ts";
 import { checkFaultTable, DEFAULT_REMOTE_FAULTS, isRemoteFaultKind, ITEM_FAULT_KINDS, TRANSIENT_KINDS } from "./faults.ts";
 import type { RemoteFaults } from "./faults.ts";
+import { CHILDREN_PER_MAP, DEFAULT_PARENTS, PARENT_SHAPES } from "./children.ts";
 import { DEFAULT_MAP_SIZES, MAX_MAP_ITEMS } from "./map.ts";
 
 export const SERVER_FAULT_KEYS: readonly string[] = [...FAULT_NAMES];
@@ -20,6 +21,8 @@ export interface ChaosOptions {
   burstClients: number;
   /** The map phase's maps, by item count (none: no map phase). */
   mapItems: number[];
+  /** The parent/child phase's parents, their shapes dealt in turn (0: no phase). */
+  parents: number;
   seed: string;
   maxSeconds: number;
   restart: boolean;
@@ -44,6 +47,8 @@ const SOAK_SERVER_FAULTS: Record<string, number> = {
   abortAfterPersist: 0.02,
   alarmThrows: 0.02,
   dropHeartbeats: 0.02,
+  // Per child start: a handful of a quick soak's ~40 children find their parent crashed before it recorded them.
+  abortAfterChildStart: 0.05,
 };
 for (const name of Object.keys(SOAK_SERVER_FAULTS)) {
   // A fault renamed or removed in src/ must not silently leave the soak.
@@ -69,13 +74,15 @@ export const DEFAULT_BURST: Record<Preset, number> = { soak: 2000, quick: 300 };
 
 export const USAGE = `npm run chaos -- [flags]
 
-  --quick               CI preset: 30 workflows, 5 concurrent, a burst of ${DEFAULT_BURST.quick}, maps of ${DEFAULT_MAP_SIZES.quick.join(", ")} items,
+  --quick               CI preset: 30 workflows, 5 concurrent, a burst of ${DEFAULT_BURST.quick}, maps of ${DEFAULT_MAP_SIZES.quick.join(", ")} items, ${DEFAULT_PARENTS.quick} parents,
                         bound 90 s + ${BURST_SECONDS_PER_WORKFLOW.quick} s per burst workflow + ${MAP_SECONDS_PER_ITEM.quick} s per map item
   --workflows N         workflows to run (default 200)
   --concurrency C       workflows in flight at once (default 10)
   --burst N             extra 3-step workflows (no scheduleToStartMs) started at once while the soak runs (default ${DEFAULT_BURST.soak}; 0 = none)
   --burst-clients C     concurrent clients starting the burst (default 32)
   --map-items N,N,…     the map phase: one map workflow per count, its items (default ${DEFAULT_MAP_SIZES.soak.join(",")}; --quick ${DEFAULT_MAP_SIZES.quick.join(",")}; 0 = none)
+  --parents N           the parent/child phase: parents of child workflows, shapes dealt in turn (${PARENT_SHAPES.join(", ")};
+                        a map of ${CHILDREN_PER_MAP} children) (default ${DEFAULT_PARENTS.soak}; --quick ${DEFAULT_PARENTS.quick}; 0 = none)
   --seed S              seed of the workload and the remote's faults (default 1)
   --max-seconds T       bound on the whole run, start-up and checks included
                         (default 180 s + ${BURST_SECONDS_PER_WORKFLOW.soak} s per burst workflow + ${MAP_SECONDS_PER_ITEM.soak} s per map item)
@@ -90,7 +97,7 @@ export const USAGE = `npm run chaos -- [flags]
   --help`;
 
 const FLAGS = flagSpec({
-  values: ["workflows", "concurrency", "burst", "burst-clients", "map-items", "seed", "max-seconds", "port-base"],
+  values: ["workflows", "concurrency", "burst", "burst-clients", "map-items", "parents", "seed", "max-seconds", "port-base"],
   switches: ["quick", "no-restart", "no-remote-faults", "no-server-faults", "allow-skips", "keep"],
   repeatable: ["fault"],
 });
@@ -124,6 +131,7 @@ export function parseArgs(argv: string[]): ChaosOptions {
     burst,
     burstClients: pick("burst-clients", 1, 32),
     mapItems,
+    parents: pick("parents", 0, DEFAULT_PARENTS.soak, DEFAULT_PARENTS.quick),
     seed: typeof flags.seed === "string" ? flags.seed : "1",
     maxSeconds: pick("max-seconds", 30, 180, 90) + (flags["max-seconds"] === undefined ? defaultAllowance(preset, burst, mapItems) : 0),
     restart: !flags["no-restart"],

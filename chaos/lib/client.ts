@@ -63,8 +63,9 @@ export function createClient(baseUrl: string, { token = API_TOKEN }: { token?: s
     request,
     startWorkflow: (payload: unknown) => request("POST", "/v1/workflows", { body: payload }),
     getWorkflow: (workflowId: string) => read(`/v1/workflows/${id(workflowId)}`, isWorkflowView),
-    listWorkflows: (cursor?: string | null, { name }: { name?: string } = {}): Promise<TypedAnswer<IndexPage>> =>
-      read(`/v1/workflows?limit=100${name ? `&name=${id(name)}` : ""}${cursor ? `&cursor=${id(cursor)}` : ""}`, isIndexPage),
+    listWorkflows: (cursor?: string | null, { name, parentId }: { name?: string; parentId?: string } = {}): Promise<TypedAnswer<IndexPage>> =>
+      read(`/v1/workflows?limit=100${name ? `&name=${id(name)}` : ""}${parentId ? `&parentId=${id(parentId)}` : ""}${cursor ? `&cursor=${id(cursor)}` : ""}`, isIndexPage),
+    cancelWorkflow: (workflowId: string, reason: string) => request("POST", `/v1/workflows/${id(workflowId)}/cancel`, { body: { reason } }),
     /** An event (signal) for a workflow: {event, payload?, id?}. */
     sendEvent: (workflowId: string, event: unknown) => request("POST", `/v1/workflows/${id(workflowId)}/events`, { body: event }),
     /** Cron schedules (contract v1.1, "Schedules (cron)"). */

@@ -1,6 +1,7 @@
 // After the soak: the final word of every workflow, then the checks Temporal's omes and Restate's Jepsen suite
 // make, row 26's, the schedule's and the supervisor's, and the verdict they add up to.
 import { checkAlarms } from "./checks/alarms.ts";
+import { checkChildren } from "./checks/children.ts";
 import type { Check } from "./checks/check.ts";
 import { checkIndex } from "./checks/d1-index.ts";
 import { checkEffects } from "./checks/effects.ts";
@@ -69,6 +70,7 @@ export async function judgeSoak(soak: SoakRun, hosts: Hosts, { features, serverF
     checkLostAnswers(supervisionSeen),
     checkBreaker(supervisionSeen.breaker),
     ...checkMaps(soak.mapWorkflows, soak.mapRun.records, finals, remoteStats),
+    ...(await checkChildren(client, soak.parentFamily, soak.childRun, finals)),
     checkServerFaults(features, serverFaults),
     ...(neighbourSeen ? checkNeighbour(neighbourSeen) : []),
   ];

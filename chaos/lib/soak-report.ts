@@ -10,6 +10,8 @@ import { PROGRESS_THRESHOLD } from "./judge.ts";
 import type { Judgement } from "./judge.ts";
 import { measure } from "./metrics.ts";
 import type { Measurements } from "./metrics.ts";
+import { childReport } from "./children-report.ts";
+import type { ParentFigures } from "./children-report.ts";
 import { mapReport } from "./map-report.ts";
 import type { MapFigures } from "./map-report.ts";
 import type { NeighbourReport } from "./neighbour.ts";
@@ -41,6 +43,8 @@ export interface SoakReport {
   supervision: Pick<SupervisionFacts, "stalls" | "lostAnswers" | "strayStalls" | "breaker">;
   /** The map phase: each map workflow's figures. */
   maps: MapFigures[];
+  /** The parent/child phase: each parent's figures. */
+  parents: ParentFigures[];
   /** The regular workload meets the same front door; its back-pressure answers are counted apart. */
   regularBackPressure: Record<string, number>;
   checks: Check[];
@@ -80,6 +84,7 @@ export function buildReport(soak: SoakRun, judged: Judgement, { options, sandbox
     language: languageReport(soak.workflows, finals, outage),
     supervision: { stalls: seen.stalls, lostAnswers: seen.lostAnswers, strayStalls: seen.strayStalls.slice(0, 20), breaker: seen.breaker },
     maps: mapReport(soak.mapWorkflows, soak.mapRun.records, finals, judged.remoteStats, outage),
+    parents: childReport(soak.parentFamily, soak.childRun, finals, outage),
     regularBackPressure: sumCounts(soak.regular.map((r) => r.backPressure ?? {})),
     checks: judged.checks,
     measurements,

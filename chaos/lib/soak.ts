@@ -1,6 +1,6 @@
 // The soak itself, between Shepherd's start and the final reading: the regular workload with its one restart, and
-// beside it the burst, the noisy neighbour, the cron schedule, the supervisor's scenarios, the map phase and the
-// samplers of the alarms and the queue's lag; then everything beside the workload is brought to its end.
+// beside it the burst, the noisy neighbour, the cron schedule, the supervisor's scenarios, the map phase, the
+// parent/child phase and the samplers of the alarms and the queue's lag; then everything beside the workload is brought to its end.
 import { startAlarmSampler } from "./alarms.ts";
 import type { AlarmSamples } from "./alarms.ts";
 import type { ChaosOptions } from "./args.ts";
@@ -13,6 +13,10 @@ import { startDispatchSampler } from "./dispatch.ts";
 import type { DispatchSamples } from "./dispatch.ts";
 import type { Hosts } from "./hosts.ts";
 import { LANGUAGE_SHARE } from "./language.ts";
+import { buildParentFamily } from "./children.ts";
+import type { ParentFamily } from "./children.ts";
+import { driveParents } from "./children-driver.ts";
+import type { ChildRun } from "./children-driver.ts";
 import { buildMapWorkflows } from "./map.ts";
 import { driveMaps } from "./map-driver.ts";
 import type { MapRun } from "./map-driver.ts";
@@ -41,6 +45,8 @@ const BURST_ALARM_SAMPLE = 20;
 const SUPERVISION_ALARM_SAMPLE = 8;
 /** Every open map workflow (a handful): their alarms run their windows of items. */
 const MAP_ALARM_SAMPLE = 5;
+/** The open parents: a few at a time, rotating. */
+const PARENT_ALARM_SAMPLE = 4;
 /** The final reading of views and histories, and the checks' own reads, per burst workflow (2 cores, loaded). */
 const CHECKS_RESERVE_PER_BURST_MS = 25;
 
@@ -59,6 +65,7 @@ export interface SoakPlan {
   burstWorkflows: SoakWorkflow[];
   supervisionPlan: SupervisionPlan;
   mapWorkflows: SoakWorkflow[];
+  parentFamily: ParentFamily;
 }
 
 export interface SoakRun extends SoakPlan {
@@ -71,6 +78,7 @@ export interface SoakRun extends SoakPlan {
   burstRun: BurstRun;
   supervisionRun: SupervisionRun;
   mapRun: MapRun;
+  childRun: ChildRun;
   neighbourRecords: NeighbourRecord[] | null;
   scheduleRun: ScheduleResult;
   alarms: AlarmSamples;
@@ -86,6 +94,7 @@ interface Beside {
   schedule: ScheduleHandle;
   supervision: ReturnType<typeof driveSupervision>;
   maps: ReturnType<typeof driveMaps>;
+  parents: ReturnType<typeof driveParents>;
   burst: Burst | null;
   neighbour: Promise<NeighbourRecord[]> | null;
   alarms: ReturnType<typeof startAlarmSampler>;
@@ -105,7 +114,7 @@ export async function runSoak(setup: SoakSetup): Promise<SoakRun> {
   const soakStart = Date.now();
   const inFlight = new Set<string>();
   const beside = await startBeside(setup, client, plan, { restarts, soakStart, deadline, inFlight });
-  log(`running ${plan.workflows.length} workflows, ${options.concurrency} at a time` + (plan.burstWorkflows.length ? `, and a burst of ${plan.burstWorkflows.length} from ${options.burstClients} clients` : "") + (options.mapItems.length ? `; maps of ${options.mapItems.join(", ")} items` : ""));
+  log(`running ${plan.workflows.length} workflows, ${options.concurrency} at a time` + (plan.burstWorkflows.length ? `, and a burst of ${plan.burstWorkflows.length} from ${options.burstClients} clients` : "") + (options.mapItems.length ? `; maps of ${options.mapItems.join(", ")} items` : "") + (options.parents ? `; ${options.parents} parents of child workflows` : ""));
   const regular = await driveWorkload({
     client,
     workflows: plan.workflows,
@@ -128,8 +137,10 @@ export async function runSoak(setup: SoakSetup): Promise<SoakRun> {
   const { scheduleWorkflows, scheduleResults, ...ended } = await endBeside(beside, scheduleUntil, setup.hosts.remote.url);
   const soakMs = Date.now() - soakStart;
   log(`soak over after ${(soakMs / 1000).toFixed(1)} s; reading every workflow and its history`);
-  const allWorkflows = [...plan.workflows, ...plan.burstWorkflows, ...plan.supervisionPlan.workflows, ...plan.mapWorkflows, ...scheduleWorkflows];
-  const results = [...regular, ...ended.burstRun.results, ...ended.supervisionRun.results, ...ended.mapRun.results, ...scheduleResults];
+  const { parents, children } = plan.parentFamily;
+  const allWorkflows = [...plan.workflows, ...plan.burstWorkflows, ...plan.supervisionPlan.workflows, ...plan.mapWorkflows, ...parents, ...children, ...scheduleWorkflows];
+  const { parentResults, childResults } = ended.childRun;
+  const results = [...regular, ...ended.burstRun.results, ...ended.supervisionRun.results, ...ended.mapRun.results, ...parentResults, ...childResults, ...scheduleResults];
   return { ...plan, ...ended, client, allWorkflows, results, regular, restarts, soakMs, bound };
 }
 
@@ -141,6 +152,7 @@ function planSoak(options: ChaosOptions, hosts: Hosts): SoakPlan {
     burstWorkflows: buildBurstWorkflows({ seed, count: options.burst, remoteUrl, remoteFaults }),
     supervisionPlan: planSupervision({ seed, preset: options.preset, remoteUrl, secondHostUrl: hosts.secondHost.url }),
     mapWorkflows: buildMapWorkflows({ seed, sizes: options.mapItems, remoteUrl }),
+    parentFamily: buildParentFamily({ seed, count: options.parents, remoteUrl }),
   };
 }
 
@@ -158,6 +170,9 @@ async function startBeside(setup: SoakSetup, client: ShepherdClient, plan: SoakP
   // The map phase starts with the soak, so its faults and the restart find its items in flight.
   const maps = driveMaps({ client, workflows: plan.mapWorkflows, deadline });
   maps.done.catch(() => {});
+  // So does the parent/child phase: the restart and the Worker's faults find parents and children mid-flight.
+  const parents = driveParents({ client, family: plan.parentFamily, deadline });
+  parents.done.catch(() => {});
   const burst = plan.burstWorkflows.length
     ? driveBurst({
         client,
@@ -170,18 +185,18 @@ async function startBeside(setup: SoakSetup, client: ShepherdClient, plan: SoakP
     : null;
   const alarms = startAlarmSampler({
     client,
-    inFlight: () => [...inFlight, ...(burst?.openSample(BURST_ALARM_SAMPLE) ?? []), ...supervision.openSample(SUPERVISION_ALARM_SAMPLE), ...maps.openSample(MAP_ALARM_SAMPLE), ...schedule.open()],
+    inFlight: () => [...inFlight, ...(burst?.openSample(BURST_ALARM_SAMPLE) ?? []), ...supervision.openSample(SUPERVISION_ALARM_SAMPLE), ...maps.openSample(MAP_ALARM_SAMPLE), ...parents.openSample(PARENT_ALARM_SAMPLE), ...schedule.open()],
     paused,
   });
   const dispatch = startDispatchSampler({ client, paused, origin: soakStart });
   // A second tenant starting one workflow a second through the burst: what the burst costs everyone else.
   const neighbour = burst ? driveNeighbour({ baseUrl: setup.shepherdUrl, remoteUrl: hosts.quietHost.url, runId: setup.runStart, burstDone: burst.done, deadline, paused }) : null;
   neighbour?.catch(() => {});
-  return { schedule, supervision, maps, burst, neighbour, alarms, dispatch };
+  return { schedule, supervision, maps, parents, burst, neighbour, alarms, dispatch };
 }
 
 /** What came of everything beside the workload. */
-type Ended = Pick<SoakRun, "burstRun" | "supervisionRun" | "mapRun" | "neighbourRecords" | "scheduleRun" | "alarms" | "dispatch"> & {
+type Ended = Pick<SoakRun, "burstRun" | "supervisionRun" | "mapRun" | "childRun" | "neighbourRecords" | "scheduleRun" | "alarms" | "dispatch"> & {
   scheduleWorkflows: SoakWorkflow[];
   scheduleResults: WorkflowResult[];
 };
@@ -191,11 +206,12 @@ async function endBeside(beside: Beside, scheduleUntil: number, remoteUrl: strin
   const burstRun: BurstRun = beside.burst ? await beside.burst.done : { results: [], summary: null };
   const supervisionRun = await beside.supervision.done;
   const mapRun = await beside.maps.done;
+  const childRun = await beside.parents.done;
   const neighbourRecords = beside.neighbour ? await beside.neighbour : null;
   const scheduleRun = await beside.schedule.stop({ until: scheduleUntil });
   const scheduleWorkflows = scheduleRun.workflowIds.map((id) => scheduleWorkflowEntry(id, remoteUrl));
   const scheduleResults = scheduleWorkflows.map((wf) => ({ ...newResult(wf.id, SCHEDULE_KIND), started: true }));
   const alarms = await beside.alarms.stop();
   const dispatch = await beside.dispatch.stop();
-  return { burstRun, supervisionRun, mapRun, neighbourRecords, scheduleRun, scheduleWorkflows, scheduleResults, alarms, dispatch };
+  return { burstRun, supervisionRun, mapRun, childRun, neighbourRecords, scheduleRun, scheduleWorkflows, scheduleResults, alarms, dispatch };
 }
