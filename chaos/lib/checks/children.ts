@@ -137,7 +137,7 @@ export function judgeChildren({ family, run, views, histories, listings }: Child
   const once = plans.flatMap((p) => childEventViolations(p, views, eventsOf(p)));
   const listed = [...listings.values()].reduce((n, rows) => n + (rows?.length ?? 0), 0);
   return [
-    verdict("every parent ends as predicted, with its child's output", ends, `${plans.length - cancelled.length} completed as predicted, ${cancelled.length} cancelled by the soak; ${plans.length} parent(s)`),
+    verdict("every parent ends as predicted, with its child's output", ends, `${plans.length - new Set(ends.map((v) => v.id)).size}/${plans.length} as predicted (${plans.length - cancelled.length} to complete, ${cancelled.length} cancelled by the soak)`),
     verdict("one child per (parent, step, attempt)", lists, `${listed} listed by ?parentId= / ${children} predicted, each pointing back`),
     verdict("a cancelled parent's open child ends per onParentClose", closes, `${cancelled.map((p) => p.onParentClose).join(", ") || "none"}`),
     verdict("a child's end applied once in its parent's history", once, `${children} children, their starts and ends in ${plans.length} parent histories`),
