@@ -53,14 +53,22 @@ export interface ChildPhase {
   openSample: (n: number) => string[];
 }
 
+export interface ParentDrive {
+  client: ShepherdClient;
+  family: ParentFamily;
+  deadline: number;
+  /** Whether the soak's restart is over (true at once without one). */
+  restartOver: () => boolean;
+}
+
 /** Starts every parent now and drives each to its end, or to `deadline`. */
-export function driveParents({ client, family, deadline }: { client: ShepherdClient; family: ParentFamily; deadline: number }): ChildPhase {
+export function driveParents({ client, family, deadline, restartOver }: ParentDrive): ChildPhase {
   const open = new Set<string>();
   const runs = family.plans.map(async (plan, i) => {
     const wf = family.parents[i];
     if (!wf) throw new Error(`no workflow for parent ${plan.id}`);
     open.add(plan.id);
-    const ran = await driveParent(client, plan, wf, deadline);
+    const ran = await driveParent(client, plan, wf, { deadline, restartOver });
     open.delete(plan.id);
     return ran;
   });
@@ -72,13 +80,14 @@ export function driveParents({ client, family, deadline }: { client: ShepherdCli
   return { done, openSample: (n) => sample([...open], n) };
 }
 
-async function driveParent(client: ShepherdClient, plan: ParentPlan, wf: SoakWorkflow, deadline: number): Promise<{ result: WorkflowResult; record: ParentRecord; followed: WorkflowResult[] }> {
+async function driveParent(client: ShepherdClient, plan: ParentPlan, wf: SoakWorkflow, { deadline, restartOver }: Pick<ParentDrive, "deadline" | "restartOver">): Promise<{ result: WorkflowResult; record: ParentRecord; followed: WorkflowResult[] }> {
   const result = newResult(wf.id, wf.kind);
   const record: ParentRecord = { id: plan.id, cancelAnswers: [], cancelSentAt: null, releaseAnswers: [], listed: null, items: null, itemsError: null };
   result.started = await startUntilAccepted(client, wf.payload, result, { deadline });
   if (!result.started) return { result, record, followed: [] };
   const childId = plan.children[0] ?? "";
   if (plan.cancelled && (await waitUntilHolding(client, plan.id, childId, deadline))) {
+    while (plan.cancelAfterRestart && !restartOver() && Date.now() < deadline) await sleep(HOLD_POLL_MS);
     record.cancelSentAt = Date.now();
     record.cancelAnswers = await sendUntilAnswered(() => client.cancelWorkflow(plan.id, "chaos: cancelled while its child runs"), deadline);
   }

@@ -16,6 +16,8 @@ export interface ParentFigures {
   /** Started before the kill and ended after Shepherd was back. */
   spannedRestart: boolean;
   cancelAnswers: number[];
+  /** The soak's cancel waited for the restart to be over. */
+  cancelAfterRestart: boolean;
 }
 
 export function childReport(family: ParentFamily, run: ChildRun, finals: readonly Final[], outage: Outage | null): ParentFigures[] {
@@ -30,6 +32,7 @@ export function childReport(family: ParentFamily, run: ChildRun, finals: readonl
       children: tally(plan.children.map((id) => viewOf(id)?.status ?? "unread")),
       spannedRestart: Boolean(view && outage && view.createdAt < outage.from && (view.endedAt ?? Infinity) > outage.to),
       cancelAnswers: run.records.find((r) => r.id === plan.id)?.cancelAnswers ?? [],
+      cancelAfterRestart: plan.cancelAfterRestart,
     };
   });
 }
@@ -44,7 +47,7 @@ export function childRows(parents: readonly ParentFigures[]): [string, string][]
   const rows: [string, string][] = [["parent/child phase (case 28)", `${parents.length} parent(s), ${children} children; ${caught} caught mid-flight by the restart`]];
   for (const p of parents) {
     const took = p.durationMs === null ? "not ended" : `${(p.durationMs / 1000).toFixed(1)} s`;
-    const cancel = p.cancelAnswers.length ? `; cancel answered ${p.cancelAnswers.join(", ")}` : "";
+    const cancel = p.cancelAnswers.length ? `; cancel${p.cancelAfterRestart ? " after the restart" : ""} answered ${p.cancelAnswers.join(", ")}` : "";
     rows.push([`  ${p.id}`, `${p.shape}: ${p.status ?? "unread"} in ${took}${p.spannedRestart ? " (across the restart)" : ""}; children ${counts(p.children)}${cancel}`]);
   }
   return rows;

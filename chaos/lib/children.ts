@@ -43,6 +43,12 @@ export interface ParentPlan {
   children: string[];
   /** The soak cancels it (the three cancelled shapes). */
   cancelled: boolean;
+  /**
+   * The soak's cancel waits for the restart to be over, so that the crash finds the parent waiting on a holding child
+   * and the close reaches the child after it: terminate's in the first round of shapes, cancel's and abandon's in the
+   * second, and so on in turn.
+   */
+  cancelAfterRestart: boolean;
   onParentClose: OnParentClose | null;
 }
 
@@ -65,7 +71,7 @@ export function buildParentFamily({ seed, count, remoteUrl }: { seed: string; co
     const shape = shapeOf(i);
     const id = familyId(seed, PARENT_KIND, i);
     const childDefinition = childDefinitionOf(shape, remoteUrl, 1 + Math.floor(random() * 3));
-    const plan = parentPlan(id, shape);
+    const plan = parentPlan(id, shape, Math.floor(i / PARENT_SHAPES.length));
     family.plans.push(plan);
     const input = shape === "map" ? { n: i + 1, items: mapItems(CHILDREN_PER_MAP) } : { n: i + 1 };
     family.parents.push({ ...familyWorkflow(PARENT_KIND, { id, input, definition: parentDefinition(shape, childDefinition) }), closedByDesign: plan.cancelled });
@@ -74,12 +80,13 @@ export function buildParentFamily({ seed, count, remoteUrl }: { seed: string; co
   return family;
 }
 
-/** The children a parent of this shape starts: the retried one's first is declined, so its retry starts `:2`. */
-export function parentPlan(id: string, shape: ParentShape): ParentPlan {
+/** The children a parent of this shape starts (the retried one's first is declined, so its retry starts `:2`), in its round of shapes. */
+export function parentPlan(id: string, shape: ParentShape, round = 0): ParentPlan {
   const stepId = shape === "map" ? CHILDREN_MAP_STEP_ID : CHILD_STEP_ID;
   const base = `${id}:${stepId}`;
   const children = shape === "map" ? Array.from({ length: CHILDREN_PER_MAP }, (_, i) => `${base}:${i}`) : shape === "retried" ? [base, `${base}:2`] : [base];
-  return { id, shape, stepId, children, cancelled: shape in CLOSES, onParentClose: CLOSES[shape] ?? null };
+  const cancelled = shape in CLOSES;
+  return { id, shape, stepId, children, cancelled, cancelAfterRestart: cancelled && (shape === "terminate") === (round % 2 === 0), onParentClose: CLOSES[shape] ?? null };
 }
 
 /** A child as one of the soak's workflows: what the generic checks predict of it (declined, cancelled by design). */

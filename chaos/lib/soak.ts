@@ -171,7 +171,7 @@ async function startBeside(setup: SoakSetup, client: ShepherdClient, plan: SoakP
   const maps = driveMaps({ client, workflows: plan.mapWorkflows, deadline });
   maps.done.catch(() => {});
   // So does the parent/child phase: the restart and the Worker's faults find parents and children mid-flight.
-  const parents = driveParents({ client, family: plan.parentFamily, deadline });
+  const parents = driveParents({ client, family: plan.parentFamily, deadline, restartOver: () => !options.restart || restarts.record() !== null });
   parents.done.catch(() => {});
   const burst = plan.burstWorkflows.length
     ? driveBurst({

@@ -37,6 +37,11 @@ describe("the parent/child family", () => {
     assert.equal(parentPlan("p", "abandon").onParentClose, "abandon");
   });
 
+  it("cancels terminate's parent after the restart in the first round of shapes, cancel's and abandon's in the second", () => {
+    const after = family.plans.filter((p) => p.cancelAfterRestart).map((p) => `${p.shape}@${family.plans.indexOf(p)}`);
+    assert.deepEqual(after, ["terminate@3", "cancel@7", "abandon@11"]);
+  });
+
   it("has the remote decline only the retried shape's first child's first step, and leaves other keys to the draw", () => {
     const retried = family.plans.find((p) => p.shape === "retried");
     const inline = family.plans.find((p) => p.shape === "inline");
