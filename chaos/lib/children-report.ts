@@ -18,12 +18,15 @@ export interface ParentFigures {
   cancelAnswers: number[];
   /** The soak's cancel waited for the restart to be over. */
   cancelAfterRestart: boolean;
+  /** When the cancel was sent, since the parent's creation. */
+  cancelAtMs: number | null;
 }
 
 export function childReport(family: ParentFamily, run: ChildRun, finals: readonly Final[], outage: Outage | null): ParentFigures[] {
   const viewOf = (id: string) => finals.find((f) => f.id === id)?.view ?? null;
   return family.plans.map((plan) => {
     const view = viewOf(plan.id);
+    const record = run.records.find((r) => r.id === plan.id);
     return {
       id: plan.id,
       shape: plan.shape,
@@ -31,8 +34,9 @@ export function childReport(family: ParentFamily, run: ChildRun, finals: readonl
       durationMs: view?.endedAt === undefined ? null : view.endedAt - view.createdAt,
       children: tally(plan.children.map((id) => viewOf(id)?.status ?? "unread")),
       spannedRestart: Boolean(view && outage && view.createdAt < outage.from && (view.endedAt ?? Infinity) > outage.to),
-      cancelAnswers: run.records.find((r) => r.id === plan.id)?.cancelAnswers ?? [],
+      cancelAnswers: record?.cancelAnswers ?? [],
       cancelAfterRestart: plan.cancelAfterRestart,
+      cancelAtMs: view && record?.cancelSentAt ? record.cancelSentAt - view.createdAt : null,
     };
   });
 }
@@ -47,7 +51,8 @@ export function childRows(parents: readonly ParentFigures[]): [string, string][]
   const rows: [string, string][] = [["parent/child phase (case 28)", `${parents.length} parent(s), ${children} children; ${caught} caught mid-flight by the restart`]];
   for (const p of parents) {
     const took = p.durationMs === null ? "not ended" : `${(p.durationMs / 1000).toFixed(1)} s`;
-    const cancel = p.cancelAnswers.length ? `; cancel${p.cancelAfterRestart ? " after the restart" : ""} answered ${p.cancelAnswers.join(", ")}` : "";
+    const at = p.cancelAtMs === null ? "" : ` at +${(p.cancelAtMs / 1000).toFixed(1)} s`;
+    const cancel = p.cancelAnswers.length ? `; cancel${p.cancelAfterRestart ? " after the restart" : ""}${at} answered ${p.cancelAnswers.join(", ")}` : "";
     rows.push([`  ${p.id}`, `${p.shape}: ${p.status ?? "unread"} in ${took}${p.spannedRestart ? " (across the restart)" : ""}; children ${counts(p.children)}${cancel}`]);
   }
   return rows;
