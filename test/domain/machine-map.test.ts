@@ -292,3 +292,18 @@ describe("a map whose item is a child workflow", () => {
     ]);
   });
 });
+
+describe("a map whose state and rows disagree", () => {
+  it("an ended item a reload brought back leaves the state without being counted again, and the count of items in flight is the window's", () => {
+    const run = new Run(plan([mapStep("m", [0, 1, 2], { maxConcurrency: 2 })]));
+    const first = structuredClone(run.step("m#0"));
+    finish(run, "m#0");
+    run.state = { ...run.state, steps: [...run.state.steps, { ...first, status: "succeeded", output: { n: 0 } }] };
+    run.send({ type: "DeadlinesReached" });
+    expect(inFlight(run)).toEqual(["m#1", "m#2"]);
+    expect(counts(run)).toMatchObject({ succeeded: 1, running: 2, pending: 0 });
+    finish(run, "m#1", "m#2");
+    expect(run.state.status).toBe("completed");
+    expect(counts(run)).toMatchObject({ succeeded: 3, running: 0 });
+  });
+});
