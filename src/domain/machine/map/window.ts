@@ -65,7 +65,22 @@ function fillWindow(ctx: TransitionContext, step: MapStep): boolean {
     moved = true;
   }
   if (progress.running > 0 || hasUnstarted(progress)) return moved;
+  if (rerunUnsettled(ctx, step)) return true;
   completeStep(ctx, step, mapOutput(ctx, step.id, progress.total));
+  return true;
+}
+
+/**
+ * The last check before a map ends: every item's row has its outcome. An item whose row has none while no step
+ * of it is in flight was lost between the state and its row; it runs again under its own key (the remote answers
+ * a repeated key with its first answer), so the output is whole. Whether any did.
+ */
+function rerunUnsettled(ctx: TransitionContext, step: MapStep): boolean {
+  const lost = ctx.items.unsettled(step.id, step.items!.total);
+  if (lost.length === 0) return false;
+  step.items!.redo = lost;
+  ctx.record({ type: "map_items_rerun", stepId: step.id, data: { items: lost.length, first: lost[0]! } });
+  fillWindow(ctx, step);
   return true;
 }
 
