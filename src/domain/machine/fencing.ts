@@ -18,7 +18,8 @@ export function locateAttempt(
   const step = ctx.step(stepId);
   if (!step) {
     // A map's item that ended has left the state for its row: a late report on it is gone, not unknown.
-    if (mapItemOf(stepId) && ctx.state.plan.itemSteps?.[mapItemOf(stepId)!.map]) return { ok: false, code: "gone", message: `item "${stepId}" has ended` };
+    const item = mapItemOf(stepId);
+    if (item && ctx.state.plan.itemSteps?.[item.map]) return { ok: false, code: "gone", message: `item "${stepId}" has ended` };
     return { ok: false, code: "not_found", message: `workflow has no step "${stepId}"` };
   }
   const active = activeAttempt(step);

@@ -1,6 +1,7 @@
 /** A map step's progress and its item step's plan: the small reads every map module makes. */
 import type { StepPlanOf } from "../../language/plan";
 import type { MapProgress } from "../../language/steps";
+import { mapItemOf } from "../../language/plan";
 import type { StepState } from "../state";
 import type { TransitionContext } from "../context";
 
@@ -25,4 +26,9 @@ export function hasUnstarted(progress: MapProgress): boolean {
 export function beyondTolerance(map: StepPlanOf<"map">["map"], progress: MapProgress): boolean {
   if (map.toleratedFailurePercent !== undefined) return progress.failed * 100 > map.toleratedFailurePercent * progress.total;
   return progress.failed > (map.toleratedFailures ?? 0);
+}
+
+/** The map's items that are steps in the state now: those in flight, or (while it is undone) the one being undone. */
+export function itemStepsOf(ctx: TransitionContext, mapId: string): StepState[] {
+  return ctx.state.steps.filter((step) => mapItemOf(step.id)?.map === mapId);
 }

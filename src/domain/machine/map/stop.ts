@@ -1,7 +1,7 @@
 import { mapItemOf } from "../../language/plan";
 import { ACTIVE_ATTEMPT_STATUSES } from "../state";
 import type { TransitionContext } from "../context";
-import type { MapStep } from "./progress";
+import { itemStepsOf, type MapStep } from "./progress";
 
 /**
  * Stops a map's items in flight (its map failed, or the workflow unwinds or ends): their attempts are fenced and
@@ -10,7 +10,7 @@ import type { MapStep } from "./progress";
 export function stopItemsInFlight(ctx: TransitionContext, map: MapStep): void {
   const progress = map.items;
   if (!progress) return;
-  for (const item of ctx.state.steps.filter((step) => mapItemOf(step.id)?.map === map.id)) {
+  for (const item of itemStepsOf(ctx, map.id)) {
     const active = item.attempts.at(-1);
     if (active && ACTIVE_ATTEMPT_STATUSES.includes(active.status)) {
       active.status = "cancelled";

@@ -6,7 +6,7 @@
 import { mapItemOf, mapItemStepId } from "../../language/plan";
 import type { StepState } from "../state";
 import type { TransitionContext } from "../context";
-import { isMapStep, type MapStep } from "./progress";
+import { isMapStep, itemStepsOf, type MapStep } from "./progress";
 import { stopItemsInFlight } from "./stop";
 
 /** Stops every running map's items in flight; the maps whose items may need undoing are returned. */
@@ -32,7 +32,7 @@ export function mapNeedsUndo(ctx: TransitionContext, step: StepState): boolean {
  * flight, backing off, or failed for good (an operator decides, as for any step's compensation).
  */
 export function advanceMapUndo(ctx: TransitionContext, map: MapStep): "busy" | "done" {
-  const current = ctx.state.steps.find((step) => mapItemOf(step.id)?.map === map.id);
+  const [current] = itemStepsOf(ctx, map.id);
   if (current) {
     if (current.status !== "compensated") return "busy";
     const index = mapItemOf(current.id)!.index;

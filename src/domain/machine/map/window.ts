@@ -11,7 +11,7 @@ import type { TransitionContext } from "../context";
 import { failStepOutright } from "../failure";
 import { completeStep } from "../steps/outcome";
 import type { MapItemRow } from "./item-rows";
-import { beyondTolerance, hasUnstarted, isMapStep, mapPlanOf, type MapStep } from "./progress";
+import { beyondTolerance, hasUnstarted, isMapStep, itemStepsOf, mapPlanOf, type MapStep } from "./progress";
 import { mapOutput } from "./output";
 import { stopItemsInFlight } from "./stop";
 
@@ -56,7 +56,7 @@ function fillWindow(ctx: TransitionContext, step: MapStep): boolean {
   let moved = settleEndedItems(ctx, step);
   if (step.status !== "running") return true;
   // The items in flight are the steps in the state: counted from there, so the count cannot drift from them.
-  progress.running = itemsInFlight(ctx, step.id).length;
+  progress.running = itemStepsOf(ctx, step.id).length;
   const plan = mapPlanOf(ctx, step.id);
   while (mayStartItems(ctx) && progress.running < plan.maxConcurrency && hasUnstarted(progress)) {
     const index = progress.redo?.length ? progress.redo.shift() : progress.next++;
@@ -105,26 +105,22 @@ function addItem(ctx: TransitionContext, map: MapStep, index: number): void {
 
 const ITEM_OUTCOMES = new Set(["succeeded", "failed", "skipped"]);
 
-function itemsInFlight(ctx: TransitionContext, mapId: string) {
-  return ctx.state.steps.filter((step) => mapItemOf(step.id)?.map === mapId);
-}
-
 /**
  * Items of this map that ended since the last look: each gives its row its outcome and leaves the state. An item
  * whose row already has an outcome was counted before (a step a reload brought back): it only leaves.
  */
 function settleEndedItems(ctx: TransitionContext, map: MapStep): boolean {
   const progress = map.items!;
-  const ended = itemsInFlight(ctx, map.id).filter((step) => ITEM_OUTCOMES.has(step.status) && step.attempts.at(-1)?.kind !== "compensation");
+  const ended = itemStepsOf(ctx, map.id).filter((step) => ITEM_OUTCOMES.has(step.status) && step.attempts.at(-1)?.kind !== "compensation");
   for (const item of ended) {
     ctx.state.steps.splice(ctx.state.steps.indexOf(item), 1);
-    progress.running -= 1;
     ctx.changed = true;
-    if (ITEM_OUTCOMES.has(ctx.items.get(map.id, mapItemOf(item.id)!.index)?.status ?? "")) continue;
+    const index = mapItemOf(item.id)!.index;
+    if (ITEM_OUTCOMES.has(ctx.items.get(map.id, index)?.status ?? "")) continue;
     progress.seq = (progress.seq ?? 0) + 1;
     const status = item.status as "succeeded" | "failed" | "skipped";
     progress[status] += 1;
-    const row: MapItemRow = { stepId: map.id, index: mapItemOf(item.id)!.index, status, attempt: item.attempt, endedSeq: progress.seq };
+    const row: MapItemRow = { stepId: map.id, index, status, attempt: item.attempt, endedSeq: progress.seq };
     if (status === "succeeded") row.output = item.output ?? null;
     if (item.error && status === "failed") row.error = item.error;
     ctx.items.write(row);
