@@ -1,6 +1,7 @@
 // The map phase's driver: starts every map workflow with the soak and follows it to its end, keeping the size of
 // every answer of `GET /v1/workflows/{id}` and its items' counts as it went; once it has ended, reads all its items
 // a page at a time (`GET …/steps/each/items`), which the checks compare with the remote's ledger.
+import { QUEUE_CHECK_JITTER, QUEUE_CHECK_MS } from "../../src/domain/machine/queue-check.ts";
 import type { ShepherdClient } from "./client.ts";
 import type { ItemCounts, MapItemView } from "./api-shapes.ts";
 import type { SoakWorkflow } from "./definitions.ts";
@@ -15,9 +16,11 @@ const POLL_MIN_MS = 250;
 const POLL_MAX_MS = 1_000;
 /**
  * Once the rest of the soak has ended, a map whose items' counts have not moved for this long is left to the checks:
- * a map that stopped for good (an engine bug) must not hold the whole soak until its deadline.
+ * a map that stopped for good (an engine bug) must not hold the whole soak until its deadline. Items whose messages
+ * the restart lost move again only when the supervisor finds them lost, up to 1.5 × QUEUE_CHECK_MS after their send:
+ * a map waiting for them has not stopped, so the wait is longer than that.
  */
-const STALLED_MAP_MS = 20_000;
+export const STALLED_MAP_MS = QUEUE_CHECK_MS * (1 + QUEUE_CHECK_JITTER) + 15_000;
 /** Pages of 1 000 items: 10 pages read a map of the contract's largest, 10 000 items. */
 const MAX_ITEM_PAGES = 12;
 
@@ -35,6 +38,8 @@ export interface MapRecord {
   readings: MapReading[];
   /** Every item in item order, read after the end; null when a page could not be read. */
   items: MapItemView[] | null;
+  /** The workflow's status when its items were read: not terminal when the driver gave up on a map that stopped moving. */
+  statusWhenRead?: string;
   itemsError: string | null;
 }
 
@@ -76,6 +81,7 @@ export function driveMaps({ client, workflows, deadline }: MapDrive): MapPhase {
       giveUp: () => windingDown && stalledFor(record.readings, Date.now()) > STALLED_MAP_MS,
     });
     open.delete(wf.id);
+    record.statusWhenRead = result.status ?? "unknown";
     Object.assign(record, await readAllItems(client, wf.id, MAP_STEP_ID));
     return { result, record };
   });

@@ -27,7 +27,9 @@ function ledger(records: KeyRecord[]): RemoteStats {
 }
 
 const items = (n = 4): MapItemView[] => Array.from({ length: n }, (_, i) => ({ index: i, status: "succeeded", attempt: 1, output: effectOf(i) }));
-const record = (list: MapItemView[] | null, bytes = [2_000]): MapRecord => ({ id, readings: bytes.map((b, at) => ({ at, status: "running", bytes: b, items: null })), items: list, itemsError: list ? null : "page 1 answered 0" });
+const record = (list: MapItemView[] | null, bytes = [2_000], statusWhenRead = "completed"): MapRecord => ({
+  id, readings: bytes.map((b, at) => ({ at, status: "running", bytes: b, items: null })), items: list, itemsError: list ? null : "page 1 answered 0", statusWhenRead,
+});
 
 function final(status: string, output: unknown, succeeded = 4): Final {
   const step = { id: "each", status: status === "completed" ? "succeeded" : "running", attempt: 0, attempts: [], output, items: { total: 4, pending: 0, running: 4 - succeeded, succeeded, failed: 0, skipped: 0 } };
@@ -67,6 +69,13 @@ describe("the map checks", () => {
     const reversed = items().map((i) => i.output).reverse();
     assert.equal(checkMapOrder([wf], [record(items())], [final("completed", reversed)], full).status, "fail");
     assert.equal(checkMapOrder([wf], [record(null)], [final("completed", undefined)], full).status, "fail");
+  });
+
+  it("fail items read before the map ended (the driver gave up on it), naming that, not each item read mid-map", () => {
+    const midMap = items().map((item) => (item.index === 2 ? { index: 2, status: "running", attempt: 1 } : item));
+    const check = checkMapOrder([wf], [record(midMap, [2_000], "running")], [final("completed", items().map((i) => i.output))], full);
+    assert.equal(check.status, "fail");
+    assert.deepEqual((check.data?.violations as { kind: string }[]).map((v) => v.kind), ["items read before the map ended"]);
   });
 
   it("fail an answer of 128 KiB or more at any reading, and a map never read", () => {

@@ -6,7 +6,8 @@ import type { MapItemView } from "../api-shapes.ts";
 import type { SoakWorkflow } from "../definitions.ts";
 import type { Final } from "../finals.ts";
 import { itemKey, plannedItems } from "../map.ts";
-import { mapStepOf } from "../map-driver.ts";
+import { mapStepOf, STALLED_MAP_MS } from "../map-driver.ts";
+import { isTerminal } from "../client.ts";
 import type { MapRecord } from "../map-driver.ts";
 import type { KeyRecord, RemoteStats } from "../remote-ledger.ts";
 import { fail, pass } from "./check.ts";
@@ -86,6 +87,11 @@ export function checkMapOrder(workflows: readonly SoakWorkflow[], records: reado
     const record = records.find((r) => r.id === wf.id);
     if (!record?.items) {
       violations.push({ kind: "items not read", id: wf.id, error: record?.itemsError ?? "not started" });
+      continue;
+    }
+    if (!isTerminal(record.statusWhenRead)) {
+      // Pages read mid-map say nothing of its output: the map stopped moving and the driver gave up on it.
+      violations.push({ kind: "items read before the map ended", id: wf.id, status: record.statusWhenRead ?? null, stalledForMs: STALLED_MAP_MS });
       continue;
     }
     violations.push(...itemOrderViolations(wf, record.items, remoteStats));
