@@ -60,12 +60,6 @@ export class ItemRowsSql implements MapItemRows {
       .map((record) => record.idx);
   }
 
-  unsettled(stepId: string, total: number): number[] {
-    return this.query<{ idx: number }>("SELECT idx FROM map_items WHERE step_id = ? AND status IN ('pending', 'running') AND idx < ? ORDER BY idx", stepId, total)
-      .toArray()
-      .map((record) => record.idx);
-  }
-
   toUndo(stepId: string, limit: number): number[] {
     return this.query<{ idx: number }>(
       "SELECT idx FROM map_items WHERE step_id = ? AND (status = 'succeeded' OR (status = 'cancelled' AND effect = 1)) ORDER BY ended_seq DESC LIMIT ?",

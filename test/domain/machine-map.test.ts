@@ -292,35 +292,3 @@ describe("a map whose item is a child workflow", () => {
     ]);
   });
 });
-
-describe("a map whose state and rows disagree", () => {
-  it("an ended item a reload brought back leaves the state without being counted again, and the count of items in flight is the window's", () => {
-    const run = new Run(plan([mapStep("m", [0, 1, 2], { maxConcurrency: 2 })]));
-    const first = structuredClone(run.step("m#0"));
-    finish(run, "m#0");
-    run.state = { ...run.state, steps: [...run.state.steps, { ...first, status: "succeeded", output: { n: 0 } }] };
-    run.send({ type: "DeadlinesReached" });
-    expect(inFlight(run)).toEqual(["m#1", "m#2"]);
-    expect(counts(run)).toMatchObject({ succeeded: 1, running: 2, pending: 0 });
-    finish(run, "m#1", "m#2");
-    expect(run.state.status).toBe("completed");
-    expect(counts(run)).toMatchObject({ succeeded: 3, running: 0 });
-  });
-});
-
-describe("a map about to end with an item lost between the state and its row", () => {
-  it("runs that item again under its own key before it ends, so the output is whole", () => {
-    const run = new Run(plan([mapStep("m", [0, 1, 2], { maxConcurrency: 3 })]), { id: "wf-lost" });
-    run.state = { ...run.state, steps: run.state.steps.filter((step) => step.id !== "m#1") };
-    finish(run, "m#0");
-    const last = run.send(claimed("m#2"));
-    expect(last.reply).toMatchObject({ ok: true });
-    const ended = run.send(succeeded("m#2", 1, { n: 2 }));
-    expect(describeHistory(ended.history)).toEqual(["step_succeeded m#2#1", "map_items_rerun m", "step_scheduled m#1#1"]);
-    expect(run.state.status).toBe("running");
-    expect(run.send(claimed("m#1")).reply).toMatchObject({ task: { idempotencyKey: "wf-lost:m:1" } });
-    run.send(succeeded("m#1", 1, { n: 1 }));
-    expect(run.state.status).toBe("completed");
-    expect(run.step("m").output).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
-  });
-});

@@ -31,8 +31,6 @@ interface HistoryEventFields {
   step_sleeping: OfStep & { data: { until: number } };
   /** A map started its items (`again`: a redrive or retry runs again this many that did not succeed). */
   map_started: OfStep & { data: { total: number; maxConcurrency: number; again?: number } };
-  /** A map about to end found items whose rows had no outcome and no step in flight: they run again. */
-  map_items_rerun: OfStep & { data: { items: number; first: number } };
   step_waiting_for_event: OfStep & { data: { event: string; timeoutAt: number } };
   step_skipped: OfStep & { data: { reason: "when" | "wait_timed_out" } };
   wait_timed_out: OfStep & { data: { event: string; onTimeout: "fail" | "skip"; timeoutAt: number; overdueMs: number } };
@@ -79,7 +77,7 @@ export type HistoryEventType = keyof HistoryEventFields;
 const EVERY_TYPE: Record<HistoryEventType, true> = {
   workflow_started: true, workflow_timed_out: true, workflow_completed: true, workflow_failed: true, workflow_escalated: true,
   workflow_compensated: true, workflow_cancelled: true, compensation_started: true, workflow_paused: true, workflow_resumed: true,
-  workflow_terminated: true, workflow_redriven: true, operator_action: true, step_sleeping: true, map_started: true, map_items_rerun: true, step_waiting_for_event: true,
+  workflow_terminated: true, workflow_redriven: true, operator_action: true, step_sleeping: true, map_started: true, step_waiting_for_event: true,
   step_skipped: true, wait_timed_out: true, event_received: true, event_consumed: true, step_scheduled: true, step_started: true,
   step_waiting: true, step_succeeded: true, step_compensated: true, step_failed: true, step_retry_scheduled: true,
   step_heartbeat_missed: true, step_timed_out: true, stale_report_rejected: true, task_dead_lettered: true, task_resent: true,

@@ -38,13 +38,6 @@ export interface MapItemRows {
   notSucceeded(stepId: string, total: number): number[];
   /** Up to `limit` items to undo, newest first: succeeded, or stopped when their effect may have happened. */
   toUndo(stepId: string, limit: number): number[];
-  /** The items (of `total`) whose row has no outcome yet (pending or running), in item order. */
-  unsettled(stepId: string, total: number): number[];
-}
-
-/** Rows with no outcome yet. */
-export function isUnsettled(row: Pick<MapItemRow, "status">): boolean {
-  return row.status === "pending" || row.status === "running";
 }
 
 /** Rows that undo walks: a succeeded item, or one stopped mid-attempt. */
@@ -58,7 +51,6 @@ export const NO_ITEM_ROWS: MapItemRows = {
   outputs: (_stepId, total) => Array.from({ length: total }, () => null),
   notSucceeded: (_stepId, total) => Array.from({ length: total }, (_, index) => index),
   toUndo: () => [],
-  unsettled: () => [],
 };
 
 /**
@@ -105,15 +97,6 @@ export class ItemRowsOverlay implements MapItemRows {
     const candidates = this.stored.toUndo(stepId, limit + own.length).filter((index) => !this.written.has(keyOf(stepId, index)));
     const fresh = own.filter(needsUndo).sort((a, b) => (b.endedSeq ?? 0) - (a.endedSeq ?? 0)).map((row) => row.index);
     return [...fresh, ...candidates].slice(0, limit);
-  }
-
-  unsettled(stepId: string, total: number): number[] {
-    const indices = new Set(this.stored.unsettled(stepId, total));
-    for (const row of this.ownRows(stepId)) {
-      if (isUnsettled(row) && row.index < total) indices.add(row.index);
-      else indices.delete(row.index);
-    }
-    return [...indices].sort((a, b) => a - b);
   }
 
   private ownRows(stepId: string): MapItemRow[] {

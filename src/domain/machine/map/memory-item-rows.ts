@@ -1,5 +1,5 @@
 /** Map item rows kept in memory: what the machine's tests give a transition, instead of the object's SQLite. */
-import { isUnsettled, needsUndo, type MapItemRow, type MapItemRows, type PendingItems } from "./item-rows";
+import { needsUndo, type MapItemRow, type MapItemRows, type PendingItems } from "./item-rows";
 
 export class MemoryItemRows implements MapItemRows {
   readonly rows = new Map<string, MapItemRow>();
@@ -28,10 +28,6 @@ export class MemoryItemRows implements MapItemRows {
 
   notSucceeded(stepId: string, total: number): number[] {
     return Array.from({ length: total }, (_, index) => index).filter((index) => this.get(stepId, index)?.status !== "succeeded");
-  }
-
-  unsettled(stepId: string, total: number): number[] {
-    return [...this.rows.values()].filter((row) => row.stepId === stepId && row.index < total && isUnsettled(row)).map((row) => row.index).sort((a, b) => a - b);
   }
 
   toUndo(stepId: string, limit: number): number[] {

@@ -65,22 +65,7 @@ function fillWindow(ctx: TransitionContext, step: MapStep): boolean {
     moved = true;
   }
   if (progress.running > 0 || hasUnstarted(progress)) return moved;
-  if (rerunUnsettled(ctx, step)) return true;
   completeStep(ctx, step, mapOutput(ctx, step.id, progress.total));
-  return true;
-}
-
-/**
- * The last check before a map ends: every item's row has its outcome. An item whose row has none while no step
- * of it is in flight was lost between the state and its row; it runs again under its own key (the remote answers
- * a repeated key with its first answer), so the output is whole. Whether any did.
- */
-function rerunUnsettled(ctx: TransitionContext, step: MapStep): boolean {
-  const lost = ctx.items.unsettled(step.id, step.items!.total);
-  if (lost.length === 0) return false;
-  step.items!.redo = lost;
-  ctx.record({ type: "map_items_rerun", stepId: step.id, data: { items: lost.length, first: lost[0]! } });
-  fillWindow(ctx, step);
   return true;
 }
 
@@ -105,10 +90,7 @@ function addItem(ctx: TransitionContext, map: MapStep, index: number): void {
 
 const ITEM_OUTCOMES = new Set(["succeeded", "failed", "skipped"]);
 
-/**
- * Items of this map that ended since the last look: each gives its row its outcome and leaves the state. An item
- * whose row already has an outcome was counted before (a step a reload brought back): it only leaves.
- */
+/** Items of this map that ended since the last look: each gives its row its outcome and leaves the state. */
 function settleEndedItems(ctx: TransitionContext, map: MapStep): boolean {
   const progress = map.items!;
   const ended = itemStepsOf(ctx, map.id).filter((step) => ITEM_OUTCOMES.has(step.status) && step.attempts.at(-1)?.kind !== "compensation");
@@ -116,7 +98,6 @@ function settleEndedItems(ctx: TransitionContext, map: MapStep): boolean {
     ctx.state.steps.splice(ctx.state.steps.indexOf(item), 1);
     ctx.changed = true;
     const index = mapItemOf(item.id)!.index;
-    if (ITEM_OUTCOMES.has(ctx.items.get(map.id, index)?.status ?? "")) continue;
     progress.seq = (progress.seq ?? 0) + 1;
     const status = item.status as "succeeded" | "failed" | "skipped";
     progress[status] += 1;
