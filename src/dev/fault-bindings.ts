@@ -42,6 +42,22 @@ export function withTickFaults<A extends [{ state(): { tenant: string } | undefi
 }
 
 /**
+ * A workflow object's outbox with the `abortAfterPersist` fault: the object is reset as it is about to deliver what a
+ * commit wrote, so state, outbox and alarm are durable and the sends are not made (the alarm makes them later).
+ */
+export function withDeliveryFaults<O extends { deliver(workflow: { tenant: string }): Promise<unknown> }>(outbox: O, env: Env, owner: Owner): O {
+  if (!devHooksEnabled(env)) return outbox;
+  return overriding(outbox, DELIVERY_FAULTS, { env, owner }) as O;
+}
+
+const DELIVERY_FAULTS: Replacements<{ env: Env; owner: Owner }> = {
+  deliver: (original, { env, owner }) => (workflow) => {
+    if (faultFires(env, "abortAfterPersist", (workflow as { tenant: string }).tenant)) owner.abort("injected fault: abortAfterPersist");
+    return original(workflow);
+  },
+};
+
+/**
  * The task queue's consumer with the `consumerThrows` fault: a message it picks crashes the consumer, which
  * answers the rest of the batch and then throws, so the platform sends back just what was never answered.
  */

@@ -1,4 +1,4 @@
-import { faultFires } from "../dev/faults";
+import { withDeliveryFaults } from "../dev/fault-bindings";
 import { commitPlan, nextDeadlineAt, transition, type ClaimedTask, type EventReply, type SentEvent, type TransitionResult, type WorkflowEvent } from "../domain/machine";
 import type { WorkflowState } from "../domain/machine/state";
 import { alarmTarget, SupervisorAlarm } from "./alarm";
@@ -18,13 +18,14 @@ export class Transitions {
   readonly outbox: Outbox;
 
   constructor(
-    private readonly ctx: DurableObjectState,
-    private readonly env: Env,
+    ctx: DurableObjectState,
+    env: Env,
   ) {
     this.store = new WorkflowStore(ctx.storage);
     this.alarm = new SupervisorAlarm(ctx.storage);
-    // A child's start is recorded on this object as an event; a crash injected there resets it (dev only).
-    this.outbox = new Outbox(this.store, env, { record: (event) => this.apply(event) });
+    // A child's start is recorded on this object as an event. With DEV_HOOKS, `abortAfterPersist` resets the object
+    // between a commit and its sends (dev/fault-bindings.ts).
+    this.outbox = withDeliveryFaults(new Outbox(this.store, env, { record: (event) => this.apply(event) }), env, ctx);
   }
 
   /** The workflow's state as stored; undefined when this object holds none. */
@@ -66,8 +67,6 @@ export class Transitions {
     }
     // Issued with no await after the SQL writes, the alarm commits atomically with them (write coalescing).
     await this.alarm.arm(alarmTarget(deadline, this.outbox.nextAttemptAt(now)));
-    // A crash between persisting and acting: state, outbox and alarm are durable; the sends are not made.
-    if (faultFires(this.env, "abortAfterPersist", result.state.tenant)) this.ctx.abort("injected fault: abortAfterPersist");
     const { tenant, id, name } = result.state;
     // A failed delivery waits for the alarm; a lease freed by a send is left to lapse (see SEND_LEASE_MS), but with
     // no deadline (an ended workflow) the alarm was only the deliveries' lease, and goes once nothing is left.
