@@ -10,6 +10,7 @@ export { TargetBreaker } from "./breakers/target-breaker";
 export { QueueLagMonitor } from "./admission/queue-lag-monitor";
 export { CronSchedule } from "./cron/cron-schedule";
 export { WorkflowScheduler } from "./workflow/object";
+export { WorkerPool } from "./pools/pool-object";
 
 const app = createApp();
 

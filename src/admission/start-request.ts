@@ -71,6 +71,8 @@ export async function startRequestFor(env: Env, tenant: string, body: StartWorkf
     definition: resolved.pinned,
     ...(schedule === undefined ? {} : { schedule }),
     ...(parent ? { parent } : {}),
+    ...(body.priority === undefined ? {} : { priority: body.priority }),
+    ...(body.fairnessKey === undefined ? {} : { fairnessKey: body.fairnessKey }),
     handOff: startHandOff(env),
   };
   return { ok: true, request };

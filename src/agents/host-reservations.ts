@@ -11,7 +11,8 @@ export const HAND_OFF_MAX = 4;
  * through the queue. A host that does not answer has no room. Returns the attempts that have a place, as keys.
  */
 export async function reserveAgentHosts(env: Env, workflow: { tenant: string; id: string; name: string }, attempts: readonly EnqueueAttempt[]): Promise<Set<string>> {
-  const asked = attempts.slice(0, HAND_OFF_MAX).map(async (attempt) => {
+  // A worker task is its pool's to hand out, not an agent host's.
+  const asked = attempts.filter((attempt) => !attempt.offer).slice(0, HAND_OFF_MAX).map(async (attempt) => {
     const onHost = { tenant: workflow.tenant, workflowId: workflow.id, name: workflow.name, stepId: attempt.stepId, attempt: attempt.attempt };
     const reserved = await agentHostFor(env, onHost).reserve(onHost).catch(() => false);
     return reserved ? [reservationKey(attempt)] : [];

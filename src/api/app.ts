@@ -19,6 +19,7 @@ import { taskRoutes } from "./tasks";
 import { webhookRoutes } from "./webhooks";
 import { workflowRoutes } from "./workflows";
 import { mapItemRoutes } from "./map-items";
+import { poolRoutes } from "./pools";
 
 type RoutesOf<T> = T extends OpenAPIHono<AppEnv, infer S> ? S : never;
 
@@ -35,7 +36,8 @@ export type ApiRoutes = OpenAPIHono<
     RoutesOf<typeof mapItemRoutes> &
     RoutesOf<typeof definitionRoutes> &
     RoutesOf<typeof scheduleRoutes> &
-    RoutesOf<typeof metricsRoutes>
+    RoutesOf<typeof metricsRoutes> &
+    RoutesOf<typeof poolRoutes>
 >;
 
 /** The front door: JSON routes validated by the same zod schemas that generate `GET /openapi.json`. */
@@ -80,6 +82,7 @@ export function createApp() {
   app.route("/", targetRoutes);
   app.route("/", webhookRoutes);
   app.route("/", metricsRoutes);
+  app.route("/", poolRoutes);
   app.route("/", taskRoutes);
   app.route("/", devRoutes);
   app.route("/", docsRoutes);

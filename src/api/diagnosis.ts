@@ -18,6 +18,7 @@ export const DiagnosisSchema = z
         since: z.number(),
         until: z.number().optional(),
         detail: z.string(),
+        pool: z.string().optional().openapi({ description: "The pool a worker task waits in (`waiting_for_worker`)" }),
       }),
     ),
     nextDeadline: z.object({ at: z.number(), reason: z.string(), stepId: z.string().optional() }).nullable(),

@@ -2,6 +2,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { TaskCompleteSchema, TaskFailSchema, TaskHeartbeatSchema } from "../domain/language/schemas";
 import { isExpired, verifyTaskToken, type TaskTokenClaims } from "../domain/security/task-token";
 import { schedulerFor } from "../workflow/client";
+import { poolFor, taskKey } from "../pools/pool-stub";
 import type { AppEnv } from "./app-env";
 import { ApiError, rejectionToError } from "./errors";
 import { errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
@@ -50,6 +51,13 @@ function schedulerOf(env: Env, claims: TaskTokenClaims) {
   return schedulerFor(env, claims.tenant, claims.workflowId);
 }
 
+/** A worker's report on a pool's task: the pool stops counting it as running (best effort, after the answer). */
+function tellPool(env: Env, executionCtx: { waitUntil(promise: Promise<unknown>): void }, claims: TaskTokenClaims): void {
+  if (claims.pool === undefined) return;
+  const key = taskKey(claims.workflowId, claims.stepId, claims.attempt);
+  executionCtx.waitUntil(poolFor(env, claims.tenant, claims.pool).finished(key).catch(() => undefined));
+}
+
 export const taskRoutes = new OpenAPIHono<AppEnv>()
   .openapi(heartbeatRoute, async (c) => {
     const claims = await claimsOf(c.req.valid("param").token, c.env);
@@ -62,6 +70,7 @@ export const taskRoutes = new OpenAPIHono<AppEnv>()
     const claims = await claimsOf(c.req.valid("param").token, c.env);
     const { output } = c.req.valid("json");
     const reply = await schedulerOf(c.env, claims).report(claims.stepId, claims.attempt, { type: "succeeded", output: output ?? null });
+    tellPool(c.env, c.executionCtx, claims);
     if (!reply.ok) throw rejectionToError(reply);
     return c.json({ ok: true as const }, 200);
   })
@@ -72,6 +81,7 @@ export const taskRoutes = new OpenAPIHono<AppEnv>()
       type: "failed",
       error: { message: error.message, retryable: error.retryable ?? true },
     });
+    tellPool(c.env, c.executionCtx, claims);
     if (!reply.ok) throw rejectionToError(reply);
     return c.json({ ok: true as const }, 200);
   });

@@ -64,12 +64,15 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return diagnoseObject(this.transitions, this.ctx.storage);
   }
 
-  /** An agent claims a queued attempt; the task comes with the token the remote gets, which expires with it. */
-  async claim(stepId: string, attempt: number) {
-    const reply = await this.transitions.apply({ type: "AttemptClaimed", stepId, attempt }, { claimed: { stepId, attempt } });
+  /**
+   * An agent claims a queued attempt, or a pool a worker task (`pool`: the one it waits in); the task comes with
+   * the token the remote or worker gets, which expires with it.
+   */
+  async claim(stepId: string, attempt: number, pool?: string) {
+    const reply = await this.transitions.apply({ type: "AttemptClaimed", stepId, attempt, ...(pool === undefined ? {} : { pool }) }, { claimed: { stepId, attempt } });
     const state = this.transitions.state();
     if (!reply.ok || !("task" in reply) || !state) return reply;
-    const { token } = await taskMessage(this.env, state, { stepId, attempt, kind: reply.task.kind }, reply.task.deadlineAt);
+    const { token } = await taskMessage(this.env, state, { stepId, attempt, kind: reply.task.kind }, reply.task.deadlineAt, pool);
     return { ...reply, task: { ...reply.task, token } };
   }
 

@@ -1,7 +1,7 @@
 import type { Effect } from "../domain/machine";
 
 /** What the outbox holds: a row per promise a commit made (see Effect), delivered by outbox.ts. */
-export type OutboxKind = "handoff" | "task" | "index" | "webhooks" | "schedule" | "child-start" | "child-close" | "parent-notice";
+export type OutboxKind = "handoff" | "task" | "pool" | "index" | "webhooks" | "schedule" | "child-start" | "child-close" | "parent-notice";
 
 export interface OutboxRow {
   seq: number;
@@ -48,7 +48,8 @@ export class OutboxRows {
   write(effect: Exclude<Effect, { type: "AnnounceHistory" }>, times: OutboxWriteTimes): void {
     switch (effect.type) {
       case "EnqueueAttempt":
-        this.insert("task", { stepId: effect.stepId, attempt: effect.attempt, kind: effect.kind }, times.sendBy);
+        if (effect.offer) this.insert("pool", { stepId: effect.stepId, attempt: effect.attempt, kind: effect.kind, offer: effect.offer }, times.sendBy);
+        else this.insert("task", { stepId: effect.stepId, attempt: effect.attempt, kind: effect.kind }, times.sendBy);
         return;
       case "HandOffAttempt":
         this.insert("handoff", effect.task, times.sendBy);

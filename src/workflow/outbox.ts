@@ -7,6 +7,7 @@ import { ChildStartDelivery, type ParentObject } from "./deliveries/child-start"
 import { HandOffDelivery } from "./deliveries/hand-off";
 import { IndexDelivery } from "./deliveries/index-entry";
 import { ParentNoticeDelivery } from "./deliveries/parent-notice";
+import { PoolOfferDelivery } from "./deliveries/pool-offer";
 import { ScheduleNoticeDelivery } from "./deliveries/schedule-notice";
 import { TaskDelivery } from "./deliveries/tasks";
 import { WebhookDelivery } from "./deliveries/webhooks";
@@ -31,6 +32,7 @@ export class Outbox {
     this.deliveries = {
       handoff: new HandOffDelivery(store.outbox, env),
       task: new TaskDelivery(store.outbox, env),
+      pool: new PoolOfferDelivery(store.outbox, env),
       index: new IndexDelivery(store.outbox, env),
       webhooks: this.webhooks,
       schedule: new ScheduleNoticeDelivery(store.outbox, env),

@@ -19,6 +19,9 @@ export interface StartRequest {
   schedule?: string;
   /** The step whose child it is (a `workflow` step's start). */
   parent?: ParentRef;
+  /** Its worker tasks' priority and fairness key in their pools (the start's own fields). */
+  priority?: number;
+  fairnessKey?: string;
   /** Hand the first attempts straight to agent hosts with room, not through the queue (START_HAND_OFF). */
   handOff?: boolean;
 }
@@ -32,8 +35,12 @@ export const NOT_FOUND = { ok: false, code: "not_found", message: "workflow not 
 
 /** What the machine's start takes from a start request (the rest is the hash and the hand-off). */
 export function startArgsOf(request: StartRequest, now: number): StartArgs {
-  const { tenant, id, plan, input, definition, schedule, parent } = request;
-  return { tenant, id, plan, input, now, ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }), ...(parent ? { parent } : {}) };
+  const { tenant, id, plan, input, definition, schedule, parent, priority, fairnessKey } = request;
+  return {
+    tenant, id, plan, input, now,
+    ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }), ...(parent ? { parent } : {}),
+    ...(priority === undefined ? {} : { priority }), ...(fairnessKey === undefined ? {} : { fairnessKey }),
+  };
 }
 
 export interface CommitOptions {

@@ -93,6 +93,8 @@ function validBody(route: Route, startId: string): string | undefined {
     "POST /v1/workflows/{id}/events": { event: "approved", payload: { by: "test" }, id: "auth-event" },
     "POST /v1/workflows/{id}/terminate": { reason: "auth test" },
     "POST /v1/workflows/{id}/redrive": { fromStep: "charge" },
+    // No wait: a refusal is answered before the poll would wait, and the control's poll returns at once.
+    "POST /v1/pools/{pool}/tasks/poll": { workerId: "auth-worker", waitMs: 0 },
   };
   if (!(route.name in bodies)) throw new Error(`no valid body known for ${route.name}: add one`);
   return JSON.stringify(bodies[route.name]);
@@ -162,7 +164,7 @@ describe.each(apiRoutes)("$name without a valid API token", (route) => {
     if (authorization !== undefined) headers.set("Authorization", authorization);
     const body = route.method === "GET" ? undefined : (overrides.body ?? validBody(route, startId));
     if (body !== undefined) headers.set("Content-Type", "application/json");
-    const path = fillPath(route.path, overrides.params ?? { id: target, stepId: "charge", name: startId, version: "1" }) + (overrides.query ?? "");
+    const path = fillPath(route.path, overrides.params ?? { id: target, stepId: "charge", name: startId, version: "1", pool: "auth-pool" }) + (overrides.query ?? "");
     return rawRequest(route.method, path, { headers, ...(body === undefined ? {} : { body }) });
   }
 
@@ -196,7 +198,7 @@ describe.each(apiRoutes)("$name without a valid API token", (route) => {
   });
 
   it("is refused with 401 before the path, the query or the body are looked at", async () => {
-    const invalid = { params: { id: "-not an id", stepId: "-not an id", name: "-not a name", version: "0" }, body: '{"truncated": ', query: "?limit=0&status=nope" };
+    const invalid = { params: { id: "-not an id", stepId: "-not an id", name: "-not a name", version: "0", pool: "-not a pool" }, body: '{"truncated": ', query: "?limit=0&status=nope" };
 
     expectUnauthorized(await send(undefined, invalid), "invalid path, query and body");
     await expectNothingChanged();
@@ -206,7 +208,7 @@ describe.each(apiRoutes)("$name without a valid API token", (route) => {
     // An unknown workflow and definition and a fresh start id, so the target and the start id above stay untouched.
     const controlId = uniqueId("control");
     const response = await send(bearer("default").Authorization, {
-      params: { id: controlId, stepId: "charge", name: controlId, version: "1" },
+      params: { id: controlId, stepId: "charge", name: controlId, version: "1", pool: controlId },
       ...(route.body ? { body: validBody(route, controlId) } : {}),
     });
 
@@ -235,7 +237,7 @@ describe("case 20 (API auth and tenancy): a workflow of another tenant", () => {
     const before = await snapshot("alpha", owned);
     // A body the route accepts, so that only whose workflow it is can make the answer a 404.
     const body = validBody(route, uniqueId("beta-start"));
-    const response = await api(route.method, fillPath(route.path, { id: owned, stepId: "charge" }), body, as("beta"));
+    const response = await api(route.method, fillPath(route.path, { id: owned, stepId: "charge", pool: "auth-pool" }), body, as("beta"));
 
     expect(response.status, JSON.stringify(response.body)).toBe(404);
     expect(response.body.error.code).toBe("not_found");
@@ -516,7 +518,7 @@ function callEveryRoute(bindings: Partial<Env>, token: string) {
       const body = validBody(route, uniqueId("unconfigured"));
       const headers = { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }) };
       const unknown = uniqueId("unconfigured");
-      const path = fillPath(route.path, { id: unknown, stepId: "charge", name: unknown, version: "1" });
+      const path = fillPath(route.path, { id: unknown, stepId: "charge", name: unknown, version: "1", pool: "auth-pool" });
       return { route, response: await callApp(bindings, route.method, path, { headers, ...(body === undefined ? {} : { body }) }) };
     }),
   );

@@ -133,6 +133,8 @@ const VALID_BODIES: Record<string, (id: string) => Record<string, unknown>> = {
   }),
   "POST /v1/workflows/{id}/steps/{stepId}/skip": () => ({ output: { skipped: true } }),
   "POST /v1/workflows/{id}/events": () => ({ event: "approved", payload: { by: "fuzz" }, id: "fuzz-event" }),
+  // Every field set, so each is mutated; no wait, so an accepted poll answers at once.
+  "POST /v1/pools/{pool}/tasks/poll": () => ({ workerId: "fuzz-worker", waitMs: 0, max: 2 }),
   "POST /v1/workflows/{id}/terminate": () => ({ reason: "fuzz" }),
   "POST /v1/workflows/{id}/redrive": () => ({ fromStep: "charge" }),
   "POST /v1/tasks/{token}/heartbeat": () => ({ progress: { percent: 10 } }),
@@ -278,7 +280,7 @@ function subjectFor(route: Route, fixtures: Fixtures, startTenant: TestTenant = 
   return {
     route,
     tenant: "default",
-    path: fillPath(route.path, { id: target, stepId: "charge", token: fixtures.waiting.token, name: fixtures.definition, version: "1" }),
+    path: fillPath(route.path, { id: target, stepId: "charge", token: fixtures.waiting.token, name: fixtures.definition, version: "1", pool: "fuzz-pool" }),
     base,
     before: () => snapshot("default", target),
     expectUnchanged: async (before) => expect(await snapshot("default", target)).toEqual(before),
@@ -600,7 +602,7 @@ describe.each(bodyRoutes)("$name with a body it must refuse", (route) => {
     const slots = payloadPaths(route.body as Schema, subject.base("placeholder"), []);
     if (slots.length === 0) {
       // These bodies have no free-form field (their strings are bounded, mutated above).
-      expect(["POST /v1/tasks/{token}/fail", "POST /v1/workflows/{id}/terminate", "POST /v1/workflows/{id}/redrive", WEBHOOK]).toContain(route.name);
+      expect(["POST /v1/tasks/{token}/fail", "POST /v1/workflows/{id}/terminate", "POST /v1/workflows/{id}/redrive", "POST /v1/pools/{pool}/tasks/poll", WEBHOOK]).toContain(route.name);
       return;
     }
     const arbitrary = fc.record({
@@ -775,7 +777,7 @@ function validQueryValue(parameter: Parameter): fc.Arbitrary<string> | undefined
 
 describe.each(getRoutes.filter((route) => route.queryParams.length > 0))("$name with query parameters it must refuse", (route) => {
   it("answers one invalid parameter, among valid ones, with 400 naming it", { timeout: 60_000 }, async () => {
-    const path = fillPath(route.path, { id: fixtures.attention, stepId: "charge", name: fixtures.definition, version: "1" });
+    const path = fillPath(route.path, { id: fixtures.attention, stepId: "charge", name: fixtures.definition, version: "1", pool: "fuzz-pool" });
     const before = await snapshot("default", fixtures.attention);
     const arbitrary = fc
       .constantFrom(...route.queryParams)
@@ -812,7 +814,7 @@ const rawQuery: fc.Arbitrary<string> = (() => {
 
 describe.each(getRoutes)("$name with a random query string", (route) => {
   it("never answers with a 5xx, and answers any 4xx in the error shape", { timeout: 60_000 }, async () => {
-    const path = fillPath(route.path, { id: fixtures.attention, stepId: "charge", name: fixtures.definition, version: "1" });
+    const path = fillPath(route.path, { id: fixtures.attention, stepId: "charge", name: fixtures.definition, version: "1", pool: "fuzz-pool" });
     const before = await snapshot("default", fixtures.attention);
     await property(`${route.name} random query strings`, rawQuery, RUNS.queryRandom, async (query) => {
       const response = await send({ route, tenant: "default", path }, { contentType: null }, `${path}?${query}`);

@@ -83,6 +83,9 @@ const CONTRACT_ROUTES: [method: string, path: string][] = [
   ["get", "/v1/targets"],
   // v1.2: a map's items.
   ["get", "/v1/workflows/{id}/steps/{stepId}/items"],
+  // v1.2: worker pools.
+  ["post", "/v1/pools/{pool}/tasks/poll"],
+  ["get", "/v1/pools"],
 ];
 
 let doc: OpenApiDocument;

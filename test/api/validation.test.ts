@@ -253,9 +253,9 @@ describe("POST /v1/workflows with an invalid body", () => {
 
   it("refuses an unknown top-level field, naming it", async () => {
     const id = uniqueId("invalid");
-    const response = await api("POST", "/v1/workflows", { id, definition: definitionWith([httpStep("a")]), priority: "high" });
+    const response = await api("POST", "/v1/workflows", { id, definition: definitionWith([httpStep("a")]), urgency: "high" });
 
-    expectValidationIssue(response, [], /priority/);
+    expectValidationIssue(response, [], /urgency/);
     await expectNoWorkflow(id);
   });
 

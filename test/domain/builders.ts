@@ -11,7 +11,8 @@ import {
   type TransitionResult,
   type WorkflowEvent,
 } from "../../src/domain/machine";
-import type { Action, DefinitionInput, Sleep, StepInput, WaitForEvent } from "../../src/domain/language/schemas";
+import type { DefinitionInput, HttpAction, Sleep, StepInput, WaitForEvent } from "../../src/domain/language/schemas";
+import type { WorkerAction } from "../../src/domain/language/actions";
 import type { ParentRef, StepError, StepState, StepStatus, WorkflowState, WorkflowStatus } from "../../src/domain/machine/state";
 import { MemoryItemRows } from "../../src/domain/machine/map/memory-item-rows";
 
@@ -27,8 +28,13 @@ export const TEST_RETRY = { maxAttempts: 3, initialIntervalMs: 100, backoffCoeff
 /** Heartbeats are due every second, the queue has half a second, an attempt five seconds. */
 export const TEST_TIMEOUTS = { scheduleToStartMs: 500, startToCloseMs: 5_000, heartbeatMs: 1_000 };
 
-export function httpAction(path: string, fields: Partial<Action> = {}): Action {
+export function httpAction(path: string, fields: Partial<HttpAction> = {}): HttpAction {
   return { type: "http", url: `https://remote.example/${path}`, ...fields };
+}
+
+/** A worker action on pool `pool`; `fields` override anything (a fallback, an input). */
+export function workerAction(pool: string, fields: Partial<WorkerAction> = {}): WorkerAction {
+  return { type: "worker", pool, ...fields };
 }
 
 /** A step that calls `https://remote.example/<id>`; `fields` override anything. */
@@ -135,11 +141,11 @@ export class Run {
   /** Children of `workflow` steps started or closed so far. */
   readonly childEffects: ChildEffect[] = [];
 
-  constructor(workflowPlan: WorkflowPlan, options: { id?: string; input?: unknown; at?: number; parent?: ParentRef } = {}) {
+  constructor(workflowPlan: WorkflowPlan, options: { id?: string; input?: unknown; at?: number; parent?: ParentRef; placement?: { priority?: number; fairnessKey?: string } } = {}) {
     workflowCount += 1;
     this.now = options.at ?? T0;
     const started = startWorkflow(
-      { tenant: "acme", id: options.id ?? `wf-${workflowCount}`, plan: workflowPlan, input: options.input, now: this.now, ...(options.parent ? { parent: options.parent } : {}) },
+      { tenant: "acme", id: options.id ?? `wf-${workflowCount}`, plan: workflowPlan, input: options.input, now: this.now, ...(options.parent ? { parent: options.parent } : {}), ...options.placement },
       fixedRandom,
     );
     this.state = started.state;

@@ -135,6 +135,7 @@ const claimRows: TransitionCase[] = [
             },
             idempotencyKey: "wf-claim-render:a",
             deadlineAt: T0 + 100 + 5_000,
+            startToCloseMs: 5_000,
             heartbeatMs: 1_000,
             // The breaker the attempt answers to: the rendered URL's host, with the default settings.
             host: "remote.example",

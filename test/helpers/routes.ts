@@ -93,6 +93,9 @@ export const EXPECTED_ROUTES = [
   "DELETE /v1/webhooks/{id}",
   "GET /v1/webhooks/{id}/deliveries",
   "GET /v1/metrics",
+  // v1.2: the user's own workers pull from their pools.
+  "POST /v1/pools/{pool}/tasks/poll",
+  "GET /v1/pools",
   "POST /v1/tasks/{token}/heartbeat",
   "POST /v1/tasks/{token}/complete",
   "POST /v1/tasks/{token}/fail",

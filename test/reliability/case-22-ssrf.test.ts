@@ -70,6 +70,7 @@ function claimedTask(url: string): ClaimedTask {
     action: { type: "http", url },
     idempotencyKey: "ssrf:a",
     deadlineAt: Date.now() + 5_000,
+    startToCloseMs: 5_000,
     heartbeatMs: 5_000,
   };
 }

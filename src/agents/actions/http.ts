@@ -25,6 +25,7 @@ export async function performHttpAction(
   signal: AbortSignal,
 ): Promise<AttemptReport> {
   const { action } = task;
+  if (action.type !== "http") return failed(`an http agent cannot perform a ${action.type} action`, false);
   const method = action.method ?? "POST";
   const headers = new Headers(action.headers);
   headers.set("Idempotency-Key", task.idempotencyKey);

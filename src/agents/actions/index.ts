@@ -5,9 +5,11 @@ import type { AttemptReport } from "../../domain/machine/task-message";
 import type { TargetPolicy } from "../../domain/security/target-policy";
 import type { ActionType } from "./action-type";
 import { httpActionType } from "./http";
+import { workerActionType } from "./worker";
 
 const ACTION_TYPES: { [T in ActionTypeName]: ActionType<T> } = {
   http: httpActionType,
+  worker: workerActionType,
 };
 
 /** Performs one attempt of the task's action, by its type. */

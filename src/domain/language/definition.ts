@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { canonicalJson } from "../security/canonical-json";
-import { DefinitionRefSchema } from "./primitives";
+import { DefinitionRefSchema, PrioritySchema } from "./primitives";
 import { DefinitionShapeSchema, IdSchema, ItemStepSchema, PayloadSchema, type DefinitionInput, type ItemStepInput, type StepInput } from "./schemas";
 import { sha256Hex } from "../security/sha256";
 import { checkTemplatePath, templatePaths } from "./templates";
@@ -228,6 +228,10 @@ export const StartWorkflowSchema = z
     /** By reference: a version from the definitions registry (one read more than an inline start). */
     definitionRef: DefinitionRefSchema.optional(),
     input: PayloadSchema.optional(),
+    /** Its worker tasks' priority in their pools (1 first, default 3); a step's own `priority` wins. */
+    priority: PrioritySchema.optional(),
+    /** Within one priority, a pool's tasks of different keys take turns (one customer's 10 000 tasks do not starve another's one). */
+    fairnessKey: z.string().min(1).max(128).optional(),
   })
   .superRefine(refineDefinitionChoice);
 

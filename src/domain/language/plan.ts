@@ -16,6 +16,8 @@ const CommonStepPlanSchema = z.object({
   timeouts: ResolvedTimeoutsSchema,
   /** Absent when the definition sets none: the claim applies DEFAULT_BREAKER (plans stored before it have none). */
   breaker: ResolvedBreakerSchema.optional(),
+  /** The step's own priority for its worker tasks, when it sets one (else the workflow's). */
+  priority: z.number().optional(),
 });
 
 /**
@@ -68,6 +70,7 @@ function planStep(definition: DefinitionInput, step: ItemStepInput & { id: strin
     retry: resolveRetryPolicy(definition.defaults?.retry, step.retry),
     timeouts: resolveTimeouts(definition.defaults?.timeouts, step.timeouts),
     ...breakerOf(definition.defaults?.breaker, step.breaker),
+    ...(step.priority === undefined ? {} : { priority: step.priority }),
   };
 }
 

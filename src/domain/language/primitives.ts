@@ -17,6 +17,9 @@ export { ID_PATTERN } from "../contract";
 /** Workflow ids, step ids and definition names share one format (contract.ts) so they are safe in keys and URLs. */
 export const IdSchema = z.string().regex(ID_PATTERN, `must match ${ID_PATTERN.source}`);
 
+/** A worker task's priority in its pool: 1 is handed out first. */
+export const PrioritySchema = z.int().min(1).max(5);
+
 /** At most a year: longer timers belong in a schedule, not in a workflow that holds its state that long. */
 export const MAX_TIMER_MS = 31_536_000_000;
 

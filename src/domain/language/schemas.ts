@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { ActionSchema } from "./actions";
+import { ActionSchema, HttpActionSchema } from "./actions";
 import { LIMITS } from "./limits";
-import { IdSchema, MAX_TIMER_MS, PayloadSchema } from "./primitives";
+import { IdSchema, MAX_TIMER_MS, PayloadSchema, PrioritySchema } from "./primitives";
 import { STEP_KIND_FIELDS } from "./steps";
 
 export { ID_PATTERN, IdSchema, MAX_TIMER_MS, PayloadSchema } from "./primitives";
-export { ActionSchema, HttpActionSchema, type Action } from "./actions";
+export { ActionSchema, HttpActionSchema, type Action, type HttpAction } from "./actions";
 export { SleepSchema, WaitForEventSchema, WAIT_TIMEOUT_OUTCOMES, type Sleep, type WaitForEvent } from "./steps";
 
 /**
@@ -75,9 +75,12 @@ export const StepSchema = z.strictObject({
    * Asks the remote whether an attempt's effect landed, after an attempt with no clear answer (it timed out,
    * stalled, or the connection broke after the request may have been sent) and before the action is sent again:
    * 2xx → the step succeeds with that body, no second request. Sent with the step's Idempotency-Key; usually a GET.
+   * Always an http request: a worker's own retry dedupes by the key it is given.
    */
-  verify: ActionSchema.optional(),
+  verify: HttpActionSchema.optional(),
   breaker: BreakerSettingsSchema.optional(),
+  /** A worker task's priority in its pool, 1 first; absent: the workflow's (default 3). */
+  priority: PrioritySchema.optional(),
 });
 
 /**

@@ -1,4 +1,4 @@
-import type { Action } from "../language/schemas";
+import type { Action, HttpAction } from "../language/schemas";
 import { breakerHostOf, DEFAULT_BREAKER } from "../breaker/settings";
 import { renderTemplates, TemplateError } from "../language/templates";
 import type { TransitionContext } from "./context";
@@ -15,12 +15,17 @@ export function claimAttempt(
   ctx: TransitionContext,
   stepId: string,
   n: number,
+  pool?: string,
 ): { ok: true; task: ClaimedTask } | ReportRejection | { ok: false; code: "render_failed"; message: string } {
   const located = locateAttempt(ctx, stepId, n, "claim");
   if (!located.ok) return located;
   const { step, attempt } = located;
   if (attempt.status !== "scheduled") {
     return { ok: false, code: "already_claimed", message: `attempt ${n} of step "${stepId}" was already claimed` };
+  }
+  // A worker task is claimed only through the pool it waits in now: the pool it left, or an agent, gets nothing.
+  if (attempt.pool !== pool) {
+    return { ok: false, code: "reassigned", message: `attempt ${n} of step "${stepId}" waits in ${attempt.pool === undefined ? "the queue" : `pool ${attempt.pool}`}, not ${pool === undefined ? "the queue" : `pool ${pool}`}` };
   }
   const plan = ctx.plan(stepId);
   attempt.status = "running";
@@ -31,13 +36,13 @@ export function claimAttempt(
   ctx.record({ type: "step_started", stepId, attempt: n, data: { kind: attempt.kind } });
 
   let action: Action;
-  let verify: Action | undefined;
+  let verify: HttpAction | undefined;
   try {
     const context = ctx.templateContext(stepId);
     // Only an action step has attempts of its own; a step of any kind may have a compensation.
     const own = plan.kind === "action" ? plan : undefined;
     action = renderTemplates(attempt.kind === "action" ? own?.action : plan.compensate, context) as Action;
-    if (attempt.kind === "action" && own?.verify && followsAmbiguousAttempt(step, n)) verify = renderTemplates(own.verify, context) as Action;
+    if (attempt.kind === "action" && own?.verify && followsAmbiguousAttempt(step, n)) verify = renderTemplates(own.verify, context) as HttpAction;
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
     failAttempt(ctx, step, attempt, { message: error.message, retryable: false });
@@ -55,10 +60,11 @@ export function claimAttempt(
       action,
       idempotencyKey: `${idempotencyBase(ctx, stepId)}${suffix}`,
       deadlineAt: ctx.now + plan.timeouts.startToCloseMs,
+      startToCloseMs: plan.timeouts.startToCloseMs,
       heartbeatMs: plan.timeouts.heartbeatMs,
       ...(step.progress === undefined ? {} : { progress: step.progress }),
       ...(verify ? { verify } : {}),
-      ...hostOf(action.url),
+      ...(action.type === "http" ? hostOf(action.url) : {}),
       breaker: plan.breaker ?? DEFAULT_BREAKER,
       ...(attempt.afterParking ? { afterParking: true as const } : {}),
     },

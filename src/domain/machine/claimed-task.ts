@@ -1,4 +1,4 @@
-import type { Action } from "../language/schemas";
+import type { Action, HttpAction } from "../language/schemas";
 import type { BreakerSettings } from "../breaker/settings";
 import type { Attempt } from "./state";
 
@@ -12,13 +12,14 @@ export interface ClaimedTask {
   idempotencyKey: string;
   /** When the attempt's start-to-close deadline passes; the agent aborts its request then. */
   deadlineAt: number;
+  startToCloseMs: number;
   heartbeatMs: number;
   /** The last heartbeat details of any earlier attempt, so a retry can resume. */
   progress?: unknown;
   /** The task token the remote gets, minted by the object that claimed it (valid until deadlineAt plus a grace). */
   token?: string;
   /** Set when the attempt before had no answer: ask this first, and send the action only if the effect is not there. */
-  verify?: Action;
+  verify?: HttpAction;
   /** The host whose breaker this attempt answers to (see `breakerHostOf`), and the step's breaker settings. */
   host?: string;
   breaker?: BreakerSettings;

@@ -5,6 +5,7 @@ import type { Attempt, AttemptKind, StepState, WorkflowState } from "./state";
 import { renderTemplates, TemplateError, type TemplateContext } from "../language/templates";
 import { queueCheckDelayMs } from "./queue-check";
 import type { ChildEffect, EnqueueAttempt } from "./effects";
+import { poolOffer, workerActionOf } from "./pool-placement";
 import { ItemRowsOverlay, NO_ITEM_ROWS, type MapItemRows } from "./map/item-rows";
 import { mapItemOf } from "../language/plan";
 
@@ -104,9 +105,19 @@ export class TransitionContext {
     step.attempt += 1;
     step.budgetUsed += 1;
     delete step.nextRetryAt;
-    step.attempts.push({ n: step.attempt, kind, status: "scheduled", scheduledAt: this.now, queueCheckAt: this.now + queueCheckDelayMs(this.random) });
+    const attempt: Attempt = { n: step.attempt, kind, status: "scheduled", scheduledAt: this.now };
+    step.attempts.push(attempt);
     step.status = kind === "action" ? "scheduled" : "compensating";
     this.record({ type: "step_scheduled", stepId: step.id, attempt: step.attempt, data: { kind } });
+    // A worker task waits in its pool, which is durable: no message of ours to lose, so no lost-message check.
+    const worker = workerActionOf(this.plan(step.id), kind);
+    if (worker) {
+      attempt.pool = worker.pool;
+      attempt.offeredAt = this.now;
+      this.effects.push({ type: "EnqueueAttempt", stepId: step.id, attempt: step.attempt, kind, offer: poolOffer(this.state, this.plan(step.id), worker.pool) });
+      return;
+    }
+    attempt.queueCheckAt = this.now + queueCheckDelayMs(this.random);
     this.effects.push({ type: "EnqueueAttempt", stepId: step.id, attempt: step.attempt, kind });
   }
 

@@ -1,11 +1,12 @@
 import type { QueueLagSample } from "../admission/back-pressure";
 import { findStepPlan, type StepPlan } from "../language/plan";
-import type { Timeouts } from "../language/retry-policy";
 import { activeAttempt, isTerminal, type Attempt, type StepState, type WorkflowState } from "./state";
 import type { TransitionContext } from "./context";
 import { failAttempt, failWorkflow } from "./failure";
 import { beginCompensation } from "./saga";
 import { checkQueuedAttempt, queueCheckAt } from "./queued-attempts";
+import { reassignAt, workerActionOf } from "./pool-placement";
+import { reassignTask } from "./pool-offers";
 import { afterStepChange } from "./dispatch";
 import { startStep, stepTimerDue } from "./steps";
 import { expireEscalation } from "./escalation";
@@ -13,7 +14,7 @@ import { STEP_TIMER_DEADLINES, stepKindOf, type StepTimerDeadline } from "../lan
 
 type TimeoutKind = "schedule_to_start" | "start_to_close" | "heartbeat" | "stalled";
 /** Every reason a step needs the supervisor: its attempt's deadlines, a lost-message check, or its kind's timer. */
-type DeadlineKind = TimeoutKind | "queue_check" | "retry" | StepTimerDeadline;
+type DeadlineKind = TimeoutKind | "queue_check" | "reassign" | "retry" | StepTimerDeadline;
 export interface Deadline {
   at: number;
   kind: DeadlineKind;
@@ -38,12 +39,13 @@ const HELD_WHILE_PAUSED: ReadonlySet<DeadlineKind> = new Set(["retry", ...STEP_T
  * its step sets `scheduleToStartMs` (waiting in our queue is not the attempt failing); the supervisor only
  * checks now and then that its message was not lost.
  */
-function attemptDeadline(attempt: Attempt, timeouts: Timeouts): Deadline {
+function attemptDeadline(attempt: Attempt, plan: StepPlan): Deadline | undefined {
+  const { timeouts } = plan;
   if (attempt.status === "scheduled") {
-    const check = { at: queueCheckAt(attempt), kind: "queue_check" as const };
+    const check = waitingDeadline(attempt, plan);
     if (timeouts.scheduleToStartMs === undefined) return check;
     const timeout = { at: attempt.scheduledAt + timeouts.scheduleToStartMs, kind: "schedule_to_start" as const };
-    return timeout.at <= check.at ? timeout : check;
+    return check === undefined || timeout.at <= check.at ? timeout : check;
   }
   const startedAt = attempt.startedAt ?? attempt.scheduledAt;
   const close = startedAt + timeouts.startToCloseMs;
@@ -57,6 +59,16 @@ function attemptDeadline(attempt: Attempt, timeouts: Timeouts): Deadline {
 }
 
 /**
+ * A queued attempt's lost-message check; a worker task's move to its next pool (none when it has no next: a pool
+ * keeps what it was offered, so nothing is checked).
+ */
+function waitingDeadline(attempt: Attempt, plan: StepPlan): Deadline | undefined {
+  if (attempt.pool === undefined) return { at: queueCheckAt(attempt), kind: "queue_check" };
+  const at = reassignAt(attempt, workerActionOf(plan, attempt.kind));
+  return at === undefined ? undefined : { at, kind: "reassign" };
+}
+
+/**
  * The one place a step's next deadline comes from: its active attempt's, else its retry backoff, else its kind's
  * timer (a sleep's end, a wait's timeout). Undefined for a step nothing will happen to without a report, an event
  * or an operator.
@@ -64,7 +76,7 @@ function attemptDeadline(attempt: Attempt, timeouts: Timeouts): Deadline {
 function stepDeadline(step: StepState, plan: StepPlan, paused: boolean): Deadline | undefined {
   const attempt = activeAttempt(step);
   let deadline: Deadline | undefined;
-  if (attempt) deadline = attemptDeadline(attempt, plan.timeouts);
+  if (attempt) deadline = attemptDeadline(attempt, plan);
   else if (step.nextRetryAt !== undefined) deadline = { at: step.nextRetryAt, kind: "retry" };
   else if (step.timerAt !== undefined) deadline = timerDeadline(step.timerAt, plan);
   return deadline && paused && HELD_WHILE_PAUSED.has(deadline.kind) ? undefined : deadline;
@@ -147,7 +159,7 @@ const MAX_ROUNDS = 4;
  * started earlier in the same tick would only be fenced again at once.
  */
 const ORDER: readonly (readonly DeadlineKind[])[] = [
-  ["schedule_to_start", "start_to_close", "heartbeat", "stalled", "queue_check"],
+  ["schedule_to_start", "start_to_close", "heartbeat", "stalled", "queue_check", "reassign"],
   STEP_TIMER_DEADLINES,
   ["retry"],
 ];
@@ -172,6 +184,9 @@ function actOnDeadline(ctx: TransitionContext, step: StepState, deadline: Deadli
   switch (deadline.kind) {
     case "queue_check":
       if (attempt) checkQueuedAttempt(ctx, step, attempt, queueLag);
+      return;
+    case "reassign":
+      if (attempt) reassignTask(ctx, step, attempt);
       return;
     case "schedule_to_start":
     case "start_to_close":

@@ -12,6 +12,7 @@ import type { HistoryEventType } from "./history";
 /** The step kinds add theirs (a sleep's `sleeping`, a wait's `waiting_for_event`): see steps/. */
 export const BLOCKED_REASONS = [
   "waiting_for_agent",
+  "waiting_for_worker",
   "running",
   "backing_off",
   ...STEP_BLOCKED_REASONS,
@@ -27,6 +28,8 @@ export interface BlockedOn {
   since: number;
   until?: number;
   detail: string;
+  /** The pool a worker task waits in (`waiting_for_worker`). */
+  pool?: string;
 }
 
 /** History types that are the supervisor's own decisions: what the diagnosis lists as recent. */
@@ -45,6 +48,7 @@ export const SUPERVISOR_DECISIONS: readonly HistoryEventType[] = [
   "escalation_expired",
   "compensation_started",
   "task_resent",
+  "task_reassigned",
   "task_dead_lettered",
 ];
 
@@ -102,6 +106,10 @@ function stepBlocker(state: WorkflowState, step: StepState): BlockedOn | undefin
   const attempt = activeAttempt(step);
   if (attempt) {
     const which = `attempt ${attempt.n}${attempt.kind === "compensation" ? " of the compensation" : ""}`;
+    if (attempt.status === "scheduled" && attempt.pool !== undefined) {
+      const pool = attempt.pool;
+      return { stepId: step.id, reason: "waiting_for_worker", pool, since: attempt.offeredAt ?? attempt.scheduledAt, ...until, detail: `${which} waits in pool ${pool} for a worker to poll` };
+    }
     if (attempt.status === "scheduled") return { stepId: step.id, reason: "waiting_for_agent", since: attempt.sentAt ?? attempt.scheduledAt, ...until, detail: `${which} is queued for an agent` };
     const detail =
       attempt.status === "waiting"
@@ -151,7 +159,8 @@ const WAITS_ON_PEOPLE: ReadonlySet<WorkflowStatus> = new Set(["needs_attention",
 export function livenessProblems(state: WorkflowState, deadline: NextDeadline | null, alarmAt: number | null, blockedOn: BlockedOn[]): string[] {
   if (isTerminal(state.status)) return [];
   const problems: string[] = [];
-  const waitsOnParty = blockedOn.some((entry) => STEP_WAIT_REASONS.includes(entry.reason as StepBlockedReason));
+  // The user's workers are an outside party too: a task with no fallback waits in its pool for as long as it takes.
+  const waitsOnParty = blockedOn.some((entry) => entry.reason === "waiting_for_worker" || STEP_WAIT_REASONS.includes(entry.reason as StepBlockedReason));
   if (!deadline && !WAITS_ON_PEOPLE.has(state.status) && !waitsOnParty) {
     problems.push(`the workflow is ${state.status} with no next deadline and no outside party it waits for: nothing would ever move it`);
   }

@@ -7,12 +7,25 @@ import type { IndexEntry } from "./index-entry";
 import type { AttemptKind, StepError, WorkflowStatus } from "./state";
 import type { ClaimedTask } from "./claimed-task";
 
-/** Send the task message of an attempt to the queue (the agent that takes it claims it). */
+/** Where a worker task goes: its pool, where it stands there, and the pool it leaves (a reassignment). */
+export interface PoolOffer {
+  pool: string;
+  priority: number;
+  fairnessKey: string;
+  /** The pool it was offered to before: withdrawn from there once the new pool has it. */
+  withdrawFrom?: string;
+}
+
+/**
+ * Send the task message of an attempt to the queue (the agent that takes it claims it), or, for a worker action,
+ * offer it to its pool (a worker's poll claims it).
+ */
 export interface EnqueueAttempt {
   type: "EnqueueAttempt";
   stepId: string;
   attempt: number;
   kind: AttemptKind;
+  offer?: PoolOffer;
 }
 
 /** Write the workflow's entry in the cross-workflow index (D1): only the newest one matters. */

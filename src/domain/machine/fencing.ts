@@ -3,7 +3,7 @@ import { activeAttempt, isTerminal, type Attempt, type StepState } from "./state
 import type { TransitionContext } from "./context";
 import { mapItemOf } from "../language/plan";
 
-export type ReportRejection = { ok: false; code: "not_found" | "stale_attempt" | "gone" | "already_claimed"; message: string };
+export type ReportRejection = { ok: false; code: "not_found" | "stale_attempt" | "gone" | "already_claimed" | "reassigned"; message: string };
 
 /**
  * Fencing: only the step's active attempt may change anything. A report for a step that has ended is `gone`;

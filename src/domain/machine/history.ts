@@ -57,6 +57,8 @@ interface HistoryEventFields {
   stale_report_rejected: OfAttempt & { data: { report: string; currentAttempt: number } };
   task_dead_lettered: OfAttempt & { data: { outcome: string; deadLetters?: number } };
   task_resent: OfAttempt & { data: { reason: string; waitedMs: number; queueLagMs: number | null } };
+  /** No worker of its pool took the task within `fallback.afterMs`: it moved to the next pool, no attempt used. */
+  task_reassigned: OfAttempt & { data: { from: string; to: string; waitedMs: number } };
   /** Heartbeats went on but their progress did not change for `progressMs`: ended like a timeout. */
   step_stalled: OfAttempt & { data: { progressMs: number; progressAt: number; deadlineAt: number; overdueMs: number } };
   /** After an ambiguous attempt the step's `verify` call found the effect had landed: no retry. */
@@ -80,7 +82,7 @@ const EVERY_TYPE: Record<HistoryEventType, true> = {
   workflow_terminated: true, workflow_redriven: true, operator_action: true, step_sleeping: true, map_started: true, step_waiting_for_event: true,
   step_skipped: true, wait_timed_out: true, event_received: true, event_consumed: true, step_scheduled: true, step_started: true,
   step_waiting: true, step_succeeded: true, step_compensated: true, step_failed: true, step_retry_scheduled: true,
-  step_heartbeat_missed: true, step_timed_out: true, stale_report_rejected: true, task_dead_lettered: true, task_resent: true,
+  step_heartbeat_missed: true, step_timed_out: true, stale_report_rejected: true, task_dead_lettered: true, task_resent: true, task_reassigned: true,
   step_stalled: true, step_verified: true, circuit_opened: true, step_parked: true, circuit_closed: true, escalation_expired: true,
   step_waiting_for_child: true, child_workflow_started: true, child_workflow_ended: true, child_workflow_closed: true,
 };

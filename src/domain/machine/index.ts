@@ -34,7 +34,8 @@ export { NO_ITEM_ROWS, MAP_ITEM_STATUSES, type MapItemRow, type MapItemRows, typ
 
 /** Everything that can happen to a workflow after it started, in the past tense. */
 export type WorkflowEvent =
-  | { type: "AttemptClaimed"; stepId: string; attempt: number }
+  /** `pool`: the claim of a worker task, by the pool it waits in (a pool it moved away from claims nothing). */
+  | { type: "AttemptClaimed"; stepId: string; attempt: number; pool?: string }
   | { type: "HeartbeatReceived"; stepId: string; attempt: number; progress?: { value?: unknown } }
   | { type: "AttemptSucceeded"; stepId: string; attempt: number; output: unknown }
   | { type: "AttemptAccepted"; stepId: string; attempt: number }
@@ -146,7 +147,7 @@ function resultOf(ctx: TransitionContext): Omit<TransitionResult<never>, "reply"
 function apply(ctx: TransitionContext, event: WorkflowEvent): unknown {
   switch (event.type) {
     case "AttemptClaimed":
-      return claimAttempt(ctx, event.stepId, event.attempt);
+      return claimAttempt(ctx, event.stepId, event.attempt, event.pool);
     case "HeartbeatReceived":
       return recordHeartbeat(ctx, event.stepId, event.attempt, event.progress);
     case "AttemptSucceeded":
@@ -190,17 +191,22 @@ export interface StartArgs {
   schedule?: string;
   /** The step whose child it is. */
   parent?: ParentRef;
+  /** Its worker tasks' priority and fairness key in their pools. */
+  priority?: number;
+  fairnessKey?: string;
 }
 
 /** A new workflow: every step pending, then the steps with no dependencies dispatched together. */
 export function startWorkflow(args: StartArgs, random: () => number = Math.random): TransitionResult<{ ok: true }> {
-  const { tenant, id, plan, input, now, definition, schedule, parent } = args;
+  const { tenant, id, plan, input, now, definition, schedule, parent, priority, fairnessKey } = args;
   const origin = { ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }), ...(parent ? { parent } : {}) };
+  const placement = { ...(priority === undefined ? {} : { priority }), ...(fairnessKey === undefined ? {} : { fairnessKey }) };
   const state: WorkflowState = {
     tenant,
     id,
     name: plan.name,
     ...origin,
+    ...placement,
     plan,
     input: input ?? null,
     status: "running",
@@ -233,7 +239,8 @@ export function claimEagerly<R>(
 ): TransitionResult<R> & { claimed: ClaimedTask[] } {
   let merged: TransitionResult<R> = result;
   const claimed: ClaimedTask[] = [];
-  for (const effect of result.effects.filter(takes).slice(0, Math.max(0, limit))) {
+  // A worker task is its pool's to hand out: never taken by an agent.
+  for (const effect of result.effects.filter((effect) => !effect.offer && takes(effect)).slice(0, Math.max(0, limit))) {
     // The claim reads the items' rows as the report left them, its own writes not yet stored.
     const rows = new ItemRowsOverlay(items);
     for (const row of merged.itemRows) rows.write(row);

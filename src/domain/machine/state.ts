@@ -43,6 +43,10 @@ export const AttemptSchema = z.object({
    * and reports the outcome whatever its isolate remembers, so a breaker a restart left half-open still closes.
    */
   afterParking: z.literal(true).optional(),
+  /** A worker task: the pool it is offered to now, how often it moved to a fallback pool, and since when it waits there. */
+  pool: z.string().optional(),
+  poolMoves: z.number().optional(),
+  offeredAt: z.number().optional(),
 });
 
 /** What every step's state has, whatever its kind. */
@@ -142,6 +146,9 @@ export const WorkflowFieldsSchema = z.object({
   definition: PinnedDefinitionSchema.optional(),
   /** The id of the schedule whose fire started it, if one did. */
   schedule: z.string().optional(),
+  /** Its worker tasks' priority in their pools (1 first; absent: 3) and their fairness key (see pools/). */
+  priority: z.number().optional(),
+  fairnessKey: z.string().optional(),
   /** The step that started it as its child workflow, if one did. */
   parent: ParentRefSchema.optional(),
   plan: WorkflowPlanSchema,

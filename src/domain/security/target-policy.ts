@@ -54,7 +54,8 @@ export function checkTarget(rawUrl: string, policy: TargetPolicy): string | unde
 export function definitionTargetIssues(definition: DefinitionInput, policy: TargetPolicy): { path: (string | number)[]; message: string }[] {
   return definition.steps.flatMap((step, index) =>
     (["action", "compensate"] as const).flatMap((field) => {
-      const url = step[field]?.url;
+      const action = step[field];
+      const url = action?.type === "http" ? action.url : undefined;
       const problem = url === undefined || url.includes("{{") ? undefined : checkTarget(url, policy);
       return problem ? [{ path: ["steps", index, field, "url"], message: problem }] : [];
     }),

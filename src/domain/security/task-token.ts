@@ -17,6 +17,8 @@ export interface TaskTokenClaims {
    * this field.
    */
   expiresAt?: number;
+  /** A worker task's pool (a claimed task's token only): its report tells the pool the task no longer runs. */
+  pool?: string;
 }
 
 /** After its attempt's deadline a token still works this long, so a late report is refused as stale (409), not as unknown. */
@@ -39,7 +41,8 @@ function hmacKey(secret: string): Promise<CryptoKey> {
 }
 
 export async function signTaskToken(claims: TaskTokenClaims, secret: string): Promise<string> {
-  const fields = [claims.tenant, claims.workflowId, claims.stepId, claims.attempt, ...(claims.expiresAt === undefined ? [] : [claims.expiresAt])];
+  const expiry = claims.expiresAt === undefined ? [] : [claims.expiresAt, ...(claims.pool === undefined ? [] : [claims.pool])];
+  const fields = [claims.tenant, claims.workflowId, claims.stepId, claims.attempt, ...expiry];
   const payload = toBase64Url(encoder.encode(JSON.stringify(fields)));
   const signature = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(payload));
   return `${payload}.${toBase64Url(new Uint8Array(signature))}`;
@@ -57,11 +60,12 @@ export async function verifyTaskToken(token: string, secret: string): Promise<Ta
   const bytes = fromBase64Url(payload);
   if (!bytes) return undefined;
   try {
-    const [tenant, workflowId, stepId, attempt, expiresAt] = JSON.parse(new TextDecoder().decode(bytes)) as unknown[];
+    const [tenant, workflowId, stepId, attempt, expiresAt, pool] = JSON.parse(new TextDecoder().decode(bytes)) as unknown[];
     if (typeof tenant !== "string" || typeof workflowId !== "string" || typeof stepId !== "string") return undefined;
     if (typeof attempt !== "number" || !Number.isInteger(attempt)) return undefined;
     if (expiresAt !== undefined && typeof expiresAt !== "number") return undefined;
-    return { tenant, workflowId, stepId, attempt, ...(expiresAt === undefined ? {} : { expiresAt }) };
+    if (pool !== undefined && typeof pool !== "string") return undefined;
+    return { tenant, workflowId, stepId, attempt, ...(expiresAt === undefined ? {} : { expiresAt }), ...(pool === undefined ? {} : { pool }) };
   } catch {
     return undefined;
   }

@@ -24,9 +24,9 @@ const SEND_BATCH_MAX = 100;
  * The message naming one attempt, with its signed task token. A claimed attempt's token expires a grace period
  * after its start-to-close deadline; a queued one's cannot know its deadline yet and never leaves Shepherd.
  */
-export async function taskMessage(env: Env, workflow: Omit<DeliveredFor, "handOff">, task: QueuedTask, claimedDeadlineAt?: number): Promise<TaskMessage> {
+export async function taskMessage(env: Env, workflow: Omit<DeliveredFor, "handOff">, task: QueuedTask, claimedDeadlineAt?: number, pool?: string): Promise<TaskMessage> {
   const claims = { tenant: workflow.tenant, workflowId: workflow.id, stepId: task.stepId, attempt: task.attempt };
-  const expiry = claimedDeadlineAt === undefined ? {} : { expiresAt: claimedDeadlineAt + TASK_TOKEN_GRACE_MS };
+  const expiry = claimedDeadlineAt === undefined ? {} : { expiresAt: claimedDeadlineAt + TASK_TOKEN_GRACE_MS, ...(pool === undefined ? {} : { pool }) };
   const token = await signTaskToken({ ...claims, ...expiry }, env.TASK_TOKEN_SECRET);
   // The workflow's name rides along (unsigned: it decides nothing but whose backlog this is, for fair shares).
   return { ...claims, name: workflow.name, kind: task.kind, token };

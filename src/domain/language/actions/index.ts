@@ -4,10 +4,12 @@
  */
 import { z } from "zod";
 import { HttpActionSchema } from "./http";
+import { WorkerActionSchema } from "./worker";
 
 export { HttpActionSchema, type HttpAction } from "./http";
+export { poolAfterMoves, PoolNameSchema, WorkerActionSchema, type WorkerAction } from "./worker";
 
-export const ActionSchema = z.discriminatedUnion("type", [HttpActionSchema]);
+export const ActionSchema = z.discriminatedUnion("type", [HttpActionSchema, WorkerActionSchema]);
 
 export type Action = z.infer<typeof ActionSchema>;
 export type ActionTypeName = Action["type"];

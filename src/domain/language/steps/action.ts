@@ -1,6 +1,6 @@
 /** An `action` step: an attempt for an agent, with retries, deadlines, heartbeats and an optional `verify`. */
 import { z } from "zod";
-import { ActionSchema } from "../actions";
+import { ActionSchema, HttpActionSchema } from "../actions";
 import { defineStepKind } from "./step-kind";
 
 export const actionStep = defineStepKind({
@@ -10,7 +10,7 @@ export const actionStep = defineStepKind({
     kind: z.literal("action"),
     action: ActionSchema,
     /** Asked after an attempt with no clear answer, before the action is sent again (see the definition's `verify`). */
-    verify: ActionSchema.optional(),
+    verify: HttpActionSchema.optional(),
   }),
   state: z.object({ kind: z.literal("action") }),
   planOf: (action, step) => ({ kind: "action" as const, action, ...(step.verify ? { verify: step.verify } : {}) }),

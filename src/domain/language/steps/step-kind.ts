@@ -4,11 +4,11 @@
  * falling due) is its module under machine/steps/, which the compiler asks for once the kind is registered here.
  */
 import { z } from "zod";
-import type { Action } from "../actions";
+import type { HttpAction } from "../actions";
 
 /** Fields of a definition's step that any kind may read when it plans, beside its own field. */
 export interface CommonStepFields {
-  verify?: Action;
+  verify?: HttpAction;
   /** The step's own retry policy, as written (a child workflow's failure is retried only when the step has one). */
   retry?: object;
 }
