@@ -7,6 +7,8 @@ import { readTenantMetrics, type TenantMetrics } from "../workflow-index/metrics
 import type { AppEnv } from "./app-env";
 import { ApiError } from "./errors";
 import { BEARER_AUTH, errorResponses } from "./openapi-helpers";
+import { poolFor } from "../pools/pool-stub";
+import { poolNames } from "../pools/pool-index";
 
 const count = z.number().int().min(0);
 const MetricsSchema = z
@@ -26,9 +28,14 @@ const MetricsSchema = z
     detectionLatenessMs: z
       .object({ count, p50: z.number().nullable(), p99: z.number().nullable(), max: z.number().nullable() })
       .openapi({ description: "From a deadline to the supervisor's action on it; p50 and p99 are histogram bucket upper bounds (capped at max)" }),
+    pools: z
+      .array(z.object({ name: z.string(), pending: count, oldestPendingAgeMs: z.number().nullable() }))
+      .openapi({ description: "Each worker pool's tasks waiting for a worker, and how long the oldest has waited" }),
     asOf: z.number().openapi({ description: "When the figures were read (epoch ms)" }),
   })
   .openapi("Metrics");
+
+type PoolFigures = MetricsBody["pools"];
 
 type MetricsBody = z.infer<typeof MetricsSchema>;
 
@@ -60,12 +67,20 @@ export const metricsRoutes = new OpenAPIHono<AppEnv>().openapi(metricsRoute, asy
     console.error(JSON.stringify({ message: "metrics could not be read", tenant, error: String(error) }));
     throw new ApiError(503, "unavailable", "The metrics could not be read; retry after a second.", undefined, { "Retry-After": "1" });
   }
+  const pools = await poolFigures(c.env, tenant);
   const format = accepts(c, { header: "Accept", supports: ["application/json", "text/plain"], default: "application/json" });
-  if (format === "text/plain") return c.text(prometheusText(figures), 200, { "Content-Type": PROMETHEUS_TYPE });
-  return c.json(metricsBody(figures, Date.now()), 200);
+  if (format === "text/plain") return c.text(prometheusText(figures) + poolText(pools), 200, { "Content-Type": PROMETHEUS_TYPE });
+  return c.json({ ...metricsBody(figures, Date.now()), pools }, 200);
 });
 
-function metricsBody(figures: TenantMetrics, now: number): MetricsBody {
+/** Each pool's pending tasks and oldest wait, from its object (the pools the tenant has are listed in D1). */
+async function poolFigures(env: Env, tenant: string): Promise<PoolFigures> {
+  const names = await poolNames(env, tenant);
+  const stats = await Promise.all(names.map((name) => poolFor(env, tenant, name).stats(tenant, name)));
+  return stats.map(({ name, pending, oldestPendingAgeMs }) => ({ name, pending, oldestPendingAgeMs }));
+}
+
+function metricsBody(figures: TenantMetrics, now: number): Omit<MetricsBody, "pools"> {
   const { byStatus, started, ended, totals } = figures;
   const { lateness } = totals;
   return {
@@ -81,6 +96,16 @@ function metricsBody(figures: TenantMetrics, now: number): MetricsBody {
     },
     asOf: now,
   };
+}
+
+/** The pools' gauges, one sample per pool (a pool with nothing waiting reports an age of 0). */
+function poolText(pools: PoolFigures): string {
+  if (pools.length === 0) return "";
+  const lines = [
+    ...family("shepherd_pool_pending", "gauge", "Worker tasks waiting in each pool for a worker.", pools.map((pool) => ["", `{pool="${pool.name}"}`, pool.pending])),
+    ...family("shepherd_pool_oldest_pending_age_ms", "gauge", "How long each pool's oldest waiting task has waited, in milliseconds.", pools.map((pool) => ["", `{pool="${pool.name}"}`, pool.oldestPendingAgeMs ?? 0])),
+  ];
+  return `${lines.join("\n")}\n`;
 }
 
 /** One metric family in the text exposition format: its HELP and TYPE lines, then its samples. */

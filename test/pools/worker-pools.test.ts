@@ -1,5 +1,6 @@
 // Worker pools through the real objects (contract v1.2, "The user's own agents: worker pools"; cases 29 and 31):
 // a pool's long poll, exactly one poll per attempt, a worker that dies, priority, fallback and tenancy.
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, bearer, getWorkflow, historyOf, uniqueId, waitForStatus, type TestTenant } from "../helpers/api";
 import { backdate, fireAlarm } from "../helpers/time";
@@ -82,6 +83,10 @@ describe("a worker pool", () => {
     const entry = listed.body.pools.find((p: { name: string }) => p.name === pool);
     expect(entry).toMatchObject({ name: pool, pending: 1, running: 1, workers: [{ id: "gpu-box-1" }] });
     expect(entry.oldestPendingAgeMs).toBeGreaterThanOrEqual(0);
+    const metrics = await api("GET", "/v1/metrics", undefined, { headers: bearer("gamma") });
+    expect(metrics.body.pools).toContainEqual({ name: pool, pending: 1, oldestPendingAgeMs: expect.any(Number) });
+    const text = await exports.default.fetch("http://shepherd.test/v1/metrics", { headers: { ...bearer("gamma"), Accept: "text/plain" } });
+    expect(await text.text()).toContain(`shepherd_pool_pending{pool="${pool}"} 1`);
   });
 
   it("refuses a bad poll with a 400 naming the field", async () => {
