@@ -22,11 +22,14 @@ export async function poolsFor(diagnosis) {
   }
 }
 
-/** Each worker step's pool by step id: the view's, else the one its diagnosis waits on. */
+/**
+ * Each worker step's pool by step id. The diagnosis's wins over the view's: a task no worker took moves on to
+ * its fallback pools, and the diagnosis names the one it waits in now.
+ */
 export function poolsOfSteps(view, diagnosis) {
   const pools = new Map();
-  for (const blocked of diagnosis?.blockedOn ?? []) if (blocked.pool && blocked.stepId) pools.set(blocked.stepId, blocked.pool);
   for (const step of view.steps) if (step.pool) pools.set(step.id, step.pool);
+  for (const blocked of diagnosis?.blockedOn ?? []) if (blocked.pool && blocked.stepId) pools.set(blocked.stepId, blocked.pool);
   return pools;
 }
 
