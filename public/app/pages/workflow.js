@@ -17,7 +17,7 @@ import { createWorkflowLoader } from "../workflow/load.js";
 import { MapSteps } from "../workflow/map-step.js";
 import { workflowStructure } from "../workflow/structure.js";
 import { Timeline } from "../workflow/timeline.js";
-import { poolsOfSteps } from "../workflow/worker-pool.js";
+import { withPools } from "../workflow/worker-pool.js";
 
 /** Keep refreshing while the workflow is open, and through a failed refresh (a blip must not stop the page). */
 const stillOpen = (data) => data === undefined || !isTerminal(data.view.status);
@@ -28,8 +28,9 @@ export function WorkflowPage({ id }) {
   const [selected, select] = useSelectedStep(id);
   // Until the first load of another workflow lands, the previous one's data is not this page's.
   if (!data || data.view.id !== id) return html`<${Pending} id=${id} error=${error} />`;
-  const { view, diagnosis, events, pools, loadedAt } = data;
-  const steps = workflowStructure(view, poolsOfSteps(view, diagnosis));
+  const { diagnosis, events, pools, loadedAt } = data;
+  const view = withPools(data.view, diagnosis);
+  const steps = workflowStructure(view);
   const actionable = anyActionAllowed(view);
   return html`
     <div class="workflow-page" data-testid="workflow-page" data-status=${view.status}>

@@ -8,8 +8,8 @@ import { kindLabel } from "../step-kinds.js";
 import { itemCountWords } from "./map-progress.js";
 
 const MAX_LABEL = 20;
-/** A pool's name shares the node's second line with the status. */
-const MAX_POOL_LABEL = 12;
+/** What fits on a node's second line, where a pool's name follows the status. */
+const STATUS_LINE = 23;
 
 export function StepGraph({ steps, selected, onSelect }) {
   const { nodes, edges, width, height } = layoutGraph(steps);
@@ -38,7 +38,7 @@ function GraphNode({ node, selected, onSelect }) {
   const { step, x, y } = node;
   const kind = kindLabel(step.kind);
   const pool = kind === undefined ? step.pool : undefined;
-  const label = kind ?? (pool && `pool ${shorten(pool, MAX_POOL_LABEL)}`);
+  const label = kind ?? (pool && `pool ${shorten(pool, Math.max(4, STATUS_LINE - statusLabel(step.status).length - " · pool ".length))}`);
   const select = () => onSelect(step.id);
   const onKey = (event) => {
     if (event.key === "Enter" || event.key === " ") {

@@ -3,8 +3,8 @@
 // meets a dangling edge; a map's item counts, a child workflow step's child and a worker step's pool ride along
 // for the node to draw.
 
-/** `[{ id, status, kind, dependsOn, items?, child?, pool? }]` in the view's order; `pools` by step id. */
-export function workflowStructure(view, pools = new Map()) {
+/** `[{ id, status, kind, dependsOn, items?, child?, pool? }]` in the view's order. */
+export function workflowStructure(view) {
   const ids = new Set(view.steps.map((step) => step.id));
   return view.steps.map((step) => ({
     id: step.id,
@@ -13,6 +13,6 @@ export function workflowStructure(view, pools = new Map()) {
     dependsOn: (step.dependsOn ?? []).filter((id) => ids.has(id) && id !== step.id),
     ...(step.items ? { items: step.items } : {}),
     ...(step.child ? { child: step.child } : {}),
-    ...(pools.has(step.id) ? { pool: pools.get(step.id) } : {}),
+    ...(step.pool ? { pool: step.pool } : {}),
   }));
 }

@@ -23,14 +23,15 @@ export async function poolsFor(diagnosis) {
 }
 
 /**
- * Each worker step's pool by step id. The diagnosis's wins over the view's: a task no worker took moves on to
- * its fallback pools, and the diagnosis names the one it waits in now.
+ * The view with each waiting worker step's `pool`, for the graph and the timeline to name it. The view itself
+ * does not say which action a step runs; the diagnosis names the pool a task waits in now (after any moves to
+ * its fallback pools), so it wins over a `pool` the view may carry.
  */
-export function poolsOfSteps(view, diagnosis) {
+export function withPools(view, diagnosis) {
   const pools = new Map();
-  for (const step of view.steps) if (step.pool) pools.set(step.id, step.pool);
   for (const blocked of diagnosis?.blockedOn ?? []) if (blocked.pool && blocked.stepId) pools.set(blocked.stepId, blocked.pool);
-  return pools;
+  if (pools.size === 0) return view;
+  return { ...view, steps: view.steps.map((step) => (pools.has(step.id) ? { ...step, pool: pools.get(step.id) } : step)) };
 }
 
 /** "`train`: waiting for a worker of pool gpu (none polled for 5 min) since 12:03:07." */
