@@ -1,7 +1,7 @@
 import type { Page, Route } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { BASE_URL, REMOTE_URL, openDashboard, saveScreenshot } from "./support/harness";
-import { start, uniqueId } from "./support/workflows";
+import { api, openDashboard, saveScreenshot } from "./support/harness";
+import { openWorkflow, start, uniqueId, workflowShows } from "./support/workflows";
 
 /** The page asks again every 2 s: a changed answer shows within a few refreshes. */
 const SEEN_WITHIN = { timeout: 10_000, interval: 250 };
@@ -9,14 +9,14 @@ const SEEN_WITHIN = { timeout: 10_000, interval: 250 };
 interface Pool {
   name: string;
   pending: number;
-  oldestPendingAgeMs?: number;
+  oldestPendingAgeMs: number | null;
   running: number;
   workers: { id: string; lastPollAt: number }[];
 }
 
 /**
- * Answers GET /v1/pools from the browser's side with `answer()`, asked afresh at each request, so a test
- * sets the states a pool goes through (a worker polling, then gone) without running machines of its own.
+ * Answers GET /v1/pools from the browser's side with `answer()`, asked afresh at each request: exact ages and
+ * last polls, and a tenant with no pool at all, which a service shared by the whole run cannot promise.
  */
 async function answerPools(page: Page, answer: () => Pool[]): Promise<void> {
   await page.route("**/v1/pools", (route: Route) => route.fulfill({ json: { pools: answer() } }));
@@ -32,11 +32,11 @@ async function openPools(answer: () => Pool[]): Promise<Page> {
 
 const row = (page: Page, pool: string) => page.locator(`[data-testid="pool-list"] tr[data-pool="${pool}"]`);
 
-describe("the pools page", () => {
+describe("the pools page, with answers set in the browser", () => {
   it("lists each pool's queue and its workers with their last poll, and keeps them current", async () => {
     let pools: () => Pool[] = () => [
       { name: "gpu", pending: 12, oldestPendingAgeMs: 5_400, running: 3, workers: [{ id: "w-1", lastPollAt: Date.now() - 12_000 }, { id: "w-2", lastPollAt: Date.now() - 2_000 }] },
-      { name: "cpu", pending: 0, running: 1, workers: [{ id: "w-3", lastPollAt: Date.now() - 1_000 }] },
+      { name: "cpu", pending: 0, oldestPendingAgeMs: null, running: 1, workers: [{ id: "w-3", lastPollAt: Date.now() - 1_000 }] },
     ];
     const page = await openPools(() => pools());
     const gpu = row(page, "gpu");
@@ -59,23 +59,6 @@ describe("the pools page", () => {
     expect(await row(page, "cpu").count()).toBe(0);
   });
 
-  it("warns about a pool whose tasks wait while no worker polls it, and says how to start one", async () => {
-    const page = await openPools(() => [
-      { name: "gpu", pending: 4, oldestPendingAgeMs: 400_000, running: 0, workers: [] },
-      { name: "idle", pending: 0, running: 0, workers: [] },
-    ]);
-    const warning = row(page, "gpu").getByTestId("pool-warning");
-    await warning.waitFor();
-    expect(await row(page, "gpu").getAttribute("class")).toContain("starved");
-    expect(await warning.textContent()).toContain("its 4 pending tasks wait");
-    expect(await warning.locator("code").textContent()).toBe("shepherd worker --pool gpu -- <command>");
-    expect(await page.getByRole("alert").textContent()).toMatch(/Pool gpu has pending tasks and no worker seen in the last 5 min/);
-    // A pool with nothing to do needs no worker: no warning.
-    expect(await row(page, "idle").getByTestId("pool-warning").count()).toBe(0);
-    expect(await row(page, "idle").textContent()).toContain("none in the last 5 min");
-    await saveScreenshot(page, "pools-starved");
-  });
-
   it("explains how to start a worker when there is no pool yet", async () => {
     const page = await openPools(() => []);
     const empty = page.getByRole("status");
@@ -86,37 +69,72 @@ describe("the pools page", () => {
   });
 });
 
+/** The service's own pools from here on: a workflow's worker step waits in one, and a worker polls it once. */
+const workerStep = (id: string, pool: string) => ({ id, dependsOn: [], action: { type: "worker", pool, input: { step: id } } });
+
+interface WorkerTask {
+  token: string;
+  stepId: string;
+}
+
+/** One poll of a worker, as `shepherd worker` makes it, that does not wait: what the pool had for it. */
+async function pollOnce(pool: string, workerId: string): Promise<WorkerTask[]> {
+  return (await api("POST", `/v1/pools/${pool}/tasks/poll`, { workerId, waitMs: 0 })).tasks;
+}
+
+async function complete(task: WorkerTask): Promise<void> {
+  await api("POST", `/v1/tasks/${task.token}/complete`, { output: { done: task.stepId } });
+}
+
+describe("the pools page, with the service's pools", () => {
+  it("flags a pool whose task waits with no worker, then lists the worker that polled it and the task it runs", async () => {
+    const pool = uniqueId("gpu");
+    const id = uniqueId("render");
+    await start(id, { name: "render", steps: [workerStep("frame", pool)] });
+    const { page } = await openDashboard({ path: "/#/pools" });
+    const mine = row(page, pool);
+    await mine.getByTestId("pool-warning").waitFor(SEEN_WITHIN);
+    expect(await mine.getByTestId("pool-pending").textContent()).toBe("1");
+    expect(await mine.getByTestId("pool-warning").locator("code").textContent()).toBe(`shepherd worker --pool ${pool} -- <command>`);
+    expect(await page.getByTestId("starved-pools").textContent()).toContain(pool);
+    await saveScreenshot(page, "pools-starved");
+
+    const [task] = await pollOnce(pool, "w-1");
+    expect(task?.stepId).toBe("frame");
+    await expect.poll(() => mine.getByTestId("pool-running").textContent(), SEEN_WITHIN).toBe("1");
+    expect(await mine.getByTestId("pool-pending").textContent()).toBe("0");
+    expect(await mine.getByTestId("pool-warning").count()).toBe(0);
+    expect(await mine.locator('[data-worker="w-1"]').textContent()).toMatch(/^w-1 last poll (now|\d+ s ago)$/);
+
+    await complete(task!);
+    await expect.poll(() => mine.getByTestId("pool-running").textContent(), SEEN_WITHIN).toBe("0");
+  });
+});
+
 describe("a worker step on the workflow page", () => {
-  /**
-   * The service's own answer with one blocker turned into a wait for a worker of pool `gpu`: the workflow, its
-   * graph and its history stay real, only what the step waits for is set.
-   */
-  async function waitForWorkerOf(page: Page, id: string, stepId: string): Promise<void> {
-    await page.route(`**/v1/workflows/${id}/diagnosis`, async (route: Route) => {
-      const diagnosis = await (await route.fetch()).json();
-      const blockedOn = diagnosis.blockedOn.map((blocked: { stepId?: string }) =>
-        blocked.stepId === stepId ? { ...blocked, reason: "waiting_for_worker", pool: "gpu", detail: "waiting for a worker of pool gpu" } : blocked,
-      );
-      await route.fulfill({ json: { ...diagnosis, blockedOn } });
-    });
-  }
-
-  it("names the step's pool in its node and says whether a worker polls it", async () => {
+  it("names its pool in the graph and says whether a worker polls the pool it waits in", async () => {
+    const pool = uniqueId("gpu");
     const id = uniqueId("train");
-    // An action step that stays open: /render accepts the job (202) and never finishes it.
-    await start(id, { name: "train", steps: [{ id: "train", action: { type: "http", url: `${REMOTE_URL}/render` } }] });
-    let workers: Pool["workers"] = [];
-    const { page } = await openDashboard();
-    await waitForWorkerOf(page, id, "train");
-    await answerPools(page, () => [{ name: "gpu", pending: 1, oldestPendingAgeMs: 1_000, running: 0, workers }]);
-    await page.goto(new URL(`/#/workflows/${id}`, BASE_URL).toString());
-
+    // Two steps side by side in one pool: a poll takes one, and the other still waits while a worker is seen.
+    await start(id, { name: "train", steps: [workerStep("left", pool), workerStep("right", pool)] });
+    const page = await openWorkflow(id);
     const diagnosis = page.getByTestId("diagnosis");
-    await expect.poll(() => diagnosis.textContent(), SEEN_WITHIN).toMatch(/train: waiting for a worker of pool gpu \(none polled for 5 min\) since \d\d:\d\d:\d\d\./);
-    expect(await diagnosis.getByRole("link", { name: "gpu" }).getAttribute("href")).toBe("#/pools");
-    expect(await page.getByTestId("graph-node-train").locator(".node-status").textContent()).toContain("pool gpu");
+    const none = new RegExp(`left: waiting for a worker of pool ${pool} \\(none polled for 5 min\\) since \\d\\d:\\d\\d:\\d\\d\\.`);
+    await expect.poll(() => diagnosis.textContent(), SEEN_WITHIN).toMatch(none);
+    expect(await diagnosis.getByRole("link", { name: pool }).first().getAttribute("href")).toBe("#/pools");
+    // The node's line is short: it starts the pool's name, its title says it whole.
+    expect(await page.getByTestId("graph-node-left").locator(".node-status").textContent()).toMatch(/^scheduled · pool gpu/);
+    expect(await page.getByTestId("graph-node-left").locator("title").textContent()).toContain(`(pool ${pool})`);
+    expect(await page.locator('[data-testid="attempts-table"] tr[data-step="left"]').textContent()).toContain(`waiting for a worker of pool ${pool}`);
+    await saveScreenshot(page, "workflow-worker-step");
 
-    workers = [{ id: "w-1", lastPollAt: Date.now() - 3_000 }];
-    await expect.poll(() => diagnosis.textContent(), SEEN_WITHIN).toMatch(/waiting for a worker of pool gpu \(1 worker, last poll \d+ s ago\)/);
+    const [first] = await pollOnce(pool, "w-1");
+    const seen = new RegExp(`waiting for a worker of pool ${pool} \\(1 worker, last poll (now|\\d+ s ago)\\)`);
+    await expect.poll(() => diagnosis.textContent(), SEEN_WITHIN).toMatch(seen);
+
+    await complete(first!);
+    const [second] = await pollOnce(pool, "w-1");
+    await complete(second!);
+    await workflowShows(page, "completed");
   });
 });
