@@ -7,6 +7,7 @@ import { href, useRoute } from "./router.js";
 import { currentToken, signOut } from "./session.js";
 import { SignIn } from "./sign-in.js";
 import { MetricsPage } from "./pages/metrics.js";
+import { PoolsPage } from "./pages/pools.js";
 import { SchedulesPage } from "./pages/schedules.js";
 import { WorkflowPage } from "./pages/workflow.js";
 import { WorkflowsPage } from "./pages/workflows.js";
@@ -14,12 +15,14 @@ import { WorkflowsPage } from "./pages/workflows.js";
 const NAV = [
   ["workflows", "Workflows"],
   ["schedules", "Schedules"],
+  ["pools", "Pools"],
   ["metrics", "Metrics"],
 ];
 
 function Page({ route }) {
   if (route.page === "workflows" && route.params[0]) return html`<${WorkflowPage} id=${route.params[0]} />`;
   if (route.page === "schedules") return html`<${SchedulesPage} route=${route} />`;
+  if (route.page === "pools") return html`<${PoolsPage} />`;
   if (route.page === "metrics") return html`<${MetricsPage} route=${route} />`;
   return html`<${WorkflowsPage} route=${route} />`;
 }

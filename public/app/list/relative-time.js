@@ -9,6 +9,12 @@ export function relative(ms, now = Date.now()) {
   return delta > 0 ? `in ${amount}` : `${amount} ago`;
 }
 
+/** How long something has waited: "850 ms", "5.4 s" under a minute, then one unit ("3 min", "2 h"). */
+export function age(ms) {
+  if (ms === undefined || ms === null) return "—";
+  return ms < 60_000 ? duration(ms) : roughly(ms);
+}
+
 /** One unit is enough at a glance: "3 min", not "3 min 12 s". */
 function roughly(ms) {
   if (ms < 60_000) return `${Math.round(ms / 1_000)} s`;

@@ -17,6 +17,7 @@ import { createWorkflowLoader } from "../workflow/load.js";
 import { MapSteps } from "../workflow/map-step.js";
 import { workflowStructure } from "../workflow/structure.js";
 import { Timeline } from "../workflow/timeline.js";
+import { withPools } from "../workflow/worker-pool.js";
 
 /** Keep refreshing while the workflow is open, and through a failed refresh (a blip must not stop the page). */
 const stillOpen = (data) => data === undefined || !isTerminal(data.view.status);
@@ -27,7 +28,8 @@ export function WorkflowPage({ id }) {
   const [selected, select] = useSelectedStep(id);
   // Until the first load of another workflow lands, the previous one's data is not this page's.
   if (!data || data.view.id !== id) return html`<${Pending} id=${id} error=${error} />`;
-  const { view, diagnosis, events, loadedAt } = data;
+  const { diagnosis, events, pools, loadedAt } = data;
+  const view = withPools(data.view, diagnosis);
   const steps = workflowStructure(view);
   const actionable = anyActionAllowed(view);
   return html`
@@ -37,7 +39,7 @@ export function WorkflowPage({ id }) {
       <div class=${actionable ? "wf-columns" : ""}>
         <section class="panel">
           <h2>Diagnosis <${LiveNote} view=${view} loadedAt=${loadedAt} /></h2>
-          <${Diagnosis} view=${view} diagnosis=${diagnosis} />
+          <${Diagnosis} view=${view} diagnosis=${diagnosis} pools=${pools} now=${loadedAt} />
           ${!actionable && html`<p class="muted" data-testid="no-actions">No operator action applies to a ${view.status} workflow.</p>`}
         </section>
         ${actionable &&

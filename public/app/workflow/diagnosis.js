@@ -8,13 +8,15 @@ import { count } from "./map-progress.js";
 import { errorWords } from "./timeline-model.js";
 import { statusLabel } from "../statuses.js";
 import { BLOCKED_WORDS, DEADLINE_WORDS as KIND_DEADLINE_WORDS } from "../step-kinds.js";
+import { WAITING_FOR_WORKER, workerWaitWords } from "./worker-pool.js";
 
 const RECENT_DECISIONS = 5;
 
-export function Diagnosis({ view, diagnosis }) {
+/** `pools` (GET /v1/pools) is there when a step waits for a worker; `now` is when it was read. */
+export function Diagnosis({ view, diagnosis, pools, now }) {
   const steps = new Map(view.steps.map((step) => [step.id, step]));
   const ofSteps = diagnosis.blockedOn.filter((blocked) => !mapItemOf(blocked.stepId));
-  const lines = [...ofSteps.map((blocked) => blockedWords(blocked, steps.get(blocked.stepId), diagnosis)), ...openItemWords(diagnosis.blockedOn)];
+  const lines = [...ofSteps.map((blocked) => blockedWords(blocked, steps.get(blocked.stepId), diagnosis, { pools, now })), ...openItemWords(diagnosis.blockedOn)];
   return html`
     <div class="diagnosis" data-testid="diagnosis">
       <ul class="plain-words">
@@ -42,7 +44,7 @@ export function Diagnosis({ view, diagnosis }) {
 }
 
 /** One sentence per thing the workflow waits for. */
-function blockedWords(blocked, step, diagnosis) {
+function blockedWords(blocked, step, diagnosis, { pools, now }) {
   const id = html`<code>${blocked.stepId}</code>`;
   const since = clock(blocked.since);
   const until = blocked.until === undefined ? "" : clock(blocked.until);
@@ -54,6 +56,8 @@ function blockedWords(blocked, step, diagnosis) {
       return html`Retrying ${compensationOf(step)}${id} (attempt ${(budget?.used ?? 0) + 1} of ${budget?.max ?? "?"}) at ${until} after ${cause(step?.error)}.`;
     case "waiting_for_agent":
       return html`${id}: attempt ${step?.attempt ?? "?"} is queued for an agent since ${since}.`;
+    case WAITING_FOR_WORKER:
+      return workerWaitWords({ id, blocked, since }, pools, now);
     case "running":
       return runningWords(id, step, budget, since);
     case "circuit_open":
@@ -69,7 +73,7 @@ function blockedWords(blocked, step, diagnosis) {
 }
 
 /** What a map's open items wait for, in words (the items table lists each). */
-const ITEM_REASONS = { waiting_for_agent: "queued for an agent", backing_off: "backing off", circuit_open: "parked", waiting_for_event: "waiting for an event" };
+const ITEM_REASONS = { waiting_for_agent: "queued for an agent", [WAITING_FOR_WORKER]: "waiting for a worker", backing_off: "backing off", circuit_open: "parked", waiting_for_event: "waiting for an event" };
 
 /**
  * A map has up to maxConcurrency items open at once, each a blocker of its own: one line per map says how many

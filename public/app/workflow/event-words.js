@@ -34,6 +34,7 @@ const SUMMARIES = {
   escalation_expired: (data) => `nobody acted; "${data.then}" ran`,
   task_resent: (data) => `message sent again (${data.reason})`,
   task_dead_lettered: (data) => `dead-lettered: ${data.outcome}`,
+  task_reassigned: (data) => `no worker of pool ${data.from} took it in ${duration(data.waitedMs)}: moved to pool ${data.to}`,
   step_waiting_for_child: (data) => `child ${data.childId} (depth ${data.depth})`,
   child_workflow_started: (data) => `${data.childId}${data.created ? "" : " (already started by this step)"}`,
   child_workflow_ended: (data) => `${data.childId} ended ${data.status}`,

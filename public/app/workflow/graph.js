@@ -1,5 +1,6 @@
 // The step graph: the DAG as inline SVG, one box per step coloured by its status, an arrow per dependency.
-// Clicking a step selects it, and the page scrolls its timeline into view. A map's node carries its items' progress.
+// Clicking a step selects it, and the page scrolls its timeline into view. A map's node carries its items' progress,
+// a worker step's node its pool (where its task waits for one of the user's workers).
 import { html } from "../html.js";
 import { layoutGraph, NODE } from "./layout.js";
 import { statusLabel } from "../statuses.js";
@@ -7,6 +8,8 @@ import { kindLabel } from "../step-kinds.js";
 import { itemCountWords } from "./map-progress.js";
 
 const MAX_LABEL = 20;
+/** What fits on a node's second line, where a pool's name follows the status. */
+const STATUS_LINE = 23;
 
 export function StepGraph({ steps, selected, onSelect }) {
   const { nodes, edges, width, height } = layoutGraph(steps);
@@ -34,6 +37,8 @@ export function StepGraph({ steps, selected, onSelect }) {
 function GraphNode({ node, selected, onSelect }) {
   const { step, x, y } = node;
   const kind = kindLabel(step.kind);
+  const pool = kind === undefined ? step.pool : undefined;
+  const label = kind ?? (pool && `pool ${shorten(pool, Math.max(4, STATUS_LINE - statusLabel(step.status).length - " · pool ".length))}`);
   const select = () => onSelect(step.id);
   const onKey = (event) => {
     if (event.key === "Enter" || event.key === " ") {
@@ -44,10 +49,10 @@ function GraphNode({ node, selected, onSelect }) {
   return html`
     <g class=${`graph-node ${step.status} ${selected ? "selected" : ""}`} transform="translate(${x} ${y})" data-testid=${`graph-node-${step.id}`}
       data-status=${step.status} role="button" tabindex="0" aria-label=${`${step.id}: ${step.status}`} onClick=${select} onKeyDown=${onKey}>
-      <title>${step.id} — ${step.status}${kind ? ` (${kind})` : ""}${step.items ? `: ${itemCountWords(step.items)} of ${step.items.total} items` : ""}${step.child ? `, child ${step.child.id} (${step.child.status})` : ""}</title>
+      <title>${step.id} — ${step.status}${kind ? ` (${kind})` : ""}${pool ? ` (pool ${pool})` : ""}${step.items ? `: ${itemCountWords(step.items)} of ${step.items.total} items` : ""}${step.child ? `, child ${step.child.id} (${step.child.status})` : ""}</title>
       <rect width=${NODE.width} height=${NODE.height} rx="7" />
       <text class="node-id" x="12" y="19">${shorten(step.id)}</text>
-      <text class="node-status" x="12" y="35">${statusLabel(step.status)}${kind ? ` · ${kind}` : ""}${step.items ? ` ${step.items.succeeded}/${step.items.total}` : ""}</text>
+      <text class="node-status" x="12" y="35">${statusLabel(step.status)}${label ? ` · ${label}` : ""}${step.items ? ` ${step.items.succeeded}/${step.items.total}` : ""}</text>
       ${step.items && html`<${ItemsBar} items=${step.items} />`}
     </g>
   `;
@@ -67,6 +72,6 @@ function ItemsBar({ items }) {
   `;
 }
 
-function shorten(text) {
-  return text.length > MAX_LABEL ? `${text.slice(0, MAX_LABEL - 1)}…` : text;
+function shorten(text, max = MAX_LABEL) {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

@@ -1,6 +1,8 @@
-// Everything the workflow page shows, fetched together: the view, its diagnosis and the history. The history is
-// append-only, so each refresh asks only for the events after the last one it has.
+// Everything the workflow page shows, fetched together: the view, its diagnosis and the history (and the pools,
+// when a step waits for a worker). The history is append-only, so each refresh asks only for the events after
+// the last one it has.
 import { api, query } from "../api.js";
+import { poolsFor } from "./worker-pool.js";
 
 /** Pages of history read in one refresh at most; a longer backlog is read over the following refreshes. */
 const HISTORY_PAGES_PER_LOAD = 10;
@@ -12,7 +14,8 @@ export function createWorkflowLoader(id) {
   return async function load() {
     const [view, diagnosis, newEvents] = await Promise.all([api(path), api(`${path}/diagnosis`), readHistoryAfter(path, events.at(-1)?.seq ?? 0)]);
     events = events.concat(newEvents);
-    return { view, diagnosis, events, loadedAt: Math.max(Date.now(), view.updatedAt, events.at(-1)?.at ?? 0) };
+    const pools = await poolsFor(diagnosis);
+    return { view, diagnosis, events, pools, loadedAt: Math.max(Date.now(), view.updatedAt, events.at(-1)?.at ?? 0) };
   };
 }
 

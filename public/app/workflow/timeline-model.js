@@ -29,6 +29,8 @@ function attemptSpans(step, end) {
     open: attempt.endedAt === undefined,
     endedAt: attempt.endedAt,
     error: attempt.error,
+    // A worker step's task waits in its pool, not in the agents' queue.
+    ...(attempt.status === "scheduled" && step.pool ? { pool: step.pool } : {}),
     // The view keeps the step's last heartbeat only; it belongs to its latest attempt that started.
     lastHeartbeatAt: attempt === latestStarted && step.lastHeartbeatAt >= attempt.startedAt ? step.lastHeartbeatAt : undefined,
   }));
@@ -84,7 +86,7 @@ export function attemptDetail(attempt) {
   const error = attempt.error;
   switch (attempt.status) {
     case "scheduled":
-      return "queued for an agent";
+      return attempt.pool ? `waiting for a worker of pool ${attempt.pool}` : "queued for an agent";
     case "waiting":
       return "the remote accepted it (202) and reports through its task token";
     case "timed_out":
