@@ -38,6 +38,7 @@ describe("a worker pool", () => {
     expect((await api("POST", `/v1/tasks/${task.token}/heartbeat`, { progress: { pct: 50 } })).body).toEqual({ cancelRequested: false });
     expect((await api("POST", `/v1/tasks/${task.token}/complete`, { output: { thumb: "cat-small.png" } })).status).toBe(200);
     const done = await waitForStatus(id, "completed");
+    expect(done.steps[0]).toMatchObject({ id: "resize", pool });
     expect(done.output).toEqual({ resize: { thumb: "cat-small.png" } });
   });
 

@@ -14,6 +14,9 @@ export const actionStep = defineStepKind({
   }),
   state: z.object({ kind: z.literal("action") }),
   planOf: (action, step) => ({ kind: "action" as const, action, ...(step.verify ? { verify: step.verify } : {}) }),
-  viewFields: {},
-  view: () => ({}),
+  viewFields: {
+    /** A worker action's pool (its first: a task a fallback moved says where it waits in the diagnosis). */
+    pool: z.string().optional(),
+  },
+  view: (_step, plan) => (plan.action.type === "worker" ? { pool: plan.action.pool } : {}),
 });
