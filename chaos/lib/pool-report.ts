@@ -82,7 +82,7 @@ export function poolRows(pool: PoolFigures | null): [string, string][] {
   const { wave, kill, atRestart: r, final } = pool;
   const again = kill?.fate.next.map((n) => (n ? `#${n.attempt} to ${n.workerId} after ${seconds(n.afterMs)}` : "never")).join(", ");
   return [
-    ["pool phase (cases 29, 30)", `${pool.workflows} workflows × 3 worker steps on one pool, ${pool.workers.length} worker processes; ${counts(pool.outcomes)}`],
+    ["pool phase (cases 29, 30)", `${pool.workflows} workflows × 3 worker steps on one pool, ${pool.workers.length} worker processes${kill ? " (one started after the kill)" : ""}; ${counts(pool.outcomes)}`],
     ["  tasks and polls", `${pool.handedOut} tasks handed out (by attempt ${counts(pool.byAttempt)}); polls ${counts(pool.polls)}; answered at most ${pool.maxPastWaitMs ?? "–"} ms past waitMs`],
     ["  worker killed holding a task", kill ? `${kill.workerId} at +${seconds(kill.atMs)} holding ${kill.fate.held.map(taskName).join(", ") || "nothing"}; handed again ${again || "–"}; ${kill.replacement} in its place` : "none"],
     [

@@ -124,7 +124,7 @@ export function checkPollTimes(logs: readonly WorkerLog[], outage: Outage | null
       const outcome = pollOutcome(poll, outage);
       counts[outcome] = (counts[outcome] ?? 0) + 1;
       if (poll.status !== 0) maxOver = Math.max(maxOver, poll.end - poll.start - poll.waitMs);
-      if (outcome === "late" || outcome === "no answer") violations.push({ kind: outcome === "late" ? "poll answered late" : "poll without an answer outside the restart", workerId: log.workerId, start: poll.start, tookMs: poll.end - poll.start, waitMs: poll.waitMs, status: poll.status, error: poll.error });
+      if (outcome === "late" || outcome === "no answer") violations.push({ kind: outcome === "late" ? "poll answered late" : "poll without an answer outside the restart", workerId: log.workerId, start: poll.start, tookMs: poll.end - poll.start, waitMs: poll.waitMs, status: poll.status, tasks: poll.tasks.length, error: poll.error });
     }
   }
   const over = Number.isFinite(maxOver) ? `, at most ${Math.round(maxOver)} ms past waitMs` : "";
