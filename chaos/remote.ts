@@ -4,6 +4,7 @@
 //   POST /stall/{step}       202, then a job on the task token: the first attempt stuck, later ones complete
 //   POST /lost/{step}        applies the effect; the first request's answer is lost (body.lose: reset or hang)
 //   POST /item/{mapStep}     a map's item: 503 or a hang once for the keys case 27 picks; the effect echoes index and item
+//   POST /worker/{step}      a pool worker's effect for its task (no faults), under the task's idempotencyKey
 //   GET  /effects/{key}      the effect of that key (200 with its body) or 404: a step's `verify`
 //   GET  /stats              counters, per Idempotency-Key and per logical operation (JSON)
 //   GET  /healthz            {ok: true}
@@ -90,7 +91,7 @@ export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, 
 }
 
 function route(ctx: RemoteContext, call: RemoteCall, stats: () => RemoteStats): Reply | undefined | Promise<Reply | undefined> {
-  const [, name, step] = /^\/(act|compensate|stall|lost|item)\/([A-Za-z0-9_.:-]+)$/.exec(call.path) ?? [];
+  const [, name, step] = /^\/(act|compensate|stall|lost|item|worker)\/([A-Za-z0-9_.:-]+)$/.exec(call.path) ?? [];
   if (call.method === "POST" && isRoute(name) && step) return operation(ctx, call, name, step);
   const effect = /^\/effects\/([A-Za-z0-9_.:%-]+)$/.exec(call.path);
   if (call.method === "GET" && effect) return verifyEffect(ctx, call, decodeURIComponent(effect[1] ?? ""));

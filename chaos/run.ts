@@ -16,7 +16,7 @@
 // snapshot and `wrangler dev`, flags, ports, the fake remote's server, waiting and statistics are shared
 // with the bench in scripts/lib/.
 /* global URL, console, process, setTimeout */
-import { copyFileSync, existsSync, mkdirSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { readCommandLine } from "../scripts/lib/cli.ts";
@@ -35,6 +35,8 @@ import { buildReport } from "./lib/soak-report.ts";
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));
+/** The pool phase's workers' logs: in the temp dir during the run, copied to results/ at its end. */
+const POOL_LOGS = "pool-workers";
 /** Beyond the bound, the watchdog kills everything: the harness must stop by itself even if it hangs. */
 const WATCHDOG_GRACE_S = 45;
 
@@ -93,7 +95,9 @@ function startWatchdog(maxSeconds: number): void {
 
 /** The soak, its checks, and the report: one table on stdout, the same as JSON in results/latest.json. */
 async function soakAndReport({ options, runStart, hosts, sandbox }: Run, shepherd: Shepherd, shepherdUrl: string): Promise<number> {
-  const soak = await runSoak({ options, hosts, shepherdUrl, shepherd, runStart, log });
+  const workDir = join(sandbox.dir, POOL_LOGS);
+  mkdirSync(workDir, { recursive: true });
+  const soak = await runSoak({ options, hosts, shepherdUrl, shepherd, runStart, workDir, log });
   const judged = await judgeSoak(soak, hosts, { features: sandbox.features, serverFaults: options.serverFaults, allowSkips: options.allowSkips });
   const report = buildReport(soak, judged, { options, sandbox, runStart, shepherdReadyMs: shepherd.readyMs });
   const resultsPath = join(resultsDir, "latest.json");
@@ -106,6 +110,8 @@ async function soakAndReport({ options, runStart, hosts, sandbox }: Run, shepher
 async function cleanUp({ options, hosts, sandbox }: Run): Promise<void> {
   await hosts.close();
   if (existsSync(sandbox.logFile)) copyFileSync(sandbox.logFile, join(resultsDir, "wrangler.log"));
+  rmSync(join(resultsDir, POOL_LOGS), { recursive: true, force: true });
+  if (existsSync(join(sandbox.dir, POOL_LOGS))) cpSync(join(sandbox.dir, POOL_LOGS), join(resultsDir, POOL_LOGS), { recursive: true });
   if (options.keep) log(`kept ${sandbox.dir}`);
   else sandbox.remove();
 }

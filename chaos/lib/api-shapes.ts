@@ -156,6 +156,19 @@ export interface TargetList {
   targets: TargetRow[];
 }
 
+/** A row of `GET /v1/pools`: one worker pool's tasks and the workers seen polling it (contract v1.2, "worker pools"). */
+export interface PoolRow {
+  name: string;
+  pending: number;
+  oldestPendingAgeMs: number | null;
+  running: number;
+  workers: { id: string; lastPollAt: number }[];
+}
+
+export interface PoolList {
+  pools: PoolRow[];
+}
+
 /** The dev-only `GET /dev/workflows/{id}`: the object's alarm beside its next deadline. */
 export interface DevWorkflow {
   status: string;
@@ -196,6 +209,8 @@ export const isIndexPage = (body: unknown): body is IndexPage => Array.isArray(f
 export const isScheduleView = (body: unknown): body is ScheduleView => typeof field(body, "createdAt") === "number" && Array.isArray(field(body, "recent"));
 
 export const isTargetList = (body: unknown): body is TargetList => Array.isArray(field(body, "targets"));
+
+export const isPoolList = (body: unknown): body is PoolList => Array.isArray(field(body, "pools"));
 
 export const isDevWorkflow = (body: unknown): body is DevWorkflow => typeof field(body, "status") === "string";
 

@@ -8,6 +8,7 @@ import { checkFaultTable, DEFAULT_REMOTE_FAULTS, isRemoteFaultKind, ITEM_FAULT_K
 import type { RemoteFaults } from "./faults.ts";
 import { CHILDREN_PER_MAP, DEFAULT_PARENTS, PARENT_SHAPES } from "./children.ts";
 import { DEFAULT_MAP_SIZES, MAX_MAP_ITEMS } from "./map.ts";
+import { DEFAULT_POOL_WORKFLOWS, POOL_STEPS } from "./pool.ts";
 
 export const SERVER_FAULT_KEYS: readonly string[] = [...FAULT_NAMES];
 
@@ -23,6 +24,8 @@ export interface ChaosOptions {
   mapItems: number[];
   /** The parent/child phase's parents, their shapes dealt in turn (0: no phase). */
   parents: number;
+  /** The pool phase's workflows of worker steps (0: no phase, and no worker processes). */
+  poolWorkflows: number;
   seed: string;
   maxSeconds: number;
   restart: boolean;
@@ -74,7 +77,7 @@ export const DEFAULT_BURST: Record<Preset, number> = { soak: 2000, quick: 300 };
 
 export const USAGE = `npm run chaos -- [flags]
 
-  --quick               CI preset: 30 workflows, 5 concurrent, a burst of ${DEFAULT_BURST.quick}, maps of ${DEFAULT_MAP_SIZES.quick.join(", ")} items, ${DEFAULT_PARENTS.quick} parents,
+  --quick               CI preset: 30 workflows, 5 concurrent, a burst of ${DEFAULT_BURST.quick}, maps of ${DEFAULT_MAP_SIZES.quick.join(", ")} items, ${DEFAULT_PARENTS.quick} parents, ${DEFAULT_POOL_WORKFLOWS.quick} pool workflows,
                         bound 90 s + ${BURST_SECONDS_PER_WORKFLOW.quick} s per burst workflow + ${MAP_SECONDS_PER_ITEM.quick} s per map item
   --workflows N         workflows to run (default 200)
   --concurrency C       workflows in flight at once (default 10)
@@ -83,6 +86,8 @@ export const USAGE = `npm run chaos -- [flags]
   --map-items N,N,…     the map phase: one map workflow per count, its items (default ${DEFAULT_MAP_SIZES.soak.join(",")}; --quick ${DEFAULT_MAP_SIZES.quick.join(",")}; 0 = none)
   --parents N           the parent/child phase: parents of child workflows, shapes dealt in turn (${PARENT_SHAPES.join(", ")};
                         a map of ${CHILDREN_PER_MAP} children) (default ${DEFAULT_PARENTS.soak}; --quick ${DEFAULT_PARENTS.quick}; 0 = none)
+  --pool-workflows N    the pool phase: workflows of ${POOL_STEPS.length} worker steps, done by the soak's worker processes
+                        (default ${DEFAULT_POOL_WORKFLOWS.soak}; --quick ${DEFAULT_POOL_WORKFLOWS.quick}; 0 = none)
   --seed S              seed of the workload and the remote's faults (default 1)
   --max-seconds T       bound on the whole run, start-up and checks included
                         (default 180 s + ${BURST_SECONDS_PER_WORKFLOW.soak} s per burst workflow + ${MAP_SECONDS_PER_ITEM.soak} s per map item)
@@ -97,7 +102,7 @@ export const USAGE = `npm run chaos -- [flags]
   --help`;
 
 const FLAGS = flagSpec({
-  values: ["workflows", "concurrency", "burst", "burst-clients", "map-items", "parents", "seed", "max-seconds", "port-base"],
+  values: ["workflows", "concurrency", "burst", "burst-clients", "map-items", "parents", "pool-workflows", "seed", "max-seconds", "port-base"],
   switches: ["quick", "no-restart", "no-remote-faults", "no-server-faults", "allow-skips", "keep"],
   repeatable: ["fault"],
 });
@@ -132,6 +137,7 @@ export function parseArgs(argv: string[]): ChaosOptions {
     burstClients: pick("burst-clients", 1, 32),
     mapItems,
     parents: pick("parents", 0, DEFAULT_PARENTS.soak, DEFAULT_PARENTS.quick),
+    poolWorkflows: pick("pool-workflows", 0, DEFAULT_POOL_WORKFLOWS.soak, DEFAULT_POOL_WORKFLOWS.quick),
     seed: typeof flags.seed === "string" ? flags.seed : "1",
     maxSeconds: pick("max-seconds", 30, 180, 90) + (flags["max-seconds"] === undefined ? defaultAllowance(preset, burst, mapItems) : 0),
     restart: !flags["no-restart"],

@@ -4,8 +4,8 @@
 /* global URL, Buffer */
 import { requestJson } from "../../scripts/lib/http-json.ts";
 import { API_TOKEN } from "./shepherd.ts";
-import { field, isDevDispatch, isDevWorkflow, isHistoryEvent, isIndexPage, isMapItemsPage, isScheduleView, isTargetList, isWorkflowView } from "./api-shapes.ts";
-import type { DevDispatch, DevWorkflow, HistoryEvent, IndexPage, MapItemsPage, ScheduleView, TargetList } from "./api-shapes.ts";
+import { field, isDevDispatch, isDevWorkflow, isHistoryEvent, isIndexPage, isMapItemsPage, isPoolList, isScheduleView, isTargetList, isWorkflowView } from "./api-shapes.ts";
+import type { DevDispatch, DevWorkflow, HistoryEvent, IndexPage, MapItemsPage, PoolList, ScheduleView, TargetList } from "./api-shapes.ts";
 import { TERMINAL_WORKFLOW_STATUSES } from "../../src/domain/contract.ts";
 
 const REQUEST_TIMEOUT_MS = 5_000;
@@ -77,6 +77,8 @@ export function createClient(baseUrl: string, { token = API_TOKEN }: { token?: s
       read(`/v1/workflows/${id(workflowId)}/steps/${id(stepId)}/items?limit=1000${cursor ? `&cursor=${id(cursor)}` : ""}`, isMapItemsPage),
     /** The tenant's circuit breakers by target host (contract v1.1, "Supervision beyond deadlines"). */
     listTargets: (): Promise<TypedAnswer<TargetList>> => read("/v1/targets?limit=100", isTargetList),
+    /** The tenant's worker pools (contract v1.2, "The user's own agents: worker pools"). */
+    listPools: (): Promise<TypedAnswer<PoolList>> => read("/v1/pools", isPoolList),
     getDevWorkflow: (workflowId: string): Promise<TypedAnswer<DevWorkflow>> => read(`/dev/workflows/${id(workflowId)}`, isDevWorkflow),
     getDevDispatch: (): Promise<TypedAnswer<DevDispatch>> => read("/dev/dispatch", isDevDispatch),
     /** Runs the Worker's cron handler (the sweep) now; wrangler dev has --test-scheduled for it. */

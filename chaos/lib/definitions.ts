@@ -10,6 +10,13 @@ export interface HttpAction {
   body?: Record<string, unknown>;
 }
 
+/** A task for the user's own workers (contract v1.2, "worker pools"): offered to `pool`, its input templated. */
+export interface WorkerAction {
+  type: "worker";
+  pool: string;
+  input?: Record<string, unknown>;
+}
+
 export interface RetryPolicy {
   maxAttempts?: number;
   initialIntervalMs?: number;
@@ -60,7 +67,7 @@ export interface MapDefinition {
 
 export interface StepDefinition {
   id: string;
-  action?: HttpAction;
+  action?: HttpAction | WorkerAction;
   compensate?: HttpAction;
   verify?: HttpAction;
   timeouts?: StepTimeouts;

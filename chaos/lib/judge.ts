@@ -1,5 +1,5 @@
 // After the soak: the final word of every workflow, then the checks Temporal's omes and Restate's Jepsen suite
-// make, row 26's, the schedule's and the supervisor's, and the verdict they add up to.
+// make, row 26's, the schedule's and the supervisor's, the phases' (map, parent/child, pool), and the verdict they add up to.
 import { checkAlarms } from "./checks/alarms.ts";
 import { checkChildren } from "./checks/children.ts";
 import type { Check } from "./checks/check.ts";
@@ -7,6 +7,7 @@ import { checkIndex } from "./checks/d1-index.ts";
 import { checkEffects } from "./checks/effects.ts";
 import { checkEvents } from "./checks/events.ts";
 import { checkMaps } from "./checks/map.ts";
+import { checkPool } from "./checks/pool.ts";
 import { checkProgress, checkServerFaults, checkTerminal } from "./checks/outcomes.ts";
 import { checkScheduleFires } from "./checks/schedule-fires.ts";
 import { checkScheduleToStart } from "./checks/schedule-to-start.ts";
@@ -71,6 +72,7 @@ export async function judgeSoak(soak: SoakRun, hosts: Hosts, { features, serverF
     checkBreaker(supervisionSeen.breaker),
     ...checkMaps(soak.mapWorkflows, soak.mapRun.records, finals, remoteStats),
     ...(await checkChildren(client, soak.parentFamily, soak.childRun, finals)),
+    ...checkPool(soak.poolWorkflows, soak.poolRun, finals, remoteStats, outage),
     checkServerFaults(features, serverFaults),
     ...(neighbourSeen ? checkNeighbour(neighbourSeen) : []),
   ];

@@ -4,7 +4,9 @@
 // The choice comes from faults.ts: deterministic per (seed, Idempotency-Key, attempt), and only on a key's first
 // attempts so workflows can finish. /stall answers 202 and reports through the task token; /lost loses the
 // first answer; GET /effects/{key} is a step's verify. /item/{mapStepId} is a map's item: only case 27's faults, once
-// per key (a 503 or a hang on its first attempt), and an effect that echoes the item's index and item.
+// per key (a 503 or a hang on its first attempt), and an effect that echoes the item's index and item. /worker/{step} is
+// the pool phase's workers applying a task's effect under its idempotencyKey: no faults (theirs are the workers' deaths
+// and the restart), once per key.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { field } from "./api-shapes.ts";
 import { isDeclined, itemFault, transientFault, unitHash } from "./faults.ts";
@@ -47,7 +49,7 @@ export interface RemoteCall {
   pause(ms: number): Promise<boolean>;
 }
 
-const ROUTES = ["act", "compensate", "stall", "lost", "item"] as const;
+const ROUTES = ["act", "compensate", "stall", "lost", "item", "worker"] as const;
 export type Route = (typeof ROUTES)[number];
 export const isRoute = (name: string | undefined): name is Route => (ROUTES as readonly (string | undefined)[]).includes(name);
 
@@ -91,6 +93,7 @@ export async function operation(ctx: RemoteContext, call: RemoteCall, route: Rou
   if (route === "stall") return acceptStalling(ctx, call, record, ordinal, note);
   if (route === "lost") return loseFirstAnswer(ctx, call, record, note);
   if (route === "item") return actOnItem(ctx, call, record, ordinal, note);
+  if (route === "worker") return actForWorker(ctx, call, record, note);
   if (kind === "action" && (ctx.declineOf(key) ?? isDeclined(ctx.seed, key, ctx.faults))) {
     note("http422");
     return { status: 422, body: { error: "declined" } };
@@ -154,6 +157,13 @@ function actOnItem(ctx: RemoteContext, call: RemoteCall, record: KeyRecord, ordi
     note(fault);
     return call.hold(HANG_CAP_MS);
   }
+  const { replay, body } = applyOrReplay(ctx.ledger, record);
+  note(replay ? "replay" : "ok");
+  return delivered(call, record, body);
+}
+
+/** A pool worker's effect: applied once per key, a repeated key (a retried task's new attempt) answered the same. */
+function actForWorker(ctx: RemoteContext, call: RemoteCall, record: KeyRecord, note: Note): Reply {
   const { replay, body } = applyOrReplay(ctx.ledger, record);
   note(replay ? "replay" : "ok");
   return delivered(call, record, body);

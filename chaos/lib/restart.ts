@@ -1,7 +1,11 @@
 // Shepherd's crash in the middle of the soak: kill -9 of the wrangler process group and a start on the same
 // --persist-to, as a crash of the whole machine and its restart would. What the rest of the run needs of it:
-// whether it is under way (samplers and followers pause), and once over, when it came, why, and the outage.
+// whether it is under way (samplers and followers pause), and once over, when it came, why, and the outage. A phase
+// that wants the kill to find something of its own in flight says so with a hook, run just before the kill.
 import type { Shepherd } from "./shepherd.ts";
+
+/** Run just before the kill, after the restart was decided: sets up what the kill should find; says what (or null). */
+export type BeforeKill = () => Promise<string | null>;
 
 /** From the kill to Shepherd healthy again (epoch ms). */
 export interface Outage {
@@ -20,6 +24,8 @@ export interface RestartRecord {
 export interface Restarter {
   restart(reason: string): Promise<void>;
   restarting(): boolean;
+  /** Adds a hook run just before the kill (the pool phase's wave); its word joins the restart's reason. */
+  beforeKill(hook: BeforeKill): void;
   /** The restart once it is over; null before (or without one). */
   record(): RestartRecord | null;
   /** Its outage, for the checks that excuse what it explains. */
@@ -29,9 +35,12 @@ export interface Restarter {
 export function restarter(shepherd: Shepherd, runStart: number, log: (message: string) => void): Restarter {
   let record: RestartRecord | null = null;
   let restarting = false;
+  const hooks: BeforeKill[] = [];
   return {
-    async restart(reason) {
+    async restart(asked) {
       restarting = true;
+      const notes = (await Promise.all(hooks.map((hook) => hook()))).filter((note) => note !== null);
+      const reason = [asked, ...notes].join("; ");
       const from = Date.now();
       log(`restarting shepherd (kill -9 of the wrangler process group, same --persist-to): ${reason}`);
       await shepherd.restart({ crash: true });
@@ -41,6 +50,9 @@ export function restarter(shepherd: Shepherd, runStart: number, log: (message: s
       log(`shepherd healthy again after ${to - from} ms`);
     },
     restarting: () => restarting,
+    beforeKill(hook) {
+      hooks.push(hook);
+    },
     record: () => record,
     outage: () => record?.outage ?? null,
   };

@@ -15,6 +15,8 @@ import type { ParentFigures } from "./children-report.ts";
 import { mapReport } from "./map-report.ts";
 import type { MapFigures } from "./map-report.ts";
 import type { NeighbourReport } from "./neighbour.ts";
+import { poolReport } from "./pool-report.ts";
+import type { PoolFigures } from "./pool-report.ts";
 import type { KeyRecord, RemoteStats } from "./remote-ledger.ts";
 import { burstReport, languageReport, outcomesOf, scheduleReport, sumCounts } from "./report-sections.ts";
 import type { BurstReport, LanguageReport, ScheduleReport } from "./report-sections.ts";
@@ -45,6 +47,8 @@ export interface SoakReport {
   maps: MapFigures[];
   /** The parent/child phase: each parent's figures. */
   parents: ParentFigures[];
+  /** The pool phase: its workflows, workers, polls, the worker killed and what the restart found (null: none ran). */
+  pool: PoolFigures | null;
   /** The regular workload meets the same front door; its back-pressure answers are counted apart. */
   regularBackPressure: Record<string, number>;
   checks: Check[];
@@ -85,6 +89,7 @@ export function buildReport(soak: SoakRun, judged: Judgement, { options, sandbox
     supervision: { stalls: seen.stalls, lostAnswers: seen.lostAnswers, strayStalls: seen.strayStalls.slice(0, 20), breaker: seen.breaker },
     maps: mapReport(soak.mapWorkflows, soak.mapRun.records, finals, judged.remoteStats, outage),
     parents: childReport(soak.parentFamily, soak.childRun, finals, outage),
+    pool: poolReport(soak.poolWorkflows, soak.poolRun, finals, outage, runStart),
     regularBackPressure: sumCounts(soak.regular.map((r) => r.backPressure ?? {})),
     checks: judged.checks,
     measurements,

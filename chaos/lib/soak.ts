@@ -1,6 +1,7 @@
 // The soak itself, between Shepherd's start and the final reading: the regular workload with its one restart, and
 // beside it the burst, the noisy neighbour, the cron schedule, the supervisor's scenarios, the map phase, the
-// parent/child phase and the samplers of the alarms and the queue's lag; then everything beside the workload is brought to its end.
+// parent/child phase, the pool phase and the samplers of the alarms and the queue's lag; then everything beside the
+// workload is brought to its end.
 import { startAlarmSampler } from "./alarms.ts";
 import type { AlarmSamples } from "./alarms.ts";
 import type { ChaosOptions } from "./args.ts";
@@ -22,6 +23,9 @@ import { driveMaps } from "./map-driver.ts";
 import type { MapRun } from "./map-driver.ts";
 import { driveNeighbour } from "./neighbour.ts";
 import type { NeighbourRecord } from "./neighbour.ts";
+import { buildPoolWorkflows } from "./pool.ts";
+import { drivePool } from "./pool-driver.ts";
+import type { PoolPhase, PoolRun } from "./pool-driver.ts";
 import { restarter } from "./restart.ts";
 import type { Restarter } from "./restart.ts";
 import { newResult } from "./results.ts";
@@ -30,6 +34,7 @@ import type { ScheduleResult } from "./schedule-end.ts";
 import { startSchedule } from "./schedule-run.ts";
 import type { ScheduleHandle } from "./schedule-run.ts";
 import { SCHEDULE_KIND, scheduleWorkflowEntry } from "./schedule.ts";
+import { API_TOKEN } from "./shepherd.ts";
 import type { Shepherd } from "./shepherd.ts";
 import { driveSupervision, planSupervision } from "./supervision.ts";
 import type { SupervisionPlan, SupervisionRun } from "./supervision.ts";
@@ -47,6 +52,8 @@ const SUPERVISION_ALARM_SAMPLE = 8;
 const MAP_ALARM_SAMPLE = 5;
 /** The open parents: a few at a time, rotating. */
 const PARENT_ALARM_SAMPLE = 4;
+/** The open pool workflows: a few at a time, rotating. */
+const POOL_ALARM_SAMPLE = 4;
 /** The final reading of views and histories, and the checks' own reads, per burst workflow (2 cores, loaded). */
 const CHECKS_RESERVE_PER_BURST_MS = 25;
 
@@ -56,6 +63,8 @@ export interface SoakSetup {
   shepherdUrl: string;
   shepherd: Shepherd;
   runStart: number;
+  /** The run's temp dir: the pool's workers log there. */
+  workDir: string;
   log: (message: string) => void;
 }
 
@@ -66,6 +75,7 @@ export interface SoakPlan {
   supervisionPlan: SupervisionPlan;
   mapWorkflows: SoakWorkflow[];
   parentFamily: ParentFamily;
+  poolWorkflows: SoakWorkflow[];
 }
 
 export interface SoakRun extends SoakPlan {
@@ -79,6 +89,7 @@ export interface SoakRun extends SoakPlan {
   supervisionRun: SupervisionRun;
   mapRun: MapRun;
   childRun: ChildRun;
+  poolRun: PoolRun;
   neighbourRecords: NeighbourRecord[] | null;
   scheduleRun: ScheduleResult;
   alarms: AlarmSamples;
@@ -95,6 +106,7 @@ interface Beside {
   supervision: ReturnType<typeof driveSupervision>;
   maps: ReturnType<typeof driveMaps>;
   parents: ReturnType<typeof driveParents>;
+  pool: PoolPhase;
   burst: Burst | null;
   neighbour: Promise<NeighbourRecord[]> | null;
   alarms: ReturnType<typeof startAlarmSampler>;
@@ -114,7 +126,7 @@ export async function runSoak(setup: SoakSetup): Promise<SoakRun> {
   const soakStart = Date.now();
   const inFlight = new Set<string>();
   const beside = await startBeside(setup, client, plan, { restarts, soakStart, deadline, inFlight });
-  log(`running ${plan.workflows.length} workflows, ${options.concurrency} at a time` + (plan.burstWorkflows.length ? `, and a burst of ${plan.burstWorkflows.length} from ${options.burstClients} clients` : "") + (options.mapItems.length ? `; maps of ${options.mapItems.join(", ")} items` : "") + (options.parents ? `; ${options.parents} parents of child workflows` : ""));
+  log(`running ${plan.workflows.length} workflows, ${options.concurrency} at a time` + (plan.burstWorkflows.length ? `, and a burst of ${plan.burstWorkflows.length} from ${options.burstClients} clients` : "") + (options.mapItems.length ? `; maps of ${options.mapItems.join(", ")} items` : "") + (options.parents ? `; ${options.parents} parents of child workflows` : "") + (options.poolWorkflows ? `; ${options.poolWorkflows} pool workflows` : ""));
   const regular = await driveWorkload({
     client,
     workflows: plan.workflows,
@@ -131,6 +143,8 @@ export async function runSoak(setup: SoakSetup): Promise<SoakRun> {
   });
   // A map that stopped moving is not waited for past this point (map-driver.ts).
   beside.maps.windDown();
+  // A pool wave the restart did not start (it never came) starts now.
+  beside.pool.windDown();
   // The schedule's end: last reading, delete, its workflows followed until they end and one more grid time
   // has passed (at least 12 s, at most 25 s, and never into the second half of the checks' reserve).
   const scheduleUntil = Math.max(Date.now() + 12_000, Math.min(Date.now() + 25_000, bound - checksReserveMs / 2));
@@ -138,9 +152,9 @@ export async function runSoak(setup: SoakSetup): Promise<SoakRun> {
   const soakMs = Date.now() - soakStart;
   log(`soak over after ${(soakMs / 1000).toFixed(1)} s; reading every workflow and its history`);
   const { parents, children } = plan.parentFamily;
-  const allWorkflows = [...plan.workflows, ...plan.burstWorkflows, ...plan.supervisionPlan.workflows, ...plan.mapWorkflows, ...parents, ...children, ...scheduleWorkflows];
+  const allWorkflows = [...plan.workflows, ...plan.burstWorkflows, ...plan.supervisionPlan.workflows, ...plan.mapWorkflows, ...parents, ...children, ...plan.poolWorkflows, ...scheduleWorkflows];
   const { parentResults, childResults } = ended.childRun;
-  const results = [...regular, ...ended.burstRun.results, ...ended.supervisionRun.results, ...ended.mapRun.results, ...parentResults, ...childResults, ...scheduleResults];
+  const results = [...regular, ...ended.burstRun.results, ...ended.supervisionRun.results, ...ended.mapRun.results, ...parentResults, ...childResults, ...ended.poolRun.results, ...scheduleResults];
   return { ...plan, ...ended, client, allWorkflows, results, regular, restarts, soakMs, bound };
 }
 
@@ -153,6 +167,7 @@ function planSoak(options: ChaosOptions, hosts: Hosts): SoakPlan {
     supervisionPlan: planSupervision({ seed, preset: options.preset, remoteUrl, secondHostUrl: hosts.secondHost.url }),
     mapWorkflows: buildMapWorkflows({ seed, sizes: options.mapItems, remoteUrl }),
     parentFamily: buildParentFamily({ seed, count: options.parents, remoteUrl }),
+    poolWorkflows: buildPoolWorkflows({ seed, count: options.poolWorkflows }),
   };
 }
 
@@ -173,6 +188,10 @@ async function startBeside(setup: SoakSetup, client: ShepherdClient, plan: SoakP
   // So does the parent/child phase: the restart and the Worker's faults find parents and children mid-flight.
   const parents = driveParents({ client, family: plan.parentFamily, deadline, restartOver: () => !options.restart || restarts.record() !== null });
   parents.done.catch(() => {});
+  // And the pool phase: its workers poll through the restart, whose kill finds the wave's tasks being handed out.
+  const pool = drivePool({ client, workflows: plan.poolWorkflows, restart: options.restart, deadline, workers: { dir: setup.workDir, shepherdUrl: setup.shepherdUrl, remoteUrl: hosts.remote.url, token: API_TOKEN, log } });
+  pool.done.catch(() => {});
+  restarts.beforeKill(pool.beforeKill);
   const burst = plan.burstWorkflows.length
     ? driveBurst({
         client,
@@ -185,18 +204,18 @@ async function startBeside(setup: SoakSetup, client: ShepherdClient, plan: SoakP
     : null;
   const alarms = startAlarmSampler({
     client,
-    inFlight: () => [...inFlight, ...(burst?.openSample(BURST_ALARM_SAMPLE) ?? []), ...supervision.openSample(SUPERVISION_ALARM_SAMPLE), ...maps.openSample(MAP_ALARM_SAMPLE), ...parents.openSample(PARENT_ALARM_SAMPLE), ...schedule.open()],
+    inFlight: () => [...inFlight, ...(burst?.openSample(BURST_ALARM_SAMPLE) ?? []), ...supervision.openSample(SUPERVISION_ALARM_SAMPLE), ...maps.openSample(MAP_ALARM_SAMPLE), ...parents.openSample(PARENT_ALARM_SAMPLE), ...pool.openSample(POOL_ALARM_SAMPLE), ...schedule.open()],
     paused,
   });
   const dispatch = startDispatchSampler({ client, paused, origin: soakStart });
   // A second tenant starting one workflow a second through the burst: what the burst costs everyone else.
   const neighbour = burst ? driveNeighbour({ baseUrl: setup.shepherdUrl, remoteUrl: hosts.quietHost.url, runId: setup.runStart, burstDone: burst.done, deadline, paused }) : null;
   neighbour?.catch(() => {});
-  return { schedule, supervision, maps, parents, burst, neighbour, alarms, dispatch };
+  return { schedule, supervision, maps, parents, pool, burst, neighbour, alarms, dispatch };
 }
 
 /** What came of everything beside the workload. */
-type Ended = Pick<SoakRun, "burstRun" | "supervisionRun" | "mapRun" | "childRun" | "neighbourRecords" | "scheduleRun" | "alarms" | "dispatch"> & {
+type Ended = Pick<SoakRun, "burstRun" | "supervisionRun" | "mapRun" | "childRun" | "poolRun" | "neighbourRecords" | "scheduleRun" | "alarms" | "dispatch"> & {
   scheduleWorkflows: SoakWorkflow[];
   scheduleResults: WorkflowResult[];
 };
@@ -207,11 +226,12 @@ async function endBeside(beside: Beside, scheduleUntil: number, remoteUrl: strin
   const supervisionRun = await beside.supervision.done;
   const mapRun = await beside.maps.done;
   const childRun = await beside.parents.done;
+  const poolRun = await beside.pool.done;
   const neighbourRecords = beside.neighbour ? await beside.neighbour : null;
   const scheduleRun = await beside.schedule.stop({ until: scheduleUntil });
   const scheduleWorkflows = scheduleRun.workflowIds.map((id) => scheduleWorkflowEntry(id, remoteUrl));
   const scheduleResults = scheduleWorkflows.map((wf) => ({ ...newResult(wf.id, SCHEDULE_KIND), started: true }));
   const alarms = await beside.alarms.stop();
   const dispatch = await beside.dispatch.stop();
-  return { burstRun, supervisionRun, mapRun, childRun, neighbourRecords, scheduleRun, scheduleWorkflows, scheduleResults, alarms, dispatch };
+  return { burstRun, supervisionRun, mapRun, childRun, poolRun, neighbourRecords, scheduleRun, scheduleWorkflows, scheduleResults, alarms, dispatch };
 }
