@@ -53,7 +53,7 @@ export class WorkerPool extends DurableObject<Env> {
     this.rows.sawWorker(request.workerId, Date.now());
     await this.registered(request.tenant, request.pool);
     for (;;) {
-      const tasks = await this.handOut(request.pool, request.max);
+      const tasks = await this.handOut(request.pool, request.max, until);
       if (tasks.length > 0 || Date.now() >= until) return { tasks };
       await this.offerOrTimeout(until - Date.now());
     }
@@ -75,10 +75,13 @@ export class WorkerPool extends DurableObject<Env> {
     this.queue.add(task);
   }
 
-  /** Takes tasks in the queue's order and claims each for the poll; stops at the first object that cannot be reached. */
-  private async handOut(pool: string, max: number): Promise<WorkerTask[]> {
+  /**
+   * Takes tasks in the queue's order and claims each for the poll; stops at the first object that cannot be reached,
+   * and once the poll's time is up with something to answer (a claim is a call: the answer must not wait for more).
+   */
+  private async handOut(pool: string, max: number, until: number): Promise<WorkerTask[]> {
     const handed: WorkerTask[] = [];
-    while (handed.length < max) {
+    while (handed.length < max && (handed.length === 0 || Date.now() < until)) {
       const next = this.queue.take();
       const task = next && this.tasks.get(next.key);
       if (!task) break;
