@@ -8,6 +8,9 @@ import { PoolRows, type PoolTask } from "./pool-rows";
 import { WORKER_SEEN_MS, type PollRequest, type PoolStats, type PoolTaskOffer, type WorkerTask } from "./pool-types";
 import { registerPool } from "./pool-index";
 
+/** How long past its `waitMs` a poll that has tasks goes on claiming more (the contract answers by `waitMs` + 1 s). */
+const CLAIMS_PAST_WAIT_MS = 500;
+
 /**
  * One pool of the user's own workers, for one tenant: the attempts offered to it wait here (rows, so a restart
  * loses none) until a worker's poll takes them. A poll with nothing to take waits, woken by the next offer: no
@@ -77,11 +80,12 @@ export class WorkerPool extends DurableObject<Env> {
 
   /**
    * Takes tasks in the queue's order and claims each for the poll; stops at the first object that cannot be reached,
-   * and once the poll's time is up with something to answer (a claim is a call: the answer must not wait for more).
+   * and, with something to answer, once the poll is past its time by half the contract's slack (a claim is a call:
+   * the answer must not wait for more of them).
    */
   private async handOut(pool: string, max: number, until: number): Promise<WorkerTask[]> {
     const handed: WorkerTask[] = [];
-    while (handed.length < max && (handed.length === 0 || Date.now() < until)) {
+    while (handed.length < max && (handed.length === 0 || Date.now() < until + CLAIMS_PAST_WAIT_MS)) {
       const next = this.queue.take();
       const task = next && this.tasks.get(next.key);
       if (!task) break;
