@@ -35,7 +35,7 @@ function expectOk(run: CliRun): CliRun {
 describe.concurrent("the command line itself", () => {
   it("prints every command, the global flags and the exit statuses with --help (exit 0)", async () => {
     const help = expectOk(await runCli(["--help"], {}));
-    for (const command of ["start [<file>]", "watch <id>", "terminate <id>", "redrive <id>", "compensate <id>", "retry-step <id> <step>", "skip-step <id> <step>", "event <id> <event>", "diagnose <id>", "definitions put <file>", "schedules trigger <id>"]) {
+    for (const command of ["start [<file>]", "watch <id>", "terminate <id>", "redrive <id>", "compensate <id>", "retry-step <id> <step>", "skip-step <id> <step>", "event <id> <event>", "diagnose <id>", "definitions put <file>", "schedules trigger <id>", "worker --pool <pool> -- <command> [<args>...]"]) {
       expect(help.stdout).toContain(command);
     }
     expect(help.stdout).toMatch(/--url <url>[\s\S]*--token <token>[\s\S]*--json/);
