@@ -41,10 +41,14 @@ export function startWorker(api: WorkerApi, options: WorkerOptions, random: () =
     stopped: new Promise((resolve) => stopper.signal.addEventListener("abort", () => resolve(), { once: true })),
     running: new Set(),
   };
+  const stopOnSignal = () => stopper.abort();
   if (options.signal?.aborted) stopper.abort();
-  options.signal?.addEventListener("abort", () => stopper.abort(), { once: true });
+  options.signal?.addEventListener("abort", stopOnSignal, { once: true });
   // Handlers still finish and report when the loop ends for good (a refused poll), before `done` rejects.
-  const done = pollUntilStopped(loop).finally(() => Promise.all(loop.running));
+  const done = pollUntilStopped(loop).finally(async () => {
+    await Promise.all(loop.running);
+    options.signal?.removeEventListener("abort", stopOnSignal);
+  });
   return {
     done,
     async stop() {
