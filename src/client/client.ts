@@ -55,8 +55,10 @@ export function createShepherdClient(options: ShepherdClientOptions) {
     definitions: definitionOperations(api),
     schedules: scheduleOperations(api),
     metrics: () => unwrap(api.v1.metrics.$get()),
+    /** The tenant's worker pools: tasks pending and running, the oldest wait, the workers seen in the last 5 minutes. */
+    pools: () => unwrap(api.v1.pools.$get()),
     /** Starts a worker of the pool: it polls, runs `handler` per task with heartbeats, and reports (worker-types.ts). */
-    worker: (workerOptions: WorkerOptions) => startWorker(workerApi(connection), workerOptions, runtime.random),
+    worker: (workerOptions: WorkerOptions) => startWorker(workerApi(api, connection), workerOptions, runtime.random),
   };
 }
 

@@ -1,9 +1,13 @@
 // The four calls of a pool's worker: the poll (the tenant's API token) and the attempt's heartbeat, complete and
 // fail (its task token alone). Each throws a ShepherdApiError for a non-2xx answer, after the client's retries.
-// They are sent by hand, as the operator commands are: these routes are not among the typed ones (ApiRoutes).
+import type { hc } from "hono/client";
+import type { ApiRoutes } from "../api/app";
 import type { Connection } from "./commands";
 import { ShepherdApiError } from "./errors";
+import { unwrap } from "./unwrap";
 import type { WorkerTask } from "./worker-types";
+
+type Api = ReturnType<typeof hc<ApiRoutes>>;
 
 export interface PollRequest {
   workerId: string;
@@ -19,14 +23,16 @@ export interface WorkerApi {
   fail(token: string, error: { message: string; retryable: boolean }): Promise<void>;
 }
 
-export function workerApi(connection: Connection): WorkerApi {
+export function workerApi(api: Api, connection: Connection): WorkerApi {
   const onTask = (token: string, report: string) => `/v1/tasks/${encodeURIComponent(token)}/${report}`;
   return {
     async poll(pool, request, signal) {
-      const body = await post<{ tasks?: unknown }>(connection, `/v1/pools/${encodeURIComponent(pool)}/tasks/poll`, request, signal);
-      if (!Array.isArray(body.tasks)) throw new ShepherdApiError(200, "unexpected_answer", "the poll's answer has no list of tasks");
-      return body.tasks as WorkerTask[];
+      const { tasks } = await unwrap(api.v1.pools[":pool"].tasks.poll.$post({ param: { pool }, json: request }, { init: { signal } }));
+      // Typed by the route's own schema: a WorkerTask that drifted from it would not compile here.
+      const typed: WorkerTask[] = tasks;
+      return typed;
     },
+    // The task routes are sent by hand, as the operator commands are: they are not among the typed routes (ApiRoutes).
     async heartbeat(token, progress, signal) {
       const body = await post<{ cancelRequested?: unknown }>(connection, onTask(token, "heartbeat"), "value" in progress ? { progress: progress.value } : {}, signal);
       return { cancelRequested: body.cancelRequested === true };
