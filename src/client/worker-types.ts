@@ -65,7 +65,7 @@ export interface WorkerOptions {
   waitMs?: number;
   /** How often a running task heartbeats; never less often than a third of the task's own heartbeatMs, the default. */
   heartbeatMs?: number;
-  /** Aborting it stops the worker as `stop()` does. */
+  /** Aborting it stops the worker as `stop()` does (gracefully: the poll in flight is answered first). */
   signal?: AbortSignal;
   /** The wait after a failed poll: full jitter under a ceiling doubling from `initialMs` to `maxMs`. Default 1 000 to 30 000 ms. */
   backoff?: { initialMs?: number; maxMs?: number };
@@ -83,8 +83,13 @@ export type WorkerEvent =
   | { type: "poll_failed"; error: unknown; retryInMs: number };
 
 export interface WorkerHandle {
-  /** Stops polling (a poll in flight is abandoned) and resolves once the running handlers have finished and reported. */
-  stop(): Promise<void>;
+  /**
+   * Stops polling, and resolves once the running handlers have finished and reported. The poll in flight is answered
+   * first (within `waitMs`) and a task it brings is run: the service hands a task to a poll whose caller has gone all
+   * the same, where it would wait out its heartbeat deadline and cost an attempt. `abandonPoll: true` ends that poll
+   * at once, for a stop that cannot wait.
+   */
+  stop(options?: { abandonPoll?: boolean }): Promise<void>;
   /** Settles when the worker has stopped: resolves after stop() or the signal, rejects when the service refused the poll for good (a bad token, a bad pool name). */
   readonly done: Promise<void>;
 }

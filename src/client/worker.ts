@@ -19,28 +19,20 @@ interface Loop {
   concurrency: number;
   backoff: Backoff;
   runner: TaskRunner;
+  /** Aborted by stop(): no further poll. */
   stopping: AbortSignal;
   /** Resolves when `stopping` aborts. */
   stopped: Promise<void>;
+  /** Aborted by stop({ abandonPoll }): the poll in flight too. */
+  abandoning: AbortSignal;
   running: Set<Promise<void>>;
 }
 
 /** Starts polling at once; the options are checked first, so a bad one throws here rather than in the loop. */
 export function startWorker(api: WorkerApi, options: WorkerOptions, random: () => number): WorkerHandle {
   const stopper = new AbortController();
-  const emit = safeListener(options.onEvent);
-  const loop: Loop = {
-    api,
-    pool: options.pool,
-    workerId: options.workerId ?? `w-${crypto.randomUUID().slice(0, 8)}`,
-    waitMs: checkedInteger("waitMs", options.waitMs ?? DEFAULT_WAIT_MS, 0, MAX_WAIT_MS),
-    concurrency: checkedInteger("concurrency", options.concurrency ?? 1, 1, Number.MAX_SAFE_INTEGER),
-    backoff: { ...DEFAULT_POLL_BACKOFF, ...options.backoff },
-    runner: { api, handler: options.handler, heartbeatMs: options.heartbeatMs, emit, random },
-    stopping: stopper.signal,
-    stopped: new Promise((resolve) => stopper.signal.addEventListener("abort", () => resolve(), { once: true })),
-    running: new Set(),
-  };
+  const abandoner = new AbortController();
+  const loop = loopOf(api, options, random, stopper.signal, abandoner.signal);
   const stopOnSignal = () => stopper.abort();
   if (options.signal?.aborted) stopper.abort();
   options.signal?.addEventListener("abort", stopOnSignal, { once: true });
@@ -51,10 +43,27 @@ export function startWorker(api: WorkerApi, options: WorkerOptions, random: () =
   });
   return {
     done,
-    async stop() {
+    async stop({ abandonPoll = false } = {}) {
       stopper.abort();
+      if (abandonPoll) abandoner.abort();
       await done.catch(() => undefined);
     },
+  };
+}
+
+function loopOf(api: WorkerApi, options: WorkerOptions, random: () => number, stopping: AbortSignal, abandoning: AbortSignal): Loop {
+  return {
+    api,
+    pool: options.pool,
+    workerId: options.workerId ?? `w-${crypto.randomUUID().slice(0, 8)}`,
+    waitMs: checkedInteger("waitMs", options.waitMs ?? DEFAULT_WAIT_MS, 0, MAX_WAIT_MS),
+    concurrency: checkedInteger("concurrency", options.concurrency ?? 1, 1, Number.MAX_SAFE_INTEGER),
+    backoff: { ...DEFAULT_POLL_BACKOFF, ...options.backoff },
+    runner: { api, handler: options.handler, heartbeatMs: options.heartbeatMs, emit: safeListener(options.onEvent), random },
+    stopping,
+    stopped: new Promise((resolve) => stopping.addEventListener("abort", () => resolve(), { once: true })),
+    abandoning,
+    running: new Set(),
   };
 }
 
@@ -67,12 +76,14 @@ async function pollUntilStopped(loop: Loop): Promise<void> {
       continue;
     }
     try {
-      const tasks = await loop.api.poll(loop.pool, { workerId: loop.workerId, waitMs: loop.waitMs, max: Math.min(free, MAX_TASKS_PER_POLL) }, loop.stopping);
+      // A stop lets the poll in flight be answered: the service hands a task to a poll whose caller has gone all the
+      // same, and that task would wait out its heartbeat deadline and cost an attempt.
+      const tasks = await loop.api.poll(loop.pool, { workerId: loop.workerId, waitMs: loop.waitMs, max: Math.min(free, MAX_TASKS_PER_POLL) }, loop.abandoning);
       failures = 0;
       // Tasks that arrive as the worker stops are run all the same: the service handed them to this worker alone.
       for (const task of tasks) track(loop, runTask(loop.runner, task));
     } catch (error) {
-      // stop() abandons the poll in flight; that is no failure.
+      // A poll that fails once the worker is stopping (stop({ abandonPoll }) ends it) is not asked again.
       if (loop.stopping.aborted) return;
       if (isPermanentPollError(error)) throw error;
       failures += 1;

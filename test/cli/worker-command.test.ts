@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { buildCli } from "../../scripts/build-cli.ts";
 import { FAKE_TOKEN, startFakePools, type FakePools } from "./support/fake-pools";
-import { runCli, scratchFiles, spawnCli } from "./support/run-cli";
+import { runCli, scratchFiles, spawnCli, stopWorkerNow } from "./support/run-cli";
 
 /** The command the worker runs: what it does is the task's `mode`. */
 const TASK_SCRIPT = `
@@ -44,8 +44,7 @@ describe("shepherd worker", () => {
     const text = fake.enqueue("gpu", { mode: "text" });
     const fail = fake.enqueue("gpu", { mode: "fail" });
     await until(() => expect([echo, text, fail].every((task) => task.outcome)).toBe(true));
-    run.child.kill("SIGTERM");
-    const { status, stderr } = await run.finished;
+    const { status, stderr } = await stopWorkerNow(run);
 
     expect(echo.outcome).toEqual({
       type: "complete",
@@ -67,20 +66,35 @@ describe("shepherd worker", () => {
     expect(stderr).not.toContain(echo.token);
   });
 
-  it("stops gracefully on SIGINT: the running command finishes and is reported, no task is taken after", async () => {
+  it("stops gracefully on SIGINT: the poll in flight answered and its task done, the running command finished, nothing lost", async () => {
     const run = worker("--concurrency", "2");
     const running = fake.enqueue("gpu", { mode: "sleep", ms: 600, dir: files.path("") });
     await until(() => expect(existsSync(files.path(`${running.wire.workflowId}.started`))).toBe(true));
+    await until(() => expect(fake.waiting()).toBe(1));
     run.child.kill("SIGINT");
-    await until(() => expect(fake.waiting()).toBe(0));
-    const later = fake.enqueue("gpu", { mode: "echo" });
-    const { status, stderr } = await run.finished;
+    await until(() => expect(run.stderr()).toContain("stopping: no new poll"));
+    const handed = fake.enqueue("gpu", { mode: "text" });
+    const { status } = await run.finished;
 
     expect(status).toBe(0);
     expect(running.outcome).toEqual({ type: "complete", output: { slept: 600 } });
-    expect(later.outcome).toBeUndefined();
-    expect(fake.pending("gpu")).toBe(1);
-    expect(stderr).toContain("stopping: no more tasks are taken");
+    expect(handed.outcome).toEqual({ type: "complete", output: { text: "plain words" } });
+    expect(fake.lost()).toEqual([]);
+  });
+
+  it("stops at once on a second SIGINT: the running command is stopped and its attempt fails, to be retried", async () => {
+    const run = worker("--concurrency", "2");
+    const running = fake.enqueue("gpu", { mode: "sleep", ms: 30_000, dir: files.path("") });
+    await until(() => expect(existsSync(files.path(`${running.wire.workflowId}.started`))).toBe(true));
+    run.child.kill("SIGINT");
+    await until(() => expect(run.stderr()).toContain("stopping: no new poll"));
+    run.child.kill("SIGINT");
+    const { status, stderr } = await run.finished;
+
+    expect(status).toBe(0);
+    expect(stderr).toContain("stopping now");
+    expect(running.outcome).toMatchObject({ type: "fail", error: { message: expect.stringContaining("was killed by SIGTERM"), retryable: true } });
+    expect(existsSync(files.path(`${running.wire.workflowId}.finished`))).toBe(false);
   });
 
   it("stops the command when the service cancels its attempt, and reports nothing", async () => {
@@ -89,8 +103,7 @@ describe("shepherd worker", () => {
     await until(() => expect(existsSync(files.path(`${cancelled.wire.workflowId}.started`))).toBe(true));
     cancelled.state = "cancel_requested";
     await until(() => expect(run.stderr()).toContain("stopped, the service asked to cancel the attempt"));
-    run.child.kill("SIGTERM");
-    expect((await run.finished).status).toBe(0);
+    expect((await stopWorkerNow(run)).status).toBe(0);
     expect(existsSync(files.path(`${cancelled.wire.workflowId}.finished`))).toBe(false);
     expect(cancelled.outcome).toBeUndefined();
   });

@@ -12,7 +12,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await Promise.all(handles.map((handle) => handle.stop()));
+  await Promise.all(handles.map((handle) => handle.stop({ abandonPoll: true })));
   handles = [];
   await fake.close();
 });
@@ -121,35 +121,49 @@ describe("the worker loop", () => {
 });
 
 describe("stopping and failing polls", () => {
-  it("stops gracefully: no poll after stop(), the running handler finishes and reports, a later task stays for another worker", async () => {
+  it("stops gracefully: no poll after stop(), the poll in flight answered and its task run, the running handlers finished", async () => {
     const release = gate();
     const first = fake.enqueue("gpu", { n: 1 });
-    const handle = startWorker(async () => {
+    const handle = startWorker(async (task) => {
       await release.opened;
-      return "done";
+      return (task.input as { n: number }).n;
     }, { concurrency: 2 });
     // One slot is still free, so a poll is waiting.
     await until(() => expect(fake.waiting()).toBe(1));
     let stopped = false;
     const stopping = handle.stop().then(() => (stopped = true));
-    await until(() => expect(fake.waiting()).toBe(0));
-    const later = fake.enqueue("gpu", { n: 2 });
+    const polls = fake.polls.length;
+    // The service hands the next task to the poll in flight: the worker runs it rather than lose it.
+    const second = fake.enqueue("gpu", { n: 2 });
+    const third = fake.enqueue("gpu", { n: 3 });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(stopped).toBe(false);
     release.open();
     await stopping;
-    expect(first.outcome).toEqual({ type: "complete", output: "done" });
-    expect(later.outcome).toBeUndefined();
+    expect([first.outcome, second.outcome]).toEqual([{ type: "complete", output: 1 }, { type: "complete", output: 2 }]);
+    expect(third.outcome).toBeUndefined();
+    expect(fake.polls).toHaveLength(polls);
     expect(fake.pending("gpu")).toBe(1);
+    expect(fake.lost()).toEqual([]);
   });
 
-  it("stops when its signal is aborted", async () => {
+  it("stops as soon as the running handlers are done with stop({ abandonPoll: true }), leaving the poll in flight", async () => {
+    const handle = startWorker(() => "ok", { waitMs: 10_000 });
+    await until(() => expect(fake.waiting()).toBe(1));
+    const started = Date.now();
+    await handle.stop({ abandonPoll: true });
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("stops when its signal is aborted, once the poll in flight is answered", async () => {
     const controller = new AbortController();
     const handle = startWorker(() => "ok", { signal: controller.signal });
     await until(() => expect(fake.waiting()).toBe(1));
+    const polls = fake.polls.length;
     controller.abort();
     await handle.done;
-    await until(() => expect(fake.waiting()).toBe(0));
+    expect(fake.polls).toHaveLength(polls);
+    expect(fake.waiting()).toBe(0);
   });
 
   it("backs off after 5xx answers and lost connections, then polls again and takes the task", async () => {

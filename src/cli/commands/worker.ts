@@ -1,9 +1,13 @@
 import { hostname } from "node:os";
 import { stringFlag, usageLine, type Command, type CommandContext } from "../command";
 import { EXIT } from "../failures";
+import { duration } from "../format";
 import { positiveInteger } from "../flag-values";
 import { runTaskCommand } from "../worker/task-process";
 import { logEvent, logNote } from "../worker/worker-log";
+
+/** One poll's wait: under the CLI's 30 s per request, and what a graceful stop may wait for. */
+const WAIT_MS = 20_000;
 
 export const worker: Command = {
   name: "worker",
@@ -21,7 +25,8 @@ export const worker: Command = {
     'Its stdout, as JSON, is the step\'s output (other text is kept as {"text": ...}); a non-zero exit fails the attempt',
     "with the end of its stderr as the message, and the step's retry policy decides what comes next.",
     "The worker heartbeats while the command runs, and stops it (SIGTERM) when the attempt is cancelled or times out.",
-    "Ctrl-C or SIGTERM stops polling and waits for the running commands to finish and be reported; a second Ctrl-C stops them.",
+    "Ctrl-C or SIGTERM stops polling: the poll in flight is answered (within 20 s) and the running commands finish and are",
+    "reported, so no task is lost. A second Ctrl-C stops the commands, whose attempts fail and are retried.",
     "Each task and failed poll is a line on stderr (with --json, a JSON object a line). Example:",
     "  shepherd worker --pool thumbnails --concurrency 4 -- ./make-thumbnail.sh",
   ],
@@ -41,16 +46,21 @@ async function runWorker(context: CommandContext): Promise<number> {
     pool,
     concurrency,
     workerId,
+    waitMs: WAIT_MS,
     handler: (task, { signal }) => runTaskCommand({ command, args, env: process.env }, task, AbortSignal.any([signal, killCommands.signal])),
     onEvent: (event) => logEvent(out, event),
   });
   logNote(out, `worker ${workerId} doing pool "${pool}" tasks, ${concurrency} at a time, with ${command}`, { workerId, pool, concurrency });
   const detach = onInterrupt(
     () => {
-      logNote(out, "stopping: no more tasks are taken; waiting for the running commands (Ctrl-C again stops them)");
+      logNote(out, `stopping: no new poll; waiting for the poll in flight (${duration(WAIT_MS)} at most) and the running commands (Ctrl-C again stops them)`);
       void handle.stop();
     },
-    () => killCommands.abort(),
+    () => {
+      logNote(out, "stopping now: the running commands are stopped and fail their attempts, which are retried");
+      killCommands.abort();
+      void handle.stop({ abandonPoll: true });
+    },
   );
   try {
     await handle.done;

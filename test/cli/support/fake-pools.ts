@@ -1,5 +1,5 @@
 // A fake of the service's worker-pool routes, as the API contract states them, on a Node HTTP server: the poll (a
-// long poll that hands each task to exactly one poll, and to none whose caller has gone), and the task routes with
+// long poll that hands each task to exactly one poll, even one whose caller has gone), and the task routes with
 // the service's answers (409 for an attempt no longer current, 401 for an expired token). It lets the worker loop
 // and `shepherd worker` be tested for what only they decide: slots, heartbeats, reports, backoff, stop.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -27,8 +27,10 @@ export interface FakePools {
   url: string;
   /** Every poll as it arrived. */
   polls: { pool: string; workerId: string; waitMs: number; max: number }[];
-  /** Polls waiting now. */
+  /** Polls waiting now, their callers gone or not. */
   waiting(): number;
+  /** Tasks handed to a poll whose caller had gone. */
+  lost(): FakeTask[];
   /** A task for the pool: handed to a waiting poll at once, else to the next. */
   enqueue(pool: string, input: unknown, overrides?: Record<string, unknown>): FakeTask;
   pending(pool: string): number;
@@ -55,7 +57,8 @@ export async function startFakePools(): Promise<FakePools> {
     }
   };
 
-  const routes: Routes = { tasks, queue, waiters, polls, handOut };
+  const lost: FakeTask[] = [];
+  const routes: Routes = { tasks, lost, queue, waiters, polls, handOut };
   const server = createServer((req, res) => {
     const failure = failures.shift();
     if (failure === "reset") return req.socket.destroy();
@@ -68,6 +71,7 @@ export async function startFakePools(): Promise<FakePools> {
     url: `http://127.0.0.1:${port}`,
     polls,
     waiting: () => waiters.length,
+    lost: () => [...lost],
     enqueue(pool, input, overrides = {}) {
       const token = `tok-${(sequence += 1)}`;
       const wire = { token, workflowId: `wf-${sequence}`, stepId: "resize", attempt: 1, kind: "action", input, heartbeatMs: 3_000, startToCloseMs: 30_000, deadlineAt: Date.now() + 30_000, idempotencyKey: `wf-${sequence}:resize`, ...overrides };
@@ -88,6 +92,7 @@ export async function startFakePools(): Promise<FakePools> {
 
 interface Routes {
   tasks: Map<string, FakeTask>;
+  lost: FakeTask[];
   queue: FakeTask[];
   waiters: Waiter[];
   polls: FakePools["polls"];
@@ -125,12 +130,14 @@ function poll(routes: Routes, req: IncomingMessage, res: ServerResponse, pool: s
     max: body.max ?? 1,
     answer: (tasks) => {
       leave();
+      if (gone) routes.lost.push(...tasks);
       reply(res, 200, { tasks: tasks.map((task) => task.wire) });
     },
   };
+  let gone = false;
+  res.on("close", () => (gone = !res.writableEnded));
+  // As the service's pool does, a poll whose caller has gone keeps waiting and still takes a task (lost to everyone).
   const timer = setTimeout(() => waiter.answer([]), body.waitMs ?? 20_000);
-  // A caller that went away gets nothing: its tasks stay for the next poll.
-  res.on("close", leave);
   routes.waiters.push(waiter);
   routes.handOut();
 }

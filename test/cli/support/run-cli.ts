@@ -49,6 +49,16 @@ export function spawnCli(args: string[], env: Record<string, string | undefined>
   return { child, stderr: () => stderr, finished };
 }
 
+/** Stops `shepherd worker` at once: a first SIGINT (graceful: it would wait for its poll in flight), then a second. */
+export async function stopWorkerNow(run: { child: ChildProcess; stderr: () => string; finished: Promise<CliRun> }): Promise<CliRun> {
+  run.child.kill("SIGINT");
+  for (let waited = 0; !run.stderr().includes("stopping:") && run.child.exitCode === null && waited < 5_000; waited += 20) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  run.child.kill("SIGINT");
+  return run.finished;
+}
+
 /** A scratch folder holding the definition and schedule files the tests start from: `path(name)`, then `remove()`. */
 export function scratchFiles(files: Record<string, string>): { path: (name: string) => string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), "shepherd-cli-files-"));
