@@ -12,7 +12,7 @@ export const GLOBAL_FLAGS: Record<string, FlagSpec> = {
 
 export const GENERAL_USAGE = "shepherd <command> [arguments] [flags]   (shepherd --help lists the commands)";
 
-export type Invocation = { kind: "help"; command?: Command } | { kind: "run"; command: Command; args: string[]; flags: FlagValues };
+export type Invocation = { kind: "help"; command?: Command } | { kind: "run"; command: Command; args: string[]; flags: FlagValues; rest: string[] };
 
 /**
  * Reads argv: the command's name comes first (global flags may come before it), then its arguments and flags in any
@@ -26,10 +26,19 @@ export function parseCommandLine(argv: string[], commands: Command[]): Invocatio
   }
   const { command, rest } = located;
   if (command.name === "help") return helpFor(rest, commands);
-  const { values, positionals } = readFlags(rest, command);
+  const { ours, theirs } = splitAtDoubleDash(rest, command);
+  const { values, positionals } = readFlags(ours, command);
   if (values.help === true) return { kind: "help", command };
   checkArgumentCount(command, positionals);
-  return { kind: "run", command, args: positionals, flags: values };
+  checkRequired(command, values, theirs);
+  return { kind: "run", command, args: positionals, flags: values, rest: theirs };
+}
+
+/** For a command with `rest`, what follows the first `--` is another program's command line, not ours to read. */
+function splitAtDoubleDash(tokens: string[], command: Command): { ours: string[]; theirs: string[] } {
+  const at = tokens.indexOf("--");
+  if (command.rest === undefined || at < 0) return { ours: tokens, theirs: [] };
+  return { ours: tokens.slice(0, at), theirs: tokens.slice(at + 1) };
 }
 
 /** The command named in argv and the tokens left once its name is taken out. */
@@ -92,6 +101,13 @@ function flagProblem(error: unknown): string {
     return message.includes("does not take an argument") ? `${flag} takes no value` : `${flag} needs a value`;
   }
   return message;
+}
+
+function checkRequired(command: Command, values: FlagValues, rest: string[]): void {
+  for (const [name, spec] of Object.entries(command.flags ?? {})) {
+    if (spec.required && values[name] === undefined) throw new UsageError(`missing --${name}${spec.value ? ` ${spec.value}` : ""}`, usageLine(command));
+  }
+  if (command.rest !== undefined && rest.length === 0) throw new UsageError(`missing "-- ${command.rest}"`, usageLine(command));
 }
 
 function checkArgumentCount(command: Command, positionals: string[]): void {

@@ -40,8 +40,10 @@ export function clientFor(connection: Connection): ShepherdClient {
     url: connection.url,
     token: connection.token,
     fetch: async (input, init) => {
+      // The caller's own signal (a worker's poll, abandoned when it stops) still aborts the request.
+      const callers = [init?.signal ?? (input instanceof Request ? input.signal : undefined)].filter((signal) => signal != null);
       try {
-        return await fetch(input, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+        return await fetch(input, { ...init, signal: AbortSignal.any([...callers, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]) });
       } catch (error) {
         throw new UnreachableError(connection.url, error);
       }

@@ -5,6 +5,9 @@ import { commandOperations } from "./commands";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry";
 import { REAL_RUNTIME, retryingFetch, type FetchLike, type RetryRuntime } from "./retrying-fetch";
 import { unwrap, type SuccessBody } from "./unwrap";
+import { startWorker } from "./worker";
+import { workerApi } from "./worker-api";
+import type { WorkerOptions } from "./worker-types";
 
 export interface ShepherdClientOptions {
   /** Where the API is, e.g. "https://shepherd.example.com" (no trailing /v1). */
@@ -41,19 +44,21 @@ export type ScheduleListQuery = InferRequestType<Api["v1"]["schedules"]["$get"]>
 
 /** A typed client of the Shepherd API: request and response types are the server's own route schemas. */
 export function createShepherdClient(options: ShepherdClientOptions) {
-  const fetch = retryingFetch(
-    options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
-    { ...DEFAULT_RETRY_POLICY, ...options.retry },
-    { ...REAL_RUNTIME, ...options.runtime },
-  );
+  const runtime = { ...REAL_RUNTIME, ...options.runtime };
+  const fetch = retryingFetch(options.fetch ?? ((input, init) => globalThis.fetch(input, init)), { ...DEFAULT_RETRY_POLICY, ...options.retry }, runtime);
   const headers = { Authorization: `Bearer ${options.token}` };
   const api = hc<ApiRoutes>(options.url, { fetch, headers });
+  const connection = { url: options.url, fetch, headers };
   return {
     ...workflowOperations(api),
-    ...commandOperations<WorkflowView>({ url: options.url, fetch, headers }),
+    ...commandOperations<WorkflowView>(connection),
     definitions: definitionOperations(api),
     schedules: scheduleOperations(api),
     metrics: () => unwrap(api.v1.metrics.$get()),
+    /** The tenant's worker pools: tasks pending and running, the oldest wait, the workers seen in the last 5 minutes. */
+    pools: () => unwrap(api.v1.pools.$get()),
+    /** Starts a worker of the pool: it polls, runs `handler` per task with heartbeats, and reports (worker-types.ts). */
+    worker: (workerOptions: WorkerOptions) => startWorker(workerApi(api, connection), workerOptions, runtime.random),
   };
 }
 

@@ -16,7 +16,8 @@ type BodyArg<K extends OperatorCommandName> = Row<K> extends { bodyRequired: tru
 /** Every command as a method that answers the workflow after it (`View`, the API's workflow view). */
 export type CommandMethods<View> = { [K in OperatorCommandName]: (id: string, ...args: [...StepArg<K>, ...BodyArg<K>]) => Promise<View> };
 
-interface Connection {
+/** Where and how the client sends a request it builds itself, outside `hc`. */
+export interface Connection {
   url: string;
   fetch: FetchLike;
   headers: Record<string, string>;

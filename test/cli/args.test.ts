@@ -21,7 +21,16 @@ describe("reading the command line", () => {
     expect(parse("help", "definitions", "put")).toMatchObject({ kind: "help", command: { name: "definitions put" } });
   });
 
+  it("leaves what follows -- to the command a worker runs, its flags included", () => {
+    const invocation = parse("worker", "--pool", "gpu", "--json", "--", "convert", "--json", "-resize", "50%");
+    expect(invocation).toMatchObject({ kind: "run", command: { name: "worker" }, flags: { pool: "gpu", json: true }, rest: ["convert", "--json", "-resize", "50%"] });
+    expect(parse("worker", "--pool", "gpu", "--", "convert", "--help")).toMatchObject({ kind: "run", rest: ["convert", "--help"] });
+  });
+
   it.each([
+    [["worker", "--", "convert"], "missing --pool <pool>", "shepherd worker --pool <pool> [--concurrency <n>] [--worker-id <id>] -- <command> [<args>...]"],
+    [["worker", "--pool", "gpu"], 'missing "-- <command> [<args>...]"', "shepherd worker --pool <pool>"],
+    [["worker", "--pool", "gpu", "convert", "--"], 'unexpected argument "convert"', "shepherd worker --pool <pool>"],
     [["get"], "missing <id>", "shepherd get <id>"],
     [["get", "a", "b"], 'unexpected argument "b"', "shepherd get <id>"],
     [["get", "a", "--url"], "--url needs a value", "shepherd get <id>"],

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildCli } from "../../scripts/build-cli.ts";
 import { fixtureFiles } from "./support/fixtures";
-import { runCli, scratchFiles, type CliRun } from "./support/run-cli";
+import { runCli, scratchFiles, spawnCli, stopWorkerNow, type CliRun } from "./support/run-cli";
 import { startService, TENANT_TOKEN, UNREACHABLE_URL, type Service } from "./support/service";
 
 let service: Service | undefined;
@@ -35,7 +35,7 @@ function expectOk(run: CliRun): CliRun {
 describe.concurrent("the command line itself", () => {
   it("prints every command, the global flags and the exit statuses with --help (exit 0)", async () => {
     const help = expectOk(await runCli(["--help"], {}));
-    for (const command of ["start [<file>]", "watch <id>", "terminate <id>", "redrive <id>", "compensate <id>", "retry-step <id> <step>", "skip-step <id> <step>", "event <id> <event>", "diagnose <id>", "definitions put <file>", "schedules trigger <id>"]) {
+    for (const command of ["start [<file>]", "watch <id>", "terminate <id>", "redrive <id>", "compensate <id>", "retry-step <id> <step>", "skip-step <id> <step>", "event <id> <event>", "diagnose <id>", "definitions put <file>", "schedules trigger <id>", "worker --pool <pool> -- <command> [<args>...]"]) {
       expect(help.stdout).toContain(command);
     }
     expect(help.stdout).toMatch(/--url <url>[\s\S]*--token <token>[\s\S]*--json/);
@@ -184,6 +184,27 @@ describe.concurrent("workflows through the CLI", () => {
     expect(expectOk(await shepherd("schedules", "resume", "cli-nightly", "--json")).json()).toMatchObject({ id: "cli-nightly", paused: false });
     expect(expectOk(await shepherd("schedules", "delete", "cli-nightly")).stdout).toBe("deleted schedule cli-nightly\n");
     expect(await shepherd("schedules", "get", "cli-nightly")).toMatchObject({ status: 1, stderr: 'error: not_found: schedule "cli-nightly" not found\n' });
+  });
+});
+
+describe("a pool's tasks done by shepherd worker", () => {
+  it("runs the worker's command for a workflow's worker step: the workflow completes with its output, and the pool lists the worker", async () => {
+    const id = uniqueId("worker");
+    expectOk(await shepherd("start", file("thumbnail.yaml"), "--id", id, "--input", '{"src":"beach"}'));
+    const env = { SHEPHERD_URL: service?.url, SHEPHERD_TOKEN: TENANT_TOKEN };
+    const worker = spawnCli(["worker", "--pool", "cli-thumbs", "--worker-id", "cli-test-worker", "--", process.execPath, file("thumbnail.cjs")], env);
+    let stopped: CliRun;
+    try {
+      const watched = expectOk(await shepherd("watch", id, "--json")).json();
+      expect(watched.output.thumbnail).toEqual({ thumbnail: "beach.thumb.png", workflowId: id, attempt: "1" });
+      const { pools } = (await (await fetch(`${service?.url}/v1/pools`, { headers: { Authorization: `Bearer ${TENANT_TOKEN}` } })).json()) as any;
+      expect(pools).toContainEqual(expect.objectContaining({ name: "cli-thumbs", workers: [expect.objectContaining({ id: "cli-test-worker" })] }));
+    } finally {
+      // Its poll in flight is abandoned: nothing else is offered to this pool.
+      stopped = await stopWorkerNow(worker);
+    }
+    expect(stopped.status).toBe(0);
+    expect(stopped.stderr).toContain(`${id}/thumbnail attempt 1: completed in`);
   });
 });
 

@@ -2,6 +2,7 @@ import type { Command } from "../command";
 import { OPERATOR_COMMANDS } from "./operator";
 import { REGISTRY_COMMANDS } from "./registry";
 import { watch } from "./watch";
+import { worker } from "./worker";
 import { WORKFLOW_COMMANDS } from "./workflows";
 
 /** Every command, grouped as `shepherd --help` lists them. */
@@ -9,6 +10,7 @@ export const COMMAND_GROUPS: { title: string; commands: Command[] }[] = [
   { title: "Workflows", commands: [...WORKFLOW_COMMANDS, watch] },
   { title: "Operator actions", commands: OPERATOR_COMMANDS },
   { title: "Definitions and schedules", commands: REGISTRY_COMMANDS },
+  { title: "Worker pools", commands: [worker] },
 ];
 
 /** `help` is a name the parser knows; it runs nothing itself. */

@@ -1,5 +1,5 @@
 // The files the CLI's tests start from, calling the example remote at `remote`: a definition in JSON, others in
-// YAML (as people write them), and a schedule.
+// YAML (as people write them), a schedule, and a worker's command.
 
 export function fixtureFiles(remote: string): Record<string, string> {
   return {
@@ -70,5 +70,19 @@ workflow:
         waitForEvent: { event: go, timeoutMs: 3600000 }
 `,
     "not-a-definition.json": JSON.stringify({ name: "cli-empty", steps: [] }),
+    // Reserve at the remote, then a thumbnail made by the user's own worker (shepherd worker, with thumbnail.cjs).
+    "thumbnail.yaml": `
+name: cli-thumbnail
+steps:
+  - id: reserve
+    action: { type: http, url: "${remote}/reserve" }
+  - id: thumbnail
+    action: { type: worker, pool: cli-thumbs, input: { src: "{{ input.src }}" } }
+`,
+    // The worker's command: the task's input on stdin, the task in its environment, the output on stdout.
+    "thumbnail.cjs": `
+const input = JSON.parse(require("node:fs").readFileSync(0, "utf8"));
+console.log(JSON.stringify({ thumbnail: input.src + ".thumb.png", workflowId: process.env.SHEPHERD_WORKFLOW_ID, attempt: process.env.SHEPHERD_ATTEMPT }));
+`,
   };
 }
