@@ -511,6 +511,11 @@ const sentWebhookId = (path: string): string => {
   const sent = new URL(path, "http://shepherd.test").pathname;
   return sent.startsWith("/v1/webhooks/") ? sent.slice("/v1/webhooks/".length) : "";
 };
+/** The pool segment of a poll's path as the URL parser sends it ("" when the path no longer names one). */
+const sentPoolName = (path: string): string => {
+  const sent = new URL(path, "http://shepherd.test").pathname.match(/^\/v1\/pools\/([^/]*)\/tasks\/poll$/);
+  return sent?.[1] ?? "";
+};
 const sentIdOf = (body: unknown): string | undefined => {
   const id = (body as { id?: unknown } | null)?.id;
   return typeof id === "string" && ID_RE.test(id) ? id : undefined;
@@ -864,7 +869,7 @@ describe("path parameters", () => {
     const beforeWaiting = await snapshot("default", fixtures.waiting.id);
     const beforeDefinitions = await listDefinitions("default");
     await property("path parameters", arbitrary, RUNS.pathParams, async ([route, pick, made]) => {
-      const values: Record<string, string> = { id: fixtures.attention, stepId: "charge", token: fixtures.waiting.token, name: fixtures.definition, version: "1" };
+      const values: Record<string, string> = { id: fixtures.attention, stepId: "charge", token: fixtures.waiting.token, name: fixtures.definition, version: "1", pool: "fuzz-pool" };
       const param = route.pathParams[pick % route.pathParams.length]!.name;
       fc.pre(made !== values[param] && made !== encodeURIComponent(values[param]!));
       // A dot segment as the last one is resolved by the URL itself: versions/.. is GET /v1/definitions/{name}, a
@@ -875,6 +880,8 @@ describe("path parameters", () => {
       // A PUT names what it makes: any well-formed id is a real one, and makes a webhook. Judged as the URL
       // sends it, which drops a trailing space or tab ("a " is PUT /v1/webhooks/a).
       fc.pre(!(route.name === WEBHOOK && ID_RE.test(decodedSegment(sentWebhookId(path)))));
+      // A poll names its pool the same way: any well-formed name is a pool (one no task was offered to yet is empty).
+      fc.pre(!(route.name === "POST /v1/pools/{pool}/tasks/poll" && ID_RE.test(decodedSegment(sentPoolName(path)))));
       const body = VALID_BODIES[route.name]?.(uniqueId("fuzz"));
       const response = await send({ route, tenant: "default", path }, body ? { body: JSON.stringify(body) } : { contentType: null }, path);
       expectErrorShape(response, [400, 401, 404, 405, 409, 410], undefined, `${route.name} with ${param}=${JSON.stringify(made.slice(0, 80))}`);
