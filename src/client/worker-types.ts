@@ -1,26 +1,9 @@
 // The worker loop's public shapes: the task a pool hands out (as POST /v1/pools/{pool}/tasks/poll answers it), what
 // a handler gets and returns, the loop's options and the events it tells its owner about.
 
-/** One attempt of a `worker` step (or of its compensation), handed to exactly one poll. */
-export interface WorkerTask {
-  /** The attempt's capability: heartbeat, complete and fail are authorised by it alone. */
-  token: string;
-  workflowId: string;
-  stepId: string;
-  /** The item's index, for an item of a map step. */
-  index?: number;
-  attempt: number;
-  kind: "action" | "compensation";
-  /** The step's `input`, its templates filled in. */
-  input: unknown;
-  /** The attempt fails when no heartbeat arrives for this long. */
-  heartbeatMs: number;
-  startToCloseMs: number;
-  /** Epoch ms, by the service's clock: the attempt's start-to-close deadline, when its token expires. */
-  deadlineAt: number;
-  /** The same for every attempt of the step: pass it on so the effect happens once. */
-  idempotencyKey: string;
-}
+/** One attempt of a `worker` step (or of its compensation), handed to exactly one poll: the pool's own shape. */
+export type { WorkerTask } from "../pools/pool-types";
+import type { WorkerTask } from "../pools/pool-types";
 
 /** Why a running handler's signal was aborted; the attempt is no longer the worker's to report. */
 export type AbortCause = "cancel_requested" | "not_current" | "token_expired" | "deadline_passed";

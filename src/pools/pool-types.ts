@@ -19,18 +19,24 @@ export interface PollRequest {
   max: number;
 }
 
-/** A task as a worker gets it from its poll. */
+/** A task as a worker gets it from its poll (the typed client's worker loop uses this shape too). */
 export interface WorkerTask {
+  /** The attempt's capability: heartbeat, complete and fail are authorised by it alone. */
   token: string;
   workflowId: string;
   stepId: string;
+  /** The item's index, for an item of a map step. */
   index?: number;
   attempt: number;
   kind: "action" | "compensation";
+  /** The step's `input`, its templates filled in. */
   input: unknown;
+  /** The attempt fails when no heartbeat arrives for this long. */
   heartbeatMs: number;
   startToCloseMs: number;
+  /** Epoch ms, by the service's clock: the attempt's start-to-close deadline, when its token expires. */
   deadlineAt: number;
+  /** The same for every attempt of the step: pass it on so the effect happens once. */
   idempotencyKey: string;
 }
 
