@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { diagnose } from "../../src/domain/machine/diagnosis";
 import { nextDeadline } from "../../src/domain/machine/deadlines";
-import { claimed, describeHistory, plan, Run, step, TEST_RETRY, workerAction } from "./builders";
+import { claimed, describeHistory, failedPermanently, plan, Run, step, succeeded, TEST_RETRY, workerAction } from "./builders";
 
 /** A worker step with no scheduleToStartMs: a task may wait in its pool for as long as it takes. */
 const pooled = (fields: Parameters<typeof workerAction>[1] = {}, stepFields: Record<string, unknown> = {}) =>
@@ -68,5 +68,21 @@ describe("a worker task's fallback", () => {
     expect(run.wait(59_999).send({ type: "DeadlinesReached" }).history).toEqual([]);
     run.send({ type: "AttemptClaimed", stepId: "s", attempt: 1, pool: "gpu" });
     expect(run.wait(10).send({ type: "DeadlinesReached" }).history.map((entry) => entry.type)).not.toContain("task_reassigned");
+  });
+});
+
+describe("a worker action as a compensation", () => {
+  it("is offered to its pool when the saga reaches it, and claimed through it", () => {
+    const run = new Run(
+      plan([step("a", { compensate: workerAction("undo") }), step("b")], { defaults: { retry: TEST_RETRY, timeouts: { startToCloseMs: 5_000, heartbeatMs: 1_000 } } }),
+    );
+    run.send(claimed("a"));
+    run.send(succeeded("a"));
+    run.send(claimed("b"));
+    run.send(failedPermanently("b"));
+    const offered = run.effects.at(-1);
+    expect(offered).toMatchObject({ type: "EnqueueAttempt", stepId: "a", kind: "compensation", offer: { pool: "undo" } });
+    const attempt = run.step("a").attempt;
+    expect(run.send({ type: "AttemptClaimed", stepId: "a", attempt, pool: "undo" }).reply).toMatchObject({ ok: true, task: { kind: "compensation", idempotencyKey: expect.stringMatching(/:compensate$/) } });
   });
 });
