@@ -71,7 +71,17 @@ export const poolRoutes = new OpenAPIHono<AppEnv>()
     const { pool } = c.req.valid("param");
     const { workerId, waitMs = DEFAULT_POLL_WAIT_MS, max = 1 } = c.req.valid("json");
     const tenant = c.get("tenant");
-    return c.json(await poolFor(c.env, tenant, pool).poll({ tenant, pool, workerId, waitMs, max }), 200);
+    const stub = poolFor(c.env, tenant, pool);
+    const pollId = crypto.randomUUID();
+    // A worker that goes away mid-poll (its request cancelled) must not be handed a task it will never do.
+    const abandon = (): void => c.executionCtx.waitUntil(stub.abandon(pollId).catch(() => undefined));
+    const signal = c.req.raw.signal;
+    signal.addEventListener("abort", abandon, { once: true });
+    try {
+      return c.json(await stub.poll({ pollId, tenant, pool, workerId, waitMs, max }), 200);
+    } finally {
+      signal.removeEventListener("abort", abandon);
+    }
   })
   .openapi(listPoolsRoute, async (c) => {
     const tenant = c.get("tenant");

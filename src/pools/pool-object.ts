@@ -5,7 +5,7 @@ import { PoolQueue } from "../domain/pools/pool-queue";
 import { schedulerFor } from "../workflow/client";
 import { taskKey } from "./pool-stub";
 import { PoolRows, type PoolTask } from "./pool-rows";
-import { WORKER_SEEN_MS, type PollRequest, type PoolStats, type PoolTaskOffer, type WorkerTask } from "./pool-types";
+import { MAX_POLL_WAIT_MS, WORKER_SEEN_MS, type PollRequest, type PoolStats, type PoolTaskOffer, type WorkerTask } from "./pool-types";
 import { registerPool } from "./pool-index";
 
 /** How long past its `waitMs` a poll that has tasks goes on claiming more (the contract answers by `waitMs` + 1 s). */
@@ -24,6 +24,10 @@ export class WorkerPool extends DurableObject<Env> {
   private readonly tasks = new Map<string, PoolTask>();
   /** Polls waiting for a task, oldest first: an offer wakes one. */
   private readonly waiting = new Set<() => void>();
+  /** The same, by poll id: a poll whose worker went away is woken to answer nothing. */
+  private readonly waitingById = new Map<string, () => void>();
+  /** Polls whose worker went away (its request was cancelled), by id, with when: they take no task. */
+  private readonly abandoned = new Map<string, number>();
   private seq = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -56,10 +60,22 @@ export class WorkerPool extends DurableObject<Env> {
     this.rows.sawWorker(request.workerId, Date.now());
     await this.registered(request.tenant, request.pool);
     for (;;) {
+      if (this.abandoned.delete(request.pollId)) return { tasks: [] };
       const tasks = await this.handOut(request.pool, request.max, until);
       if (tasks.length > 0 || Date.now() >= until) return { tasks };
-      await this.offerOrTimeout(until - Date.now());
+      await this.offerOrTimeout(until - Date.now(), request.pollId);
     }
+  }
+
+  /**
+   * The worker of this poll went away (its request was cancelled): the poll takes no task, so none is handed to a
+   * worker that is not there (it would wait for its heartbeat deadline). A task already claimed for it is past saving.
+   */
+  abandon(pollId: string): void {
+    const now = Date.now();
+    for (const [id, at] of this.abandoned) if (at < now - MAX_POLL_WAIT_MS) this.abandoned.delete(id);
+    this.abandoned.set(pollId, now);
+    this.waitingById.get(pollId)?.();
   }
 
   /** A worker reported on a task this pool handed out: it no longer counts as running here. */
@@ -109,15 +125,17 @@ export class WorkerPool extends DurableObject<Env> {
     return handed;
   }
 
-  private offerOrTimeout(ms: number): Promise<void> {
+  private offerOrTimeout(ms: number, pollId: string): Promise<void> {
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
         this.waiting.delete(done);
+        this.waitingById.delete(pollId);
         resolve();
       };
       const timer = setTimeout(done, Math.max(0, ms));
       this.waiting.add(done);
+      this.waitingById.set(pollId, done);
     });
   }
 

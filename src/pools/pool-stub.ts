@@ -8,6 +8,7 @@ export interface PoolStub {
   offer(offer: PoolTaskOffer): Promise<void>;
   withdraw(tenant: string, pool: string, key: string): Promise<void>;
   poll(request: PollRequest): Promise<{ tasks: WorkerTask[] }>;
+  abandon(pollId: string): Promise<void>;
   finished(key: string): Promise<void>;
   stats(tenant: string, pool: string): Promise<PoolStats>;
 }

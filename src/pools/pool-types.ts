@@ -12,6 +12,8 @@ export interface PoolTaskOffer {
 }
 
 export interface PollRequest {
+  /** This poll's own id: the front door abandons it by this id when its worker goes away. */
+  pollId: string;
   tenant: string;
   pool: string;
   workerId: string;

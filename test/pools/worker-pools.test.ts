@@ -90,6 +90,26 @@ describe("a worker pool", () => {
     expect(await text.text()).toContain(`shepherd_pool_pending{pool="${pool}"} 1`);
   });
 
+  it("hands nothing to a poll whose worker went away, so the next worker's poll gets the task", async () => {
+    const pool = uniquePool();
+    const gone = new AbortController();
+    const abandoned = exports.default
+      .fetch(`http://shepherd.test/v1/pools/${pool}/tasks/poll`, {
+        method: "POST",
+        headers: { ...bearer(), "Content-Type": "application/json" },
+        body: JSON.stringify({ workerId: "gone", waitMs: 10_000 }),
+        signal: gone.signal,
+      })
+      .catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    gone.abort();
+    await abandoned;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const id = await startPooled(pool);
+    const [task] = (await poll(pool, { workerId: "next", waitMs: 2_000 })).body.tasks;
+    expect(task).toMatchObject({ workflowId: id, attempt: 1 });
+  });
+
   it("refuses a bad poll with a 400 naming the field", async () => {
     const bad = await api("POST", "/v1/pools/gpu/tasks/poll", { workerId: "", waitMs: 120_000 });
     expect(bad.status).toBe(400);
