@@ -62,6 +62,17 @@ describe("the pool checks", () => {
     assert.equal(checkPoolCompleted([wf], [final()], { kill: null, logs }).status, "fail");
   });
 
+  it("take a held task the killed worker had reported (its attempt is the step's last, succeeded) as done, once another held task went on", () => {
+    const twoHeld = [log("w1", [poll(0, 1_000, [task("fetch"), task("resize")])]), log("w2", [poll(5_100, 900, [task("resize", 2)])])];
+    const view = final();
+    const resize = view.view!.steps.find((step) => step.id === "resize")!;
+    resize.attempt = 2;
+    assert.equal(checkPoolCompleted([wf], [view], { kill: killed, logs: twoHeld }).status, "pass");
+    const onlyReported = [log("w1", [poll(0, 1_000, [task("fetch")])])];
+    const notExercised = checkPoolCompleted([wf], [final()], { kill: killed, logs: onlyReported });
+    assert.deepEqual((notExercised.data?.violations as { kind: string }[]).map((v) => v.kind), ["every task the killed worker held had been reported (case 29 not exercised)"]);
+  });
+
   it("fail a key applied twice, a step whose output is not its key's effect, and a key the contract does not give", () => {
     const twice = checkPoolEffects([wf], [final()], ledger([keyRecord("fetch", 2), keyRecord("resize"), keyRecord("store")]));
     assert.equal(twice.status, "fail");

@@ -49,17 +49,31 @@ export function checkPoolCompleted(workflows: readonly SoakWorkflow[], finals: r
   }
   const completed = workflows.length - violations.length;
   const fate = run.kill ? killFate(run.logs, run.kill) : null;
-  violations.push(...killViolations(run.kill, fate));
+  violations.push(...killViolations(run.kill, fate, (t) => reportedBeforeDeath(byId.get(t.workflowId), t)));
   const again = fate?.next.flatMap((n) => (n ? [`#${n.attempt} to ${n.workerId} after ${(n.afterMs / 1000).toFixed(1)} s`] : [])) ?? [];
   const killed = run.kill ? `; ${run.kill.workerId} killed holding ${fate?.held.map(taskName).join(", ") || "nothing"}, handed again ${again.join(", ") || "never"}` : "";
   return (violations.length ? fail : pass)(name, `${completed}/${workflows.length} completed${killed}`, { violations: violations.slice(0, 30), kill: run.kill, fate });
 }
 
-/** Case 29 exercised: a worker was killed holding a task, and each task it held went to another worker's poll. */
-function killViolations(kill: WorkerKill | null, fate: KillFate | null): Violation[] {
+/**
+ * The killed worker's own attempt is the step's last and it succeeded: its report reached Shepherd before the kill,
+ * though its log line did not (the kill comes as a worker reports, so its log can lag its last report).
+ */
+function reportedBeforeDeath(view: Final["view"] | undefined, t: TaskRef): boolean {
+  const step = view?.steps.find((s) => s.id === t.stepId);
+  return step?.status === "succeeded" && step.attempt === t.attempt;
+}
+
+/**
+ * Case 29 exercised: a worker was killed holding a task, and each task it held went to another worker's poll, or had
+ * been reported by it before it died; at least one of them must have gone to another worker.
+ */
+function killViolations(kill: WorkerKill | null, fate: KillFate | null, reported: (t: TaskRef) => boolean): Violation[] {
   if (!kill || !fate) return [{ kind: "no worker was killed holding a task (case 29 not exercised)" }];
   if (fate.held.length === 0) return [{ kind: "the killed worker held no task by its log", workerId: kill.workerId }];
-  return fate.held.flatMap((t, i) => (fate.next[i] ? [] : [{ kind: "the killed worker's task never handed to another worker", id: t.workflowId, task: taskName(t) }]));
+  const lost = fate.held.flatMap((t, i) => (fate.next[i] || reported(t) ? [] : [{ kind: "the killed worker's task never handed to another worker", id: t.workflowId, task: taskName(t) }]));
+  if (lost.length > 0 || fate.next.some(Boolean)) return lost;
+  return [{ kind: "every task the killed worker held had been reported (case 29 not exercised)", workerId: kill.workerId }];
 }
 
 /**
