@@ -6,7 +6,7 @@ import type { PortRange } from "../../scripts/lib/ports.ts";
 import type { SnapshotSource } from "../../scripts/lib/wrangler-dev.ts";
 import type { EngineName } from "./engines/engine.ts";
 
-export const ALL_CASES = ["throughput", "latency", "retry", "detection", "supervisor", "mixed", "fanout", "burst"] as const;
+export const ALL_CASES = ["throughput", "latency", "retry", "detection", "supervisor", "mixed", "fanout", "pool", "burst"] as const;
 export const ALL_ENGINES: readonly EngineName[] = ["shepherd", "workflows"];
 
 export type CaseName = (typeof ALL_CASES)[number];
@@ -35,6 +35,8 @@ export const USAGE = `npm run bench -- [options]
   --fanout-concurrency N  Shepherd's map maxConcurrency (default 100; Workflows' Promise.all has no bound)
   --fanout-repeat N       repeats of each fan-out size (default 1; --repeat N given: N)
   --fanout-timeout S      bound of one fan-out run (default 60 s + 60 ms per item); past it: "not ended"
+  --pool-size W           workflows of 5 worker steps in the pool case, pulled by 8 workers in the bench (default
+                          1000; --quick 100); its single workflows are --latency-runs pairs (worker, http)
   --idle-seconds S        how long the idle supervisor is watched (default 20)
   --fresh                 restart each engine's wrangler dev (same state) before every measurement but its first,
                           so no measurement carries the objects an earlier one left in the runtime's memory
@@ -66,7 +68,7 @@ const FLAGS = flagSpec({
   values: [
     "repeat", "cases", "engines", "sizes", "concurrency", "latency-runs", "retry-samples", "detection-samples", "mixed-size",
     "burst-sizes", "burst-cap", "burst-repeat", "burst-clients",
-    "fanout-sizes", "fanout-concurrency", "fanout-repeat", "fanout-timeout", "idle-seconds", "quiet-wait", "order", "source", "out", "port-base", "profile",
+    "fanout-sizes", "fanout-concurrency", "fanout-repeat", "fanout-timeout", "pool-size", "idle-seconds", "quiet-wait", "order", "source", "out", "port-base", "profile",
   ],
   switches: ["quick", "docs", "no-docs", "keep-tmp", "verbose", "profile-isolates", "fresh"],
 });
@@ -95,6 +97,7 @@ export interface BenchOptions {
   fanOutRepeat: number;
   /** undefined: 60 s + 60 ms per item. */
   fanOutTimeoutS: number | undefined;
+  poolSize: number;
   idleSeconds: number;
   supervisorWorkflows: number;
   quietWaitS: number;
@@ -172,6 +175,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     fanOutConcurrency: count("fanout-concurrency", 100, 100),
     fanOutRepeat: onceUnlessAsked(values, "fanout-repeat"),
     fanOutTimeoutS: values["fanout-timeout"] === undefined ? undefined : integer(values["fanout-timeout"], "--fanout-timeout"),
+    poolSize: count("pool-size", 1000, 100),
     idleSeconds: count("idle-seconds", 20, 5),
     supervisorWorkflows: quick ? 5 : 20,
     quietWaitS: count("quiet-wait", 60, 5),

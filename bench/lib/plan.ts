@@ -9,6 +9,7 @@ import type { Engine } from "./engines/engine.ts";
 import { canProfile } from "./engines/engine.ts";
 import { fanOut } from "./fan-out.ts";
 import { log } from "./log.ts";
+import { pool } from "./pool.ts";
 import { loadProfiler, profilePath, saveProfile } from "./profiling.ts";
 import type { ProfiledMeasurement, Probe } from "./profiling.ts";
 import type { Outcome } from "./results.ts";
@@ -41,6 +42,7 @@ export function plannedCases(options: BenchOptions, repo: string): PlannedCase[]
     ...(wanted("supervisor") ? [supervisorCase(options)] : []),
     ...(wanted("mixed") ? [mixedCase(options)] : []),
     ...(wanted("fanout") ? fanOutCases(options) : []),
+    ...(wanted("pool") ? [poolCase(options)] : []),
     ...(wanted("burst") ? burstCases(options) : []),
   ];
 }
@@ -105,6 +107,17 @@ function fanOutCases(options: BenchOptions): PlannedCase[] {
       fanOut(ctx, engine, { tag: `fan${items}-${rep}`, items, maxConcurrency: options.fanOutConcurrency, timeoutMs: fanOutTimeoutMs(items, options.fanOutTimeoutS) }),
     applies: (engine, rep) => engine.fanOut !== undefined && rep <= options.fanOutRepeat,
   }));
+}
+
+/** W workflows of worker steps and the single ones beside http steps, on an engine with worker pools; bounded as throughput. */
+function poolCase(options: BenchOptions): PlannedCase {
+  const workflows = options.poolSize;
+  return {
+    name: `pool-${workflows}`,
+    run: (ctx, engine, rep) =>
+      pool(ctx, engine, { tag: `pool${workflows}-${rep}`, workflows, concurrency: options.concurrency, latencyRuns: options.latencyRuns, timeoutMs: timeoutFor(workflows) }),
+    applies: (engine) => engine.pool !== undefined,
+  };
 }
 
 /**

@@ -3,7 +3,10 @@
 // workflows at once uses it, since an engine under load is entitled to push back.
 import { sleep } from "../../scripts/lib/async.ts";
 import { errorMessage } from "../../scripts/lib/json.ts";
-import type { Engine, StartResult, WorkflowSpec } from "./engines/engine.ts";
+import type { Engine, StartResult } from "./engines/engine.ts";
+
+/** What starts a workflow from a spec and reads it back: an engine, or the pool case's worker workflows. */
+export type Starter<S extends { id: string }> = { startWorkflow(spec: S): Promise<StartResult> } & Pick<Engine, "readStatus">;
 
 /** One start is tried again for at most this long after its first try, then counted as a start failure. */
 export const START_RETRY_BUDGET_MS = 10 * 60_000;
@@ -30,7 +33,7 @@ export function newStartTally(): StartTally {
  * Retry-After or after no answer at all, until it is accepted or its retry budget or the start phase runs
  * out. Resolves true when the engine has the workflow.
  */
-export async function startWithBackPressure(engine: Engine, spec: WorkflowSpec, tally: StartTally, startsClosedAt: number): Promise<boolean> {
+export async function startWithBackPressure<S extends { id: string }>(engine: Starter<S>, spec: S, tally: StartTally, startsClosedAt: number): Promise<boolean> {
   const firstTryAt = Date.now();
   if (firstTryAt >= startsClosedAt) return failStart(tally, "not sent: the start phase's bound had passed");
   const giveUpAt = Math.min(firstTryAt + START_RETRY_BUDGET_MS, startsClosedAt);
@@ -61,7 +64,7 @@ function failStart(tally: StartTally, error: string): false {
   return false;
 }
 
-async function engineKnows(engine: Engine, id: string): Promise<boolean> {
+async function engineKnows(engine: Pick<Engine, "readStatus">, id: string): Promise<boolean> {
   const status = await engine.readStatus(id).catch(() => undefined);
   return status !== undefined && status.state !== "http_404";
 }

@@ -117,7 +117,7 @@ async function startAll(ctx: BenchContext, engine: Engine, { tag, workflows, con
  * is tried again in the next pass. Returns the ended ones' statuses, the reads made (to discount their CPU)
  * and the ids still pending.
  */
-async function readUntilTerminal(engine: Engine, ids: string[], concurrency: number, deadline: number): Promise<{ outcomes: Map<string, WorkflowStatus>; reads: number; pending: string[] }> {
+export async function readUntilTerminal(engine: Engine, ids: string[], concurrency: number, deadline: number): Promise<{ outcomes: Map<string, WorkflowStatus>; reads: number; pending: string[] }> {
   const outcomes = new Map<string, WorkflowStatus>();
   let reads = 0;
   let pending = ids;

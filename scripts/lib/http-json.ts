@@ -8,6 +8,8 @@ export interface JsonRequestOptions {
   headers?: Record<string, string>;
   /** Default 30 s. */
   timeoutMs?: number;
+  /** Ends the request early (e.g. a long poll nobody waits for any more); it then throws, as on a timeout. */
+  signal?: AbortSignal;
 }
 
 export interface JsonResponse {
@@ -22,12 +24,13 @@ export interface JsonResponse {
  * One JSON request with a timeout; never throws for an HTTP status, only for a network failure or a
  * timeout. Returns { status, body, text, headers } (body undefined when the answer is not JSON).
  */
-export async function requestJson(url: string | URL, { method = "GET", body, headers = {}, timeoutMs = 30_000 }: JsonRequestOptions = {}): Promise<JsonResponse> {
+export async function requestJson(url: string | URL, { method = "GET", body, headers = {}, timeoutMs = 30_000, signal }: JsonRequestOptions = {}): Promise<JsonResponse> {
+  const timeout = AbortSignal.timeout(timeoutMs);
   const response = await fetch(url, {
     method,
     headers: { ...(body === undefined ? {} : { "Content-Type": "application/json" }), ...headers },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(timeoutMs),
+    signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
   });
   const text = await response.text();
   let parsed: unknown;

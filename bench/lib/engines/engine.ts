@@ -55,6 +55,51 @@ export interface FanOutApi {
   cancel(id: string): Promise<void>;
 }
 
+/**
+ * One workflow of the pool case: sequential steps s1, s2, … each a `worker` action of `pool`, done by the
+ * bench's own workers, which pull it (an engine with a pull model: Shepherd).
+ */
+export interface PoolWorkflowSpec {
+  id: string;
+  pool: string;
+  steps: number;
+  retry: RetryPolicy;
+  timeouts: StepTimeouts;
+}
+
+/** A task as a poll hands it to a worker (only what the case reads). */
+export interface PoolTask {
+  token: string;
+  workflowId: string;
+  stepId: string;
+  attempt: number;
+}
+
+/** One worker's long poll: up to `max` tasks of the pool as soon as there are any, or none after `waitMs`. */
+export interface PollRequest {
+  pool: string;
+  workerId: string;
+  waitMs: number;
+  max: number;
+}
+
+/** A poll's answer: the tasks taken (none unless status is 200), and the engine's advice on a 429 or 503. */
+export interface PollAnswer {
+  status: number;
+  tasks: PoolTask[];
+  retryAfterS?: number;
+  error?: string;
+}
+
+/** An engine's worker pools: worker workflows started, a worker's poll, and its report on one task. */
+export interface PoolApi {
+  startWorkflow(spec: PoolWorkflowSpec): Promise<StartResult>;
+  /** `signal` ends a poll nobody waits for any more (the run is over). */
+  poll(request: PollRequest, signal?: AbortSignal): Promise<PollAnswer>;
+  /** The task's attempt completed with `output`: the answer's status (200, or 409 for an attempt that moved on). */
+  complete(token: string, output: unknown): Promise<{ status: number; error?: string }>;
+}
+
 /** A start's answer. `status` is "no answer" when the request got none (timeout, reset). */
 export interface StartResult {
   ok: boolean;
@@ -160,6 +205,8 @@ export interface Engine extends Lifecycle {
   dispatchInfo?(): Promise<DispatchInfo | undefined>;
   /** One workflow over many items, for an engine that has the fan-out case. */
   fanOut?: FanOutApi;
+  /** Worker pools, for an engine whose steps the user's own workers can pull (the pool case). */
+  pool?: PoolApi;
 }
 
 /** An engine whose isolate --profile can reach: the inspector, the Worker's name, the snapshot its bundle names. */

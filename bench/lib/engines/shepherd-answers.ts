@@ -1,7 +1,7 @@
 // Shepherd's answers as the cases read them: the workflow view, the history and the dev-only counters come
 // in as JSON, and only the fields the figures use are taken out, each checked for its type.
 import { field, isRecord, numberField, stringField } from "../../../scripts/lib/json.ts";
-import type { AttemptView, DevInfo, DispatchInfo, HistoryEvent, StepView, WorkflowStatus } from "./engine.ts";
+import type { AttemptView, DevInfo, DispatchInfo, HistoryEvent, PollAnswer, PoolTask, StepView, WorkflowStatus } from "./engine.ts";
 
 const TERMINAL = new Set(["completed", "failed", "compensated", "cancelled", "needs_attention"]);
 
@@ -67,4 +67,19 @@ export function devInfo(status: number, body: unknown): DevInfo | undefined {
 export function dispatchInfo(status: number, body: unknown): DispatchInfo | undefined {
   if (status !== 200 || !isRecord(body)) return undefined;
   return { lagMs: numberField(body, "lagMs") ?? null };
+}
+
+/** POST /v1/pools/{pool}/tasks/poll: the tasks taken; a task without a token or ids is left out (it could not be reported). */
+export function pollAnswer(status: number, body: unknown, text: string, retryAfterS: number | undefined): PollAnswer {
+  const tasks = field(body, "tasks");
+  if (status !== 200 || !Array.isArray(tasks)) return { status, tasks: [], retryAfterS, error: text.slice(0, 300) };
+  return { status, tasks: tasks.map(poolTask).filter((task) => task !== undefined) };
+}
+
+function poolTask(task: unknown): PoolTask | undefined {
+  const token = stringField(task, "token");
+  const workflowId = stringField(task, "workflowId");
+  const stepId = stringField(task, "stepId");
+  const attempt = numberField(task, "attempt");
+  return token && workflowId && stepId && attempt !== undefined ? { token, workflowId, stepId, attempt } : undefined;
 }

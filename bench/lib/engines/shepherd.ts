@@ -8,11 +8,13 @@ import { applyD1Migrations, describeSource, snapshotProject, wranglerDev } from 
 import type { SnapshotSource, SourceDescription, WranglerDev } from "../../../scripts/lib/wrangler-dev.ts";
 import { devLifecycle } from "./dev-lifecycle.ts";
 import { FAN_OUT_START_TIMEOUT_MS, FAN_OUT_STEP_ID } from "./engine.ts";
-import type { Engine, FanOutApi, FanOutSpec, ProfiledEngine, WorkflowSpec } from "./engine.ts";
-import { devInfo, dispatchInfo, historyEvents, workflowStatus } from "./shepherd-answers.ts";
+import type { Engine, FanOutApi, FanOutSpec, PoolApi, PoolWorkflowSpec, ProfiledEngine, WorkflowSpec } from "./engine.ts";
+import { devInfo, dispatchInfo, historyEvents, pollAnswer, workflowStatus } from "./shepherd-answers.ts";
 
 const TOKEN = "bench-token";
 const AUTH = { Authorization: `Bearer ${TOKEN}` };
+/** A long poll's answer may come this long after its waitMs on a busy machine before the worker gives up on it. */
+const POLL_GRACE_MS = 60_000;
 
 export interface EngineOptions {
   repo: string;
@@ -100,7 +102,41 @@ export function fanOutBody(spec: FanOutSpec): unknown {
   };
 }
 
-type ShepherdApi = Pick<Engine, "startWorkflow" | "readStatus" | "history" | "devInfo" | "dispatchInfo" | "cancel" | "fanOut">;
+/**
+ * The pool case's start: sequential `worker` steps s1 … sN of one pool (each depends on the one before), each
+ * task's input naming its workflow and step, as the http steps' bodies do.
+ */
+export function poolBody(spec: PoolWorkflowSpec): unknown {
+  return {
+    id: spec.id,
+    definition: {
+      name: "pool",
+      defaults: { retry: spec.retry, timeouts: spec.timeouts },
+      steps: Array.from({ length: spec.steps }, (_, index) => ({
+        id: `s${index + 1}`,
+        action: { type: "worker", pool: spec.pool, input: { workflow: "{{ workflow.id }}", step: `s${index + 1}` } },
+      })),
+    },
+  };
+}
+
+/** A worker's calls: the pool's long poll (tenant token), and the report, which the task's token alone authorises. */
+function poolApi(dev: WranglerDev): PoolApi {
+  return {
+    startWorkflow: (spec) => startShepherd(dev, poolBody(spec)),
+    async poll({ pool, workerId, waitMs, max }, signal) {
+      const url = `${dev.url}/v1/pools/${encodeURIComponent(pool)}/tasks/poll`;
+      const { status, body, text, headers } = await requestJson(url, { method: "POST", body: { workerId, waitMs, max }, headers: AUTH, timeoutMs: waitMs + POLL_GRACE_MS, signal });
+      return pollAnswer(status, body, text, retryAfterSeconds(headers));
+    },
+    async complete(token, output) {
+      const { status, text } = await requestJson(`${dev.url}/v1/tasks/${encodeURIComponent(token)}/complete`, { method: "POST", body: { output } });
+      return { status, error: status === 200 ? undefined : text.slice(0, 300) };
+    },
+  };
+}
+
+type ShepherdApi = Pick<Engine, "startWorkflow" | "readStatus" | "history" | "devInfo" | "dispatchInfo" | "cancel" | "fanOut" | "pool">;
 
 /** POST /v1/workflows: 201 is a new workflow, 200 the replay of one the engine has. */
 async function startShepherd(dev: WranglerDev, body: unknown, timeoutMs?: number): ReturnType<FanOutApi["start"]> {
@@ -123,6 +159,7 @@ function shepherdApi(dev: WranglerDev): ShepherdApi {
     readStatus,
     cancel,
     fanOut: { start: (spec) => startShepherd(dev, fanOutBody(spec), FAN_OUT_START_TIMEOUT_MS), readStatus, cancel },
+    pool: poolApi(dev),
     async history(id) {
       const { status, body } = await requestJson(`${workflow(id)}/history`, { headers: AUTH });
       return historyEvents(status, body);
