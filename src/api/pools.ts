@@ -68,6 +68,9 @@ const listPoolsRoute = createRoute({
 
 export const poolRoutes = new OpenAPIHono<AppEnv>()
   .openapi(pollRoute, async (c) => {
+    // The wait counts from the request's arrival here, not from the pool's: the answer is due by waitMs, whatever
+    // the hop to the pool's object took.
+    const arrivedAt = Date.now();
     const { pool } = c.req.valid("param");
     const { workerId, waitMs = DEFAULT_POLL_WAIT_MS, max = 1 } = c.req.valid("json");
     const tenant = c.get("tenant");
@@ -78,7 +81,7 @@ export const poolRoutes = new OpenAPIHono<AppEnv>()
     const signal = c.req.raw.signal;
     signal.addEventListener("abort", abandon, { once: true });
     try {
-      return c.json(await stub.poll({ pollId, tenant, pool, workerId, waitMs, max }), 200);
+      return c.json(await stub.poll({ pollId, tenant, pool, workerId, until: arrivedAt + waitMs, max }), 200);
     } finally {
       signal.removeEventListener("abort", abandon);
     }

@@ -56,7 +56,7 @@ export class WorkerPool extends DurableObject<Env> {
 
   /** A worker's long poll: up to `max` tasks as soon as there are any, or none after `waitMs`. */
   async poll(request: PollRequest): Promise<{ tasks: WorkerTask[] }> {
-    const until = Date.now() + request.waitMs;
+    const { until } = request;
     this.rows.sawWorker(request.workerId, Date.now());
     await this.registered(request.tenant, request.pool);
     for (;;) {

@@ -17,7 +17,8 @@ export interface PollRequest {
   tenant: string;
   pool: string;
   workerId: string;
-  waitMs: number;
+  /** When the poll must be answered (epoch ms): its `waitMs` counted from its arrival at the front door. */
+  until: number;
   max: number;
 }
 
