@@ -72,7 +72,7 @@ export async function judgeSoak(soak: SoakRun, hosts: Hosts, { features, serverF
     checkBreaker(supervisionSeen.breaker),
     ...checkMaps(soak.mapWorkflows, soak.mapRun.records, finals, remoteStats),
     ...(await checkChildren(client, soak.parentFamily, soak.childRun, finals)),
-    ...checkPool(soak.poolWorkflows, soak.poolRun, finals, remoteStats, outage),
+    ...checkPool(soak.poolWorkflows, soak.poolRun, finals, remoteStats, { outage, runtimeLagMs: soak.alarms?.maxOverdueMs ?? 0 }),
     checkServerFaults(features, serverFaults),
     ...(neighbourSeen ? checkNeighbour(neighbourSeen) : []),
   ];

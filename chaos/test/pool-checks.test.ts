@@ -98,6 +98,15 @@ describe("the pool checks", () => {
     assert.deepEqual(check.data?.counts, { answered: 1, late: 1, "cut by the restart": 2, "no answer": 1 });
   });
 
+  it("count a poll late by no more than the runtime's own timer lateness apart, and fail one later than that", () => {
+    const lateBy1500 = [log("w1", [poll(0, 5_000 + 1_000 + 1_500)])];
+    assert.equal(checkPollTimes(lateBy1500, null, 0).status, "fail");
+    const within = checkPollTimes(lateBy1500, null, 2_000);
+    assert.equal(within.status, "pass");
+    assert.match(within.detail, /1 of them within the runtime's own timer lateness/);
+    assert.equal(checkPollTimes(lateBy1500, null, 1_000).status, "fail");
+  });
+
   it("count a poll that had hung past its waitMs + 1 s before the kill as late, not as the restart's", () => {
     assert.equal(pollOutcome(poll(0, 12_000, [], 0), { from: 7_000, to: 9_000 }), "late");
     assert.equal(pollOutcome(poll(3_000, 4_500, [], 0), { from: 7_000, to: 9_000 }), "cut by the restart");
