@@ -47,7 +47,13 @@ export async function guardedByBreaker(env: Env, tenant: string, task: ClaimedTa
   }
   const report = await perform();
   if (isTransientFailure(report, task, signal)) return withFailureReported(env, call, report);
-  if (hostAnswered(report) && (troubled || known.has(keyOf(tenant, host)))) await tellBreaker(call, "recordSuccess", (breaker) => breaker.recordSuccess(call), env);
+  // The report does not wait for the breaker: it is advice, and one object per host that every agent tells of its
+  // successes queues up under load (the soak saw reports land 2 s after the remote's answer, past startToCloseMs).
+  // A success after a parking (the breaker's probe) is awaited: the breaker closes on it and releases parked steps.
+  if (hostAnswered(report) && (troubled || known.has(keyOf(tenant, host)))) {
+    const told = tellBreaker(call, "recordSuccess", (breaker) => breaker.recordSuccess(call), env);
+    if (troubled) await told;
+  }
   return report;
 }
 
