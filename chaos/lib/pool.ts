@@ -10,7 +10,7 @@ export const POOL_KIND = "pool";
 export const POOL_NAME = "chaos-pool";
 /** The worker steps of every pool workflow, in order; a task's idempotencyKey is `<workflowId>:<stepId>`. */
 export const POOL_STEPS = ["fetch", "resize", "store"] as const;
-export const DEFAULT_POOL_WORKFLOWS: Readonly<Record<"soak" | "quick", number>> = { soak: 60, quick: 10 };
+export const DEFAULT_POOL_WORKFLOWS: Readonly<Record<"soak" | "quick", number>> = { soak: 30, quick: 10 };
 /** The share of them held back until just before the restart (none without one). */
 export const RESTART_WAVE_SHARE = 0.35;
 
