@@ -1,2 +1,5 @@
-/** What routes read from the request context: the tenant is the one the caller's API token belongs to. */
-export type AppEnv = { Bindings: Env; Variables: { tenant: string } };
+/**
+ * What routes read from the request context: the tenant is the one the caller's API token belongs to; `arrivedAt`
+ * is when the request reached the Worker, before authentication and rate limiting (a long poll's wait counts from it).
+ */
+export type AppEnv = { Bindings: Env; Variables: { tenant: string; arrivedAt: number } };

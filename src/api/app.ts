@@ -48,6 +48,10 @@ export function createApp() {
     },
   });
 
+  app.use("/v1/*", async (c, next) => {
+    c.set("arrivedAt", Date.now());
+    await next();
+  });
   // Task routes are authorised by their signed task token instead (see tasks.ts).
   app.use("/v1/*", async (c, next) => {
     if (c.req.path.startsWith("/v1/tasks/")) return next();

@@ -68,9 +68,9 @@ const listPoolsRoute = createRoute({
 
 export const poolRoutes = new OpenAPIHono<AppEnv>()
   .openapi(pollRoute, async (c) => {
-    // The wait counts from the request's arrival here, not from the pool's: the answer is due by waitMs, whatever
-    // the hop to the pool's object took.
-    const arrivedAt = Date.now();
+    // The wait counts from the request's arrival at the Worker, not from the pool's: the answer is due by waitMs,
+    // whatever authentication, the rate limit and the hop to the pool's object took.
+    const arrivedAt = c.get("arrivedAt");
     const { pool } = c.req.valid("param");
     const { workerId, waitMs = DEFAULT_POLL_WAIT_MS, max = 1 } = c.req.valid("json");
     const tenant = c.get("tenant");
