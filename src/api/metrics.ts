@@ -7,8 +7,7 @@ import { readTenantMetrics, type TenantMetrics } from "../workflow-index/metrics
 import type { AppEnv } from "./app-env";
 import { ApiError } from "./errors";
 import { BEARER_AUTH, errorResponses } from "./openapi-helpers";
-import { poolFor } from "../pools/pool-stub";
-import { poolNames } from "../pools/pool-index";
+import { poolStats } from "../pools/pool-index";
 
 const count = z.number().int().min(0);
 const MetricsSchema = z
@@ -75,8 +74,7 @@ export const metricsRoutes = new OpenAPIHono<AppEnv>().openapi(metricsRoute, asy
 
 /** Each pool's pending tasks and oldest wait, from its object (the pools the tenant has are listed in D1). */
 async function poolFigures(env: Env, tenant: string): Promise<PoolFigures> {
-  const names = await poolNames(env, tenant);
-  const stats = await Promise.all(names.map((name) => poolFor(env, tenant, name).stats(tenant, name)));
+  const stats = await poolStats(env, tenant);
   return stats.map(({ name, pending, oldestPendingAgeMs }) => ({ name, pending, oldestPendingAgeMs }));
 }
 

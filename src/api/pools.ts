@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { PoolNameSchema } from "../domain/language/actions";
 import { poolFor } from "../pools/pool-stub";
-import { poolNames } from "../pools/pool-index";
+import { poolStats } from "../pools/pool-index";
 import { MAX_POLL_WAIT_MS } from "../pools/pool-types";
 import type { AppEnv } from "./app-env";
 import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
@@ -87,8 +87,5 @@ export const poolRoutes = new OpenAPIHono<AppEnv>()
     }
   })
   .openapi(listPoolsRoute, async (c) => {
-    const tenant = c.get("tenant");
-    const names = await poolNames(c.env, tenant);
-    const pools = await Promise.all(names.map((name) => poolFor(c.env, tenant, name).stats(tenant, name)));
-    return c.json({ pools }, 200);
+    return c.json({ pools: await poolStats(c.env, c.get("tenant")) }, 200);
   });

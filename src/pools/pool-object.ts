@@ -48,7 +48,7 @@ export class WorkerPool extends DurableObject<Env> {
   }
 
   /** The task moved to another pool (a fallback): it is no longer offered here. */
-  withdraw(_tenant: string, _pool: string, key: string): void {
+  withdraw(key: string): void {
     this.queue.remove(key);
     this.tasks.delete(key);
     this.rows.delete(key);
@@ -83,7 +83,7 @@ export class WorkerPool extends DurableObject<Env> {
     this.rows.finished(key);
   }
 
-  stats(_tenant: string, pool: string): PoolStats {
+  stats(pool: string): PoolStats {
     const now = Date.now();
     const oldest = this.queue.oldestOfferedAt();
     return { name: pool, pending: this.queue.size, oldestPendingAgeMs: oldest === undefined ? null : now - oldest, running: this.rows.running(now), workers: this.rows.workers(now - WORKER_SEEN_MS) };

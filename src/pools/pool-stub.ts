@@ -6,11 +6,11 @@ import type { PoolTaskOffer, PoolStats, PollRequest, WorkerTask } from "./pool-t
 
 export interface PoolStub {
   offer(offer: PoolTaskOffer): Promise<void>;
-  withdraw(tenant: string, pool: string, key: string): Promise<void>;
+  withdraw(key: string): Promise<void>;
   poll(request: PollRequest): Promise<{ tasks: WorkerTask[] }>;
   abandon(pollId: string): Promise<void>;
   finished(key: string): Promise<void>;
-  stats(tenant: string, pool: string): Promise<PoolStats>;
+  stats(pool: string): Promise<PoolStats>;
 }
 
 export function poolFor(env: Env, tenant: string, pool: string): PoolStub {

@@ -110,11 +110,12 @@ export class TransitionContext {
     step.status = kind === "action" ? "scheduled" : "compensating";
     this.record({ type: "step_scheduled", stepId: step.id, attempt: step.attempt, data: { kind } });
     // A worker task waits in its pool, which is durable: no message of ours to lose, so no lost-message check.
-    const worker = workerActionOf(this.plan(step.id), kind);
+    const plan = this.plan(step.id);
+    const worker = workerActionOf(plan, kind);
     if (worker) {
       attempt.pool = worker.pool;
       attempt.offeredAt = this.now;
-      this.effects.push({ type: "EnqueueAttempt", stepId: step.id, attempt: step.attempt, kind, offer: poolOffer(this.state, this.plan(step.id), worker.pool) });
+      this.effects.push({ type: "EnqueueAttempt", stepId: step.id, attempt: step.attempt, kind, offer: poolOffer(this.state, plan, worker.pool) });
       return;
     }
     attempt.queueCheckAt = this.now + queueCheckDelayMs(this.random);

@@ -9,7 +9,8 @@ import type { Attempt, StepState } from "./state";
 
 /** No worker of its pool took the task in time: it moves to the next pool (history `task_reassigned`). */
 export function reassignTask(ctx: TransitionContext, step: StepState, attempt: Attempt): void {
-  const action = workerActionOf(ctx.plan(step.id), attempt.kind);
+  const plan = ctx.plan(step.id);
+  const action = workerActionOf(plan, attempt.kind);
   const moves = (attempt.poolMoves ?? 0) + 1;
   const next = action && poolAfterMoves(action, moves);
   if (next === undefined || attempt.pool === undefined) return;
@@ -19,6 +20,6 @@ export function reassignTask(ctx: TransitionContext, step: StepState, attempt: A
   attempt.poolMoves = moves;
   attempt.offeredAt = ctx.now;
   ctx.changed = true;
-  const offer = { ...poolOffer(ctx.state, ctx.plan(step.id), next), withdrawFrom: from };
+  const offer = { ...poolOffer(ctx.state, plan, next), withdrawFrom: from };
   ctx.effects.push({ type: "EnqueueAttempt", stepId: step.id, attempt: attempt.n, kind: attempt.kind, offer });
 }

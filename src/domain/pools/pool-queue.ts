@@ -98,10 +98,6 @@ export class PoolQueue {
     return this.live.size;
   }
 
-  has(key: string): boolean {
-    return this.live.has(key);
-  }
-
   /** Adds a task; one already here under its key is left as it is (an offer delivered twice). */
   add(task: PendingTask): boolean {
     if (this.live.has(task.key)) return false;

@@ -32,7 +32,7 @@ export class PoolOfferDelivery extends EachRowDelivery {
     const { tenant, id } = workflow;
     try {
       await poolFor(this.env, tenant, offer.pool).offer({ tenant, pool: offer.pool, workflowId: id, stepId, attempt, priority: offer.priority, fairnessKey: offer.fairnessKey });
-      if (offer.withdrawFrom !== undefined) await poolFor(this.env, tenant, offer.withdrawFrom).withdraw(tenant, offer.withdrawFrom, taskKey(id, stepId, attempt));
+      if (offer.withdrawFrom !== undefined) await poolFor(this.env, tenant, offer.withdrawFrom).withdraw(taskKey(id, stepId, attempt));
     } catch (error) {
       return this.later(row, { message: "worker task not offered to its pool; the alarm tries again", workflowId: id, stepId, pool: offer.pool, error: String(error) });
     }
