@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { claimEagerly, reportEvent, startWorkflow, transition, type ChildEndNotice, type EventReply, type MapItemStatus, type SentEvent } from "../domain/machine";
+import { attemptSends, claimEagerly, reportEvent, startWorkflow, transition, type ChildEndNotice, type EventReply, type MapItemStatus, type SentEvent } from "../domain/machine";
 import type { AttemptReport } from "../domain/machine/task-message";
 import { commandEvent, type CommandRequest } from "../domain/language/operator-commands";
 import type { WorkflowState } from "../domain/machine/state";
@@ -37,7 +37,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     if (existing) return existing;
     const now = Date.now();
     const started = startWorkflow(startArgsOf(request, now));
-    const reserved = request.handOff === true ? await reserveAgentHosts(this.env, started.state, started.effects) : new Set<string>();
+    const reserved = request.handOff === true ? await reserveAgentHosts(this.env, started.state, attemptSends(started.effects)) : new Set<string>();
     // Another start of this id may have committed while the hosts answered.
     const raced = startedBefore(this.store.load(), request);
     if (raced) return raced;

@@ -1,7 +1,7 @@
 import type { Effect } from "../domain/machine";
 
 /** What the outbox holds: a row per promise a commit made (see Effect), delivered by outbox.ts. */
-export type OutboxKind = "handoff" | "task" | "pool" | "index" | "webhooks" | "schedule" | "child-start" | "child-close" | "parent-notice";
+export type OutboxKind = "handoff" | "task" | "pool" | "pool-withdraw" | "index" | "webhooks" | "schedule" | "child-start" | "child-close" | "parent-notice";
 
 export interface OutboxRow {
   seq: number;
@@ -50,6 +50,9 @@ export class OutboxRows {
       case "EnqueueAttempt":
         if (effect.offer) this.insert("pool", { stepId: effect.stepId, attempt: effect.attempt, kind: effect.kind, offer: effect.offer }, times.sendBy);
         else this.insert("task", { stepId: effect.stepId, attempt: effect.attempt, kind: effect.kind }, times.sendBy);
+        return;
+      case "WithdrawTask":
+        this.insert("pool-withdraw", { stepId: effect.stepId, attempt: effect.attempt, pool: effect.pool }, times.now);
         return;
       case "HandOffAttempt":
         this.insert("handoff", effect.task, times.sendBy);

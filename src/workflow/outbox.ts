@@ -8,6 +8,7 @@ import { HandOffDelivery } from "./deliveries/hand-off";
 import { IndexDelivery } from "./deliveries/index-entry";
 import { ParentNoticeDelivery } from "./deliveries/parent-notice";
 import { PoolOfferDelivery } from "./deliveries/pool-offer";
+import { PoolWithdrawDelivery } from "./deliveries/pool-withdraw";
 import { ScheduleNoticeDelivery } from "./deliveries/schedule-notice";
 import { TaskDelivery } from "./deliveries/tasks";
 import { WebhookDelivery } from "./deliveries/webhooks";
@@ -33,6 +34,8 @@ export class Outbox {
       handoff: new HandOffDelivery(store.outbox, env),
       task: new TaskDelivery(store.outbox, env),
       pool: new PoolOfferDelivery(store.outbox, env),
+      // After the offers: a task offered and withdrawn before either was delivered is offered, then withdrawn.
+      "pool-withdraw": new PoolWithdrawDelivery(store.outbox, env),
       index: new IndexDelivery(store.outbox, env),
       webhooks: this.webhooks,
       schedule: new ScheduleNoticeDelivery(store.outbox, env),

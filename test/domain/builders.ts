@@ -6,7 +6,7 @@ import {
   startWorkflow,
   transition,
   type ChildEffect,
-  type EnqueueAttempt as Effect,
+  type AttemptEffect as Effect,
   type HistoryEntryFields,
   type TransitionResult,
   type WorkflowEvent,
@@ -196,9 +196,11 @@ export function describeHistory(history: HistoryEntryFields[]): string[] {
   );
 }
 
-/** `enqueue b#2 compensation`. */
+/** `enqueue b#2 compensation`, `withdraw b#1 from gpu`. */
 export function describeEffects(effects: Effect[]): string[] {
-  return effects.map((effect) => `enqueue ${effect.stepId}#${effect.attempt} ${effect.kind}`);
+  return effects.map((effect) =>
+    effect.type === "WithdrawTask" ? `withdraw ${effect.stepId}#${effect.attempt} from ${effect.pool}` : `enqueue ${effect.stepId}#${effect.attempt} ${effect.kind}`,
+  );
 }
 
 export function stepStatuses(state: WorkflowState, ids: string[]): Record<string, StepStatus> {

@@ -1,6 +1,6 @@
 // The invariants of a transition, given the state before it: what every event must and must not do, as the contract
 // describes it. The property tests check them after every transition of a random script.
-import { MAX_INBOX_EVENTS, nextDeadlineAt, transition, type EventReply, type TransitionResult, type WorkflowEvent } from "../../src/domain/machine";
+import { attemptSends, MAX_INBOX_EVENTS, nextDeadlineAt, transition, type EventReply, type TransitionResult, type WorkflowEvent } from "../../src/domain/machine";
 import type { StepPlan } from "../../src/domain/language/plan";
 import { isTerminal, type WorkflowState } from "../../src/domain/machine/state";
 import { activeOf, attemptDeadlineAt, holds, isActive, latest, oneOf, planOf, same, stepIn } from "./machine-state-invariants";
@@ -65,9 +65,10 @@ export function checkEffects(before: WorkflowState, result: Result): void {
   const label = (stepId: string, n: number, kind: string) => `${stepId}#${n} ${kind}`;
   const known = (stepId: string) => stepIn(before, stepId)?.attempt ?? 0;
   const created = state.steps.flatMap((step) => step.attempts.filter((a) => a.n > known(step.id)).map((a) => label(step.id, a.n, a.kind)));
-  const fresh = result.effects.filter((e) => e.attempt > known(e.stepId));
+  const sends = attemptSends(result.effects);
+  const fresh = sends.filter((e) => e.attempt > known(e.stepId));
   same(fresh.map((e) => label(e.stepId, e.attempt, e.kind)).sort(), created.sort(), "effects enqueue exactly the new attempts");
-  for (const effect of result.effects.filter((e) => e.attempt <= known(e.stepId))) {
+  for (const effect of sends.filter((e) => e.attempt <= known(e.stepId))) {
     const was = stepIn(before, effect.stepId)?.attempts[effect.attempt - 1];
     const now = stepIn(state, effect.stepId)?.attempts[effect.attempt - 1];
     holds((now?.resends ?? 0) === (was?.resends ?? 0) + 1, `${effect.stepId}#${effect.attempt} is enqueued again but not as a resend`);
@@ -75,11 +76,18 @@ export function checkEffects(before: WorkflowState, result: Result): void {
   if (state.status === "paused") {
     holds(fresh.length === 0, `a paused workflow starts ${fresh.map((e) => `${e.stepId}#${e.attempt}`).join(", ")}`);
   }
-  for (const effect of result.effects) {
+  for (const effect of sends) {
     const step = stepIn(state, effect.stepId);
     const attempt = step?.attempts.find((a) => a.n === effect.attempt);
     holds(attempt?.status === "scheduled", `enqueued ${effect.stepId}#${effect.attempt} is ${attempt?.status}, not scheduled`);
     holds(step?.attempt === effect.attempt, `enqueued ${effect.stepId}#${effect.attempt} is not the step's current attempt`);
+  }
+  for (const effect of result.effects) {
+    if (effect.type !== "WithdrawTask") continue;
+    const was = stepIn(before, effect.stepId)?.attempts.find((a) => a.n === effect.attempt);
+    const now = stepIn(state, effect.stepId)?.attempts.find((a) => a.n === effect.attempt);
+    holds(was?.status === "scheduled" && was.pool === effect.pool, `withdrew ${effect.stepId}#${effect.attempt}, which did not wait in ${effect.pool}`);
+    holds(now?.status !== "scheduled", `withdrew ${effect.stepId}#${effect.attempt}, which still waits`);
   }
 }
 
@@ -201,7 +209,7 @@ function checkControl(before: WorkflowState, event: WorkflowEvent & { type: "Pau
   }
   holds(ok === !isTerminal(before.status), answered);
   if (!ok) return;
-  holds(state.status === "terminated" && result.effects.length === 0, `a terminate leaves it ${state.status} with ${result.effects.length} effects`);
+  holds(state.status === "terminated" && attemptSends(result.effects).length === 0, `a terminate leaves it ${state.status} with ${attemptSends(result.effects).length} attempts sent`);
   holds(state.error?.message === (event.reason ?? "terminated by an operator"), `terminated with error ${state.error?.message}`);
   for (const step of state.steps) {
     const was = stepIn(before, step.id)!;
@@ -366,7 +374,7 @@ function checkOperatorStepAction(
 /** A step runs only once everything it depends on succeeded or was skipped, and then it runs. */
 function checkDependencies(state: WorkflowState, result: Result): void {
   const satisfied = (id: string) => ["succeeded", "skipped"].includes(stepIn(state, id)?.status ?? "");
-  for (const effect of result.effects) {
+  for (const effect of attemptSends(result.effects)) {
     if (effect.kind !== "action") continue;
     for (const dependency of planOf(state, effect.stepId).dependsOn) {
       holds(satisfied(dependency), `${effect.stepId} was dispatched before ${dependency} finished`);

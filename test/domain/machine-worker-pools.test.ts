@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { diagnose } from "../../src/domain/machine/diagnosis";
 import { nextDeadline } from "../../src/domain/machine/deadlines";
-import { claimed, describeHistory, failedPermanently, plan, Run, step, succeeded, TEST_RETRY, workerAction } from "./builders";
+import { cancelRequested, claimed, describeEffects, describeHistory, failedPermanently, mapStep, plan, Run, step, succeeded, terminateRequested, TEST_RETRY, workerAction } from "./builders";
 
 /** A worker step with no scheduleToStartMs: a task may wait in its pool for as long as it takes. */
 const pooled = (fields: Parameters<typeof workerAction>[1] = {}, stepFields: Record<string, unknown> = {}) =>
@@ -84,5 +84,40 @@ describe("a worker action as a compensation", () => {
     expect(offered).toMatchObject({ type: "EnqueueAttempt", stepId: "a", kind: "compensation", offer: { pool: "undo" } });
     const attempt = run.step("a").attempt;
     expect(run.send({ type: "AttemptClaimed", stepId: "a", attempt, pool: "undo" }).reply).toMatchObject({ ok: true, task: { kind: "compensation", idempotencyKey: expect.stringMatching(/:compensate$/) } });
+  });
+});
+
+describe("a worker task that ends unclaimed", () => {
+  it.each([
+    { name: "its workflow is cancelled", event: cancelRequested() },
+    { name: "its workflow is terminated", event: terminateRequested() },
+  ])("is withdrawn from its pool when $name", ({ event }) => {
+    const run = new Run(pooled());
+    expect(describeEffects(run.send(event).effects)).toEqual(["withdraw s#1 from gpu"]);
+  });
+
+  it("is withdrawn from its pool when no worker took it by scheduleToStartMs, and the retry offered", () => {
+    const run = new Run(pooled({}, { timeouts: { scheduleToStartMs: 10_000, startToCloseMs: 5_000, heartbeatMs: 1_000 } }));
+    const timedOut = run.wait(10_000).send({ type: "DeadlinesReached" });
+    expect(describeEffects(timedOut.effects)).toEqual(["withdraw s#1 from gpu"]);
+    const retried = run.wait(60_000).send({ type: "DeadlinesReached" });
+    expect(describeEffects(retried.effects)).toEqual(["enqueue s#2 action"]);
+  });
+
+  it("is withdrawn from the pool it moved to, not the one it left", () => {
+    const run = new Run(pooled({ fallback: { pools: ["cpu"], afterMs: 60_000 } }));
+    run.wait(60_000).send({ type: "DeadlinesReached" });
+    expect(describeEffects(run.send(cancelRequested()).effects)).toEqual(["withdraw s#1 from cpu"]);
+  });
+
+  it("each item of a stopped map is withdrawn from its pool", () => {
+    const run = new Run(plan([mapStep("each", [1, 2], { maxConcurrency: 2, step: { action: workerAction("gpu") } })]));
+    expect(describeEffects(run.send(cancelRequested()).effects).sort()).toEqual(["withdraw each#0#1 from gpu", "withdraw each#1#1 from gpu"]);
+  });
+
+  it("a task a worker took is not withdrawn: its report is fenced instead", () => {
+    const run = new Run(pooled());
+    run.send({ type: "AttemptClaimed", stepId: "s", attempt: 1, pool: "gpu" });
+    expect(describeEffects(run.send(cancelRequested()).effects)).toEqual([]);
   });
 });

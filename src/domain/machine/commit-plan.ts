@@ -3,7 +3,7 @@ import { isTerminal, type WorkflowState } from "./state";
 import type { HistoryEntryFields } from "./history";
 import { nextDeadlineAt } from "./deadlines";
 import type { ClaimedTask } from "./claimed-task";
-import type { ChildEffect, Effect, EnqueueAttempt } from "./effects";
+import type { AttemptEffect, ChildEffect, Effect } from "./effects";
 import { parentNotice } from "./children";
 
 /** What the shell commits besides the state: the effects, and the deadline the alarm and the index row carry. */
@@ -15,7 +15,7 @@ export interface CommitPlan {
 /** The part of a transition's result the commit reads (see `transition`, `startWorkflow`). */
 export interface Transitioned {
   state: WorkflowState;
-  effects: readonly EnqueueAttempt[];
+  effects: readonly AttemptEffect[];
   /** Children to start or close (`workflow` steps). */
   childEffects?: readonly ChildEffect[];
   history: readonly HistoryEntryFields[];

@@ -4,7 +4,7 @@ import { findStepPlan, type StepPlan } from "../language/plan";
 import type { Attempt, AttemptKind, StepState, WorkflowState } from "./state";
 import { renderTemplates, TemplateError, type TemplateContext } from "../language/templates";
 import { queueCheckDelayMs } from "./queue-check";
-import type { ChildEffect, EnqueueAttempt } from "./effects";
+import type { AttemptEffect, ChildEffect } from "./effects";
 import { poolOffer, workerActionOf } from "./pool-placement";
 import { ItemRowsOverlay, NO_ITEM_ROWS, type MapItemRows } from "./map/item-rows";
 import { mapItemOf } from "../language/plan";
@@ -18,8 +18,8 @@ const QUEUE_CHECK_BACKOFF = { initialMs: 60_000, maxMs: 3_600_000, jitter: 0.2 }
  * append to `effects` and `history`, which the shell persists together.
  */
 export class TransitionContext {
-  /** The attempts to send; the commit adds the rest of the effects (see commitPlan). */
-  readonly effects: EnqueueAttempt[] = [];
+  /** The attempts to send or take back; the commit adds the rest of the effects (see commitPlan). */
+  readonly effects: AttemptEffect[] = [];
   /** Children of `workflow` steps to start or close (see steps/workflow.ts, children.ts). */
   readonly childEffects: ChildEffect[] = [];
   readonly history: HistoryEntry[] = [];

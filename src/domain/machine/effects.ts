@@ -28,6 +28,25 @@ export interface EnqueueAttempt {
   offer?: PoolOffer;
 }
 
+/**
+ * Take back a worker task its pool still holds: its attempt ended before any worker claimed it (the workflow was
+ * cancelled or terminated, the item's map stopped, or no worker took it by its schedule-to-start deadline).
+ */
+export interface WithdrawTask {
+  type: "WithdrawTask";
+  stepId: string;
+  attempt: number;
+  pool: string;
+}
+
+/** What a transition does with its attempts outside the object: send them, or take back one a pool still holds. */
+export type AttemptEffect = EnqueueAttempt | WithdrawTask;
+
+/** The attempts a transition sends (or offers), without the withdrawals. */
+export function attemptSends(effects: readonly AttemptEffect[]): EnqueueAttempt[] {
+  return effects.filter((effect): effect is EnqueueAttempt => effect.type === "EnqueueAttempt");
+}
+
 /** Write the workflow's entry in the cross-workflow index (D1): only the newest one matters. */
 export interface WriteIndexEntry {
   type: "WriteIndexEntry";
@@ -105,7 +124,7 @@ export interface ChildEndNotice {
   error?: StepError;
 }
 
-export type Effect = EnqueueAttempt | HandOffAttempt | WriteIndexEntry | AnnounceHistory | NotifySchedule | ChildEffect | NotifyParent;
+export type Effect = EnqueueAttempt | WithdrawTask | HandOffAttempt | WriteIndexEntry | AnnounceHistory | NotifySchedule | ChildEffect | NotifyParent;
 export type EffectType = Effect["type"];
 
 /** The effects of one type, typed as such. */

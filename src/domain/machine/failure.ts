@@ -3,6 +3,7 @@ import type { Attempt, StepError, StepState } from "./state";
 import type { TransitionContext } from "./context";
 import { mapItemOf } from "../language/plan";
 import { beginCompensation, fenceUnfinishedSteps } from "./saga";
+import { withdrawUnclaimed } from "./pool-offers";
 
 /**
  * Ends an attempt that did not succeed. A retryable failure with budget left waits out its backoff;
@@ -19,6 +20,7 @@ export function failAttempt(
   attempt.endedAt = ctx.now;
   attempt.error = error;
   step.error = error;
+  withdrawUnclaimed(ctx, step.id, attempt);
   const policy = ctx.plan(step.id).retry;
   const mayRetry = error.retryable !== false && step.budgetUsed < policy.maxAttempts;
   const final = !mayRetry || (attempt.kind === "action" && ctx.state.status === "compensating");

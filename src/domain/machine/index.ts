@@ -5,7 +5,7 @@ import type { AttemptReport, CircuitOpened } from "./task-message";
 import type { HistoryEntryFields } from "./history";
 import type { CommandReply, OperatorEvent } from "../language/operator-commands";
 import { TransitionContext } from "./context";
-import type { ChildEffect, EnqueueAttempt } from "./effects";
+import { attemptSends, type AttemptEffect, type ChildEffect, type EnqueueAttempt } from "./effects";
 import { superviseDeadlines } from "./deadlines";
 import { claimAttempt, type ClaimedTask } from "./claim";
 import { dispatchReadySteps } from "./dispatch";
@@ -18,7 +18,8 @@ import { countHistory } from "./metrics";
 import { ItemRowsOverlay, NO_ITEM_ROWS, type MapItemRow, type MapItemRows, type PendingItems } from "./map/item-rows";
 import { applyChildEvent, closeChildrenOfFencedSteps, type ChildReply, type ChildWorkflowEvent } from "./children";
 
-export type { ChildEffect, ChildEndNotice, ChildStart, CloseChildWorkflow, Effect, EnqueueAttempt } from "./effects";
+export { attemptSends } from "./effects";
+export type { AttemptEffect, ChildEffect, ChildEndNotice, ChildStart, CloseChildWorkflow, Effect, EnqueueAttempt, WithdrawTask } from "./effects";
 export type { ChildReply, ChildWorkflowEvent } from "./children";
 export type { CommitPlan } from "./commit-plan";
 export { effectsOf } from "./effects";
@@ -100,7 +101,7 @@ export interface TransitionResult<R = unknown> {
   /** False when the event changed nothing (a duplicate, a rejected report): nothing needs persisting. */
   changed: boolean;
   /** The attempts to send; `commitPlan` adds the rest of the transition's effects. */
-  effects: EnqueueAttempt[];
+  effects: AttemptEffect[];
   /** Children of `workflow` steps to start or close. */
   childEffects: ChildEffect[];
   history: HistoryEntryFields[];
@@ -240,7 +241,8 @@ export function claimEagerly<R>(
   let merged: TransitionResult<R> = result;
   const claimed: ClaimedTask[] = [];
   // A worker task is its pool's to hand out: never taken by an agent.
-  for (const effect of result.effects.filter((effect) => !effect.offer && takes(effect)).slice(0, Math.max(0, limit))) {
+  const sends = attemptSends(result.effects).filter((effect) => !effect.offer && takes(effect));
+  for (const effect of sends.slice(0, Math.max(0, limit))) {
     // The claim reads the items' rows as the report left them, its own writes not yet stored.
     const rows = new ItemRowsOverlay(items);
     for (const row of merged.itemRows) rows.write(row);

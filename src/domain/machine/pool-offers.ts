@@ -23,3 +23,13 @@ export function reassignTask(ctx: TransitionContext, step: StepState, attempt: A
   const offer = { ...poolOffer(ctx.state, plan, next), withdrawFrom: from };
   ctx.effects.push({ type: "EnqueueAttempt", stepId: step.id, attempt: attempt.n, kind: attempt.kind, offer });
 }
+
+/**
+ * The attempt ended while it still waited in its pool (no worker claimed it): the pool is told to drop it, so its
+ * pending count and oldest age are the live tasks'. Should the withdrawal be lost, the pool's claim of the task is
+ * refused and it drops the task then.
+ */
+export function withdrawUnclaimed(ctx: TransitionContext, stepId: string, attempt: Attempt): void {
+  if (attempt.pool === undefined || attempt.startedAt !== undefined) return;
+  ctx.effects.push({ type: "WithdrawTask", stepId, attempt: attempt.n, pool: attempt.pool });
+}

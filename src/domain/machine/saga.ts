@@ -4,6 +4,7 @@ import type { TransitionContext } from "./context";
 import { endedWithoutAnswer } from "./ambiguous";
 import { advanceMapUndo, fenceMaps, mapNeedsUndo } from "./map/undo";
 import { isMapStep } from "./map/progress";
+import { withdrawUnclaimed } from "./pool-offers";
 
 /**
  * Steps with no attempt under way that are still open: not started, backing off (an action, or a compensation
@@ -25,6 +26,7 @@ export function fenceUnfinishedSteps(ctx: TransitionContext): string[] {
     if (attempt) {
       attempt.status = "cancelled";
       attempt.endedAt = ctx.now;
+      withdrawUnclaimed(ctx, step.id, attempt);
     }
     if (attempt || step.status === "retrying") {
       // Any earlier action attempt that started (a silent agent, a timed-out call) may have taken effect.

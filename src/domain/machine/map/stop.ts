@@ -2,6 +2,7 @@ import { mapItemOf } from "../../language/plan";
 import { ACTIVE_ATTEMPT_STATUSES } from "../state";
 import type { TransitionContext } from "../context";
 import { itemStepsOf, type MapStep } from "./progress";
+import { withdrawUnclaimed } from "../pool-offers";
 
 /**
  * Stops a map's items in flight (its map failed, or the workflow unwinds or ends): their attempts are fenced and
@@ -15,6 +16,7 @@ export function stopItemsInFlight(ctx: TransitionContext, map: MapStep): void {
     if (active && ACTIVE_ATTEMPT_STATUSES.includes(active.status)) {
       active.status = "cancelled";
       active.endedAt = ctx.now;
+      withdrawUnclaimed(ctx, item.id, active);
     }
     const started = item.attempts.some((attempt) => attempt.kind === "action" && attempt.startedAt !== undefined);
     progress.seq = (progress.seq ?? 0) + 1;
