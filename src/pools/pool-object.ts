@@ -7,6 +7,7 @@ import { taskKey } from "./pool-stub";
 import { PoolRows, type PoolTask } from "./pool-rows";
 import { MAX_POLL_WAIT_MS, WORKER_SEEN_MS, type PollRequest, type PoolStats, type PoolTaskOffer, type WorkerTask } from "./pool-types";
 import { registerPool } from "./pool-index";
+import { verifiedBeforeHandOut } from "./pool-verify";
 
 /** How long past its `waitMs` a poll that has tasks goes on claiming more (the contract answers by `waitMs` + 1 s). */
 const CLAIMS_PAST_WAIT_MS = 500;
@@ -116,6 +117,10 @@ export class WorkerPool extends DurableObject<Env> {
       }
       this.tasks.delete(task.key);
       if (!reply.ok || !("task" in reply)) {
+        this.rows.delete(task.key);
+        continue;
+      }
+      if (await verifiedBeforeHandOut(this.env, task.tenant, reply.task)) {
         this.rows.delete(task.key);
         continue;
       }

@@ -1,8 +1,9 @@
 // Worker pools through the real objects (contract v1.2, "The user's own agents: worker pools"; cases 29 and 31):
 // a pool's long poll, exactly one poll per attempt, a worker that dies, priority, fallback and tenancy.
 import { exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { api, bearer, getWorkflow, historyOf, uniqueId, waitForStatus, type TestTenant } from "../helpers/api";
+import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { backdate, fireAlarm } from "../helpers/time";
 
 const workerStep = (id: string, pool: string, fields: Record<string, unknown> = {}) => ({ id, action: { type: "worker", pool, input: { file: "{{ input.file }}" }, ...fields } });
@@ -164,5 +165,61 @@ describe("case 31: no worker for a pool", () => {
     expect(task).toMatchObject({ workflowId: id, attempt: 1 });
     const step = (await getWorkflow(id)).steps.find((s: { id: string }) => s.id === "resize");
     expect(step.attempt).toBe(1);
+  });
+});
+
+describe("a worker task that ends unclaimed", () => {
+  it("leaves its pool's pending count when its workflow is cancelled", async () => {
+    const pool = uniquePool();
+    const cancelled = await startPooled(pool, { tenant: "gamma" });
+    await startPooled(pool, { tenant: "gamma" });
+    const pending = async () => (await api("GET", "/v1/pools", undefined, { headers: bearer("gamma") })).body.pools.find((p: { name: string }) => p.name === pool)?.pending;
+    await vi.waitFor(async () => expect(await pending()).toBe(2));
+    expect((await api("POST", `/v1/workflows/${cancelled}/cancel`, {}, { headers: bearer("gamma") })).status).toBe(202);
+    await vi.waitFor(async () => expect(await pending()).toBe(1));
+  });
+});
+
+describe("a worker step's verify (as for http)", () => {
+  afterEach(() => vi.restoreAllMocks());
+  const verify = { verify: { type: "http", url: `${REMOTE}/jobs/{{ workflow.id }}` } };
+
+  /** A worker takes attempt 1 and dies; the heartbeat deadline and the backoff pass; the retry is offered. */
+  async function retryAfterDeadWorker(pool: string): Promise<string> {
+    const id = await startPooled(pool, { stepFields: verify });
+    expect((await poll(pool)).body.tasks).toHaveLength(1);
+    await backdate(id, { ms: 11_000 });
+    await fireAlarm(id);
+    await backdate(id, { ms: 60_000 });
+    await fireAlarm(id);
+    return id;
+  }
+
+  it("asks verify before handing out the retry: a 2xx ends the step with that output and no worker gets the task", async () => {
+    const remote = mockRemote((call) => (call.method === "GET" ? json({ thumb: "done-earlier.png" }) : json({}, 500)));
+    const pool = uniquePool();
+    const id = await retryAfterDeadWorker(pool);
+    expect((await poll(pool, { workerId: "w-2", waitMs: 1_000 })).body.tasks).toEqual([]);
+    const done = await waitForStatus(id, "completed");
+    expect(done.output).toEqual({ resize: { thumb: "done-earlier.png" } });
+    expect((await historyOf(id)).map((event) => event.type)).toContain("step_verified");
+    expect(remote.calls.map((call) => [call.method, call.headers["idempotency-key"], new URL(call.url).pathname])).toEqual([["GET", `${id}:resize`, `/jobs/${id}`]]);
+  });
+
+  it("hands the retry to a worker when verify answers 404", async () => {
+    const remote = mockRemote(() => json({ error: "no such job" }, 404));
+    const pool = uniquePool();
+    const id = await retryAfterDeadWorker(pool);
+    const [retry] = (await poll(pool, { workerId: "w-2", waitMs: 2_000 })).body.tasks;
+    expect(retry).toMatchObject({ workflowId: id, attempt: 2 });
+    expect(remote.calls).toHaveLength(1);
+  });
+
+  it("does not ask verify before a first attempt", async () => {
+    const remote = mockRemote(() => json({}, 500));
+    const pool = uniquePool();
+    await startPooled(pool, { stepFields: verify });
+    expect((await poll(pool, { waitMs: 1_000 })).body.tasks).toHaveLength(1);
+    expect(remote.calls).toEqual([]);
   });
 });
