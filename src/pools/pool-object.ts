@@ -60,8 +60,14 @@ export class WorkerPool extends DurableObject<Env> {
     const { until } = request;
     this.rows.sawWorker(request.workerId, Date.now());
     await this.registered(request.tenant, request.pool);
-    for (;;) {
+    for (let woken = false; ; woken = true) {
       if (this.abandoned.delete(request.pollId)) return { tasks: [] };
+      // Woken past its time (a late timer, a busy object): the answer is due now, not after another claim.
+      if (woken && Date.now() >= until + CLAIMS_PAST_WAIT_MS) {
+        // An offer that woke it goes to the next waiting poll instead.
+        if (this.queue.size > 0) this.wakeOne();
+        return { tasks: [] };
+      }
       const tasks = await this.handOut(request.pool, request.max, until);
       if (tasks.length > 0 || Date.now() >= until) return { tasks };
       await this.offerOrTimeout(until - Date.now(), request.pollId);
