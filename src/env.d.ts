@@ -25,6 +25,8 @@ interface ShepherdSettings {
   INDEX_SHARDS?: string;
   /** How many of the index shards one tenant's workflows spread over, 1 to INDEX_SHARDS (default all). */
   INDEX_SHARDS_PER_TENANT?: string;
+  /** The tenant shown the STARTS queue's dead letters that name no tenant of API_TOKENS (default: the only tenant, if one). */
+  STARTS_DEAD_LETTER_TENANT?: string;
   /** "true" enables the dev-only routes and fault injection (npm start, tests); never set in wrangler.toml. */
   DEV_HOOKS?: string;
   /** Dev only: JSON object of fault name to probability (see src/dev/faults.ts); ignored without DEV_HOOKS. */

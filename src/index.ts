@@ -4,6 +4,8 @@ import { consumeTaskBatch } from "./agents/task-consumer";
 import { createApp } from "./api/app";
 import { sweepOverdueWorkflows } from "./supervisor/sweep";
 import { consumeWebhookBatch } from "./webhooks/consumer";
+import { consumeStartBatch } from "./starts/start-consumer";
+import { recordGivenUpStarts } from "./starts/dead-letter-consumer";
 
 export { AgentHost } from "./agents/agent-host";
 export { TargetBreaker } from "./breakers/target-breaker";
@@ -18,7 +20,9 @@ export default {
   fetch: app.fetch,
   async queue(batch, env, _ctx) {
     if (batch.queue === "shepherd-webhooks") await consumeWebhookBatch(batch, env);
-    else if (batch.queue.endsWith("-dlq")) await recordDeadLetters(batch, env);
+    else if (batch.queue === "shepherd-starts") await consumeStartBatch(batch, env);
+    else if (batch.queue === "shepherd-starts-dlq") await recordGivenUpStarts(batch, env);
+    else if (batch.queue === "shepherd-tasks-dlq") await recordDeadLetters(batch, env);
     // Every task queue (shepherd-tasks, shepherd-tasks-1 ...: see TASK_QUEUE_SHARDS) has the same consumer.
     else await withConsumerFaults(consumeTaskBatch)(batch, env);
   },

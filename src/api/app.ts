@@ -20,6 +20,7 @@ import { webhookRoutes } from "./webhooks";
 import { workflowRoutes } from "./workflows";
 import { mapItemRoutes } from "./map-items";
 import { poolRoutes } from "./pools";
+import { startRoutes } from "./starts";
 
 type RoutesOf<T> = T extends OpenAPIHono<AppEnv, infer S> ? S : never;
 
@@ -37,7 +38,8 @@ export type ApiRoutes = OpenAPIHono<
     RoutesOf<typeof definitionRoutes> &
     RoutesOf<typeof scheduleRoutes> &
     RoutesOf<typeof metricsRoutes> &
-    RoutesOf<typeof poolRoutes>
+    RoutesOf<typeof poolRoutes> &
+    RoutesOf<typeof startRoutes>
 >;
 
 /** The front door: JSON routes validated by the same zod schemas that generate `GET /openapi.json`. */
@@ -87,6 +89,7 @@ export function createApp() {
   app.route("/", webhookRoutes);
   app.route("/", metricsRoutes);
   app.route("/", poolRoutes);
+  app.route("/", startRoutes);
   app.route("/", taskRoutes);
   app.route("/", devRoutes);
   app.route("/", docsRoutes);

@@ -23,6 +23,18 @@ export const devRoutes = new Hono<AppEnv>()
     if ("ok" in inspected) throw rejectionToError(inspected);
     return c.json(inspected);
   })
+  // Puts the body, as sent, on the STARTS queue, as another Worker's producer binding would: to try the queue locally,
+  // a message that cannot start included (its dead letter shows in GET /v1/starts/dead-letters).
+  .post("/dev/starts", async (c) => {
+    let body: unknown;
+    try {
+      body = await c.req.json();
+    } catch {
+      throw new ApiError(400, "invalid_json", "The request body is not valid JSON.");
+    }
+    await c.env.STARTS.send(body);
+    return c.json({ queued: true }, 202);
+  })
   // What back-pressure at the front door sees: the task queue's lag as the consumers last reported it, and whose
   // deliveries filled it (admission refuses only those at or past their fair share).
   .get("/dev/dispatch", async (c) => {
