@@ -10,6 +10,7 @@ import { signTaskToken, type TaskTokenClaims } from "../../src/domain/security/t
 import { breakerName } from "../../src/breakers/breaker-rpc";
 import { api, bearer, snapshot, startAs, TOKENS, uniqueId, type TestTenant } from "../helpers/api";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
+import { deliverStarts } from "../helpers/starts";
 import { tokenClaims } from "../helpers/tasks";
 import {
   EXPECTED_ROUTES,
@@ -330,6 +331,22 @@ describe("case 20 (API auth and tenancy): the breakers of another tenant's targe
     await vi.waitFor(async () => expect(await hostsOf("alpha")).toContain(host), { timeout: 5_000, interval: 20 });
 
     for (const tenant of ["beta", "default"] as const) expect(await hostsOf(tenant)).not.toContain(host);
+  });
+});
+
+describe("case 20 (API auth and tenancy): the start dead letters of another tenant", () => {
+  it("are not in the other tenants' GET /v1/starts/dead-letters, even with the owner's cursor", async () => {
+    const bad = (n: number) => ({ id: `auth-dead-${n}`, body: { tenant: "alpha", start: { definition: { name: "no-steps", steps: [] } } } });
+    await deliverStarts([bad(1), bad(2)]);
+    const ownPage = await api("GET", "/v1/starts/dead-letters?limit=1", undefined, as("alpha"));
+    expect(ownPage.body.deadLetters.map((letter: { messageId: string }) => letter.messageId)).toEqual(["auth-dead-2"]);
+
+    for (const tenant of ["beta", "default"] as const) {
+      const listed = await api("GET", `/v1/starts/dead-letters?cursor=${ownPage.body.nextCursor}`, undefined, as(tenant));
+      expect(listed.status).toBe(200);
+      expect(listed.body.deadLetters.map((letter: { messageId: string }) => letter.messageId)).not.toContain("auth-dead-1");
+      expect((await api("GET", "/v1/starts/dead-letters", undefined, as(tenant))).body.deadLetters).not.toContainEqual(expect.objectContaining({ tenant: "alpha" }));
+    }
   });
 });
 

@@ -86,6 +86,8 @@ const CONTRACT_ROUTES: [method: string, path: string][] = [
   // v1.2: worker pools.
   ["post", "/v1/pools/{pool}/tasks/poll"],
   ["get", "/v1/pools"],
+  // v1.2: the STARTS queue's dead letters.
+  ["get", "/v1/starts/dead-letters"],
 ];
 
 let doc: OpenApiDocument;

@@ -96,6 +96,8 @@ export const EXPECTED_ROUTES = [
   // v1.2: the user's own workers pull from their pools.
   "POST /v1/pools/{pool}/tasks/poll",
   "GET /v1/pools",
+  // v1.2: the STARTS queue's messages that could never start.
+  "GET /v1/starts/dead-letters",
   "POST /v1/tasks/{token}/heartbeat",
   "POST /v1/tasks/{token}/complete",
   "POST /v1/tasks/{token}/fail",

@@ -14,10 +14,11 @@ export interface Delivered {
 }
 
 /**
- * One batch delivered to the consumer of `queue`; what it answered for each message, and the delay it asked for each
- * retried one (`getQueueResult` reports which were retried, not their delays).
+ * One batch delivered to the consumer of `queue`, of a deployment with `settings` besides the tests' own; what it
+ * answered for each message, and the delay it asked for each retried one (`getQueueResult` reports which were
+ * retried, not their delays).
  */
-export async function deliver(queue: "shepherd-starts" | "shepherd-starts-dlq", messages: Delivered[]) {
+export async function deliver(queue: "shepherd-starts" | "shepherd-starts-dlq", messages: Delivered[], settings: Partial<Env> = {}) {
   const batch = createMessageBatch(
     queue,
     messages.map(({ id, body, attempts = 1 }) => ({ id, timestamp: new Date(), attempts, body })),
@@ -31,11 +32,11 @@ export async function deliver(queue: "shepherd-starts" | "shepherd-starts-dlq", 
     };
   }
   const ctx = createExecutionContext();
-  await worker.queue(batch, env, ctx);
+  await worker.queue(batch, { ...env, ...settings }, ctx);
   return { ...(await getQueueResult(batch, ctx)), delays };
 }
 
-export const deliverStarts = (messages: Delivered[]) => deliver("shepherd-starts", messages);
+export const deliverStarts = (messages: Delivered[], settings: Partial<Env> = {}) => deliver("shepherd-starts", messages, settings);
 
 /** A definition that waits for an event a day long: a started workflow stays put while the test looks at it. */
 export const waitingDefinition = (name: string) => ({ name, steps: [{ id: "hold", waitForEvent: { event: "done", timeoutMs: 86_400_000 } }] });
@@ -66,11 +67,11 @@ export async function deadLettersOf(tenant: TestTenant = "default"): Promise<Dea
 }
 
 /**
- * The dead letters `tenant` sees (the first page) when the deployment has these settings besides the tests' own:
+ * The dead letters the holder of `token` sees (the first page) when the deployment has these settings besides the tests' own:
  * the route run by the Worker's fetch handler with them.
  */
-export async function deadLettersWithSettings(tenant: TestTenant, settings: Partial<Env>): Promise<DeadLetterView[]> {
-  const request = new Request("http://shepherd.test/v1/starts/dead-letters?limit=100", { headers: bearer(tenant) });
+export async function deadLettersWithSettings(token: string, settings: Partial<Env>): Promise<DeadLetterView[]> {
+  const request = new Request("http://shepherd.test/v1/starts/dead-letters?limit=100", { headers: { Authorization: `Bearer ${token}` } });
   const response = await worker.fetch!(request as Request<unknown, IncomingRequestCfProperties>, { ...env, ...settings }, createExecutionContext());
   if (response.status !== 200) throw new Error(`GET /v1/starts/dead-letters answered ${response.status}: ${await response.text()}`);
   return ((await response.json()) as { deadLetters: DeadLetterView[] }).deadLetters;

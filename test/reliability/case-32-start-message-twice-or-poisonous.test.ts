@@ -4,7 +4,7 @@
 // never retried forever; one refused for now is retried later, never a dead letter.
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api, bearer, historyOf, uniqueId } from "../helpers/api";
+import { api, bearer, historyOf, TOKENS, uniqueId } from "../helpers/api";
 import { watchDeliveries } from "../helpers/queue";
 import { deadLetterOf, deadLettersOf, deadLettersWithSettings, deliverStarts, queueLagOf, waitingDefinition } from "../helpers/starts";
 
@@ -86,7 +86,7 @@ describe("case 32: a poisonous start message", () => {
     expect(result.retryMessages).toEqual([]);
     // A deployment with several tenants shows them to the tenant STARTS_DEAD_LETTER_TENANT names, and to no other.
     expect(await deadLetterOf("m-unknown-tenant", "default")).toBeUndefined();
-    const letters = await deadLettersWithSettings("alpha", { STARTS_DEAD_LETTER_TENANT: "alpha" });
+    const letters = await deadLettersWithSettings(TOKENS.alpha, { STARTS_DEAD_LETTER_TENANT: "alpha" });
     expect(letters.find((letter) => letter.messageId === "m-unknown-tenant")).toMatchObject({
       tenant: "nobody",
       error: { code: "unknown_tenant", message: expect.stringContaining('No tenant "nobody"') },
