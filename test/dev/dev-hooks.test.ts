@@ -38,8 +38,13 @@ describe("dev hooks in the deployed configuration", () => {
     expect(withInjectedFaults(deployed)).toBe(deployed);
   });
 
-  it.each(["/dev/workflows/any", "/dev/dispatch"])("answers 404 on the dev route %s, even with a valid token", async (path) => {
-    const response = await createApp().fetch(new Request(`http://shepherd.test${path}`, { headers: bearer() }), deployedEnv(), createExecutionContext());
+  it.each([
+    ["GET", "/dev/workflows/any"],
+    ["GET", "/dev/dispatch"],
+    ["POST", "/dev/starts"],
+  ])("answers 404 on the dev route %s %s, even with a valid token", async (method, path) => {
+    const init = { method, headers: { ...bearer(), "Content-Type": "application/json" }, ...(method === "POST" ? { body: "{}" } : {}) };
+    const response = await createApp().fetch(new Request(`http://shepherd.test${path}`, init), deployedEnv(), createExecutionContext());
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({ error: { code: "not_found" } });
   });
@@ -51,6 +56,14 @@ describe("dev hooks in the deployed configuration", () => {
 });
 
 describe("dev hooks in local development and tests (DEV_HOOKS=true)", () => {
+  it("POST /dev/starts puts the body on the STARTS queue as a producer would, and its start is made", async () => {
+    const id = uniqueId("dev-start");
+    const response = await api("POST", "/dev/starts", { tenant: "default", start: { id, definition: { name: "dev-start", steps: [{ id: "hold", sleep: { durationMs: 60_000 } }] } } });
+    expect(response).toEqual({ status: 202, body: { queued: true } });
+    await vi.waitFor(async () => expect((await api("GET", `/v1/workflows/${id}`)).status).toBe(200), { timeout: 10_000, interval: 50 });
+    expect((await api("POST", "/dev/starts", "{not json")).status).toBe(400);
+  });
+
   it("fires a fault from FAULTS with its probability", () => {
     const local = { DEV_HOOKS: "true", FAULTS: JSON.stringify({ alarmThrows: 1, enqueueFails: 0 }) };
     expect(faultFires(local, "alarmThrows")).toBe(true);
