@@ -6,6 +6,7 @@ import { html } from "./html.js";
 import { href, useRoute } from "./router.js";
 import { currentToken, signOut } from "./session.js";
 import { SignIn } from "./sign-in.js";
+import { DeadLettersPage } from "./pages/dead-letters.js";
 import { MetricsPage } from "./pages/metrics.js";
 import { PoolsPage } from "./pages/pools.js";
 import { SchedulesPage } from "./pages/schedules.js";
@@ -16,6 +17,7 @@ const NAV = [
   ["workflows", "Workflows"],
   ["schedules", "Schedules"],
   ["pools", "Pools"],
+  ["dead-letters", "Dead letters"],
   ["metrics", "Metrics"],
 ];
 
@@ -23,6 +25,7 @@ function Page({ route }) {
   if (route.page === "workflows" && route.params[0]) return html`<${WorkflowPage} id=${route.params[0]} />`;
   if (route.page === "schedules") return html`<${SchedulesPage} route=${route} />`;
   if (route.page === "pools") return html`<${PoolsPage} />`;
+  if (route.page === "dead-letters") return html`<${DeadLettersPage} route=${route} />`;
   if (route.page === "metrics") return html`<${MetricsPage} route=${route} />`;
   return html`<${WorkflowsPage} route=${route} />`;
 }
