@@ -4,7 +4,7 @@ import type { DeadLetterPosition } from "./dead-letter-cursor";
 import { storedBody, storedError, type DeadLetterRecord, type DeadLetterView } from "./dead-letter";
 import { namedTenant, namedWorkflowId } from "./start-message";
 
-/** The owner of the dead letters of messages that named no tenant the deployment knows (see dead-letter-viewer.ts). */
+/** The owner of the dead letters of messages that named no tenant the deployment knows (see deadLetterViewer in tenants.ts). */
 export const NO_TENANT = "";
 
 /** A dead letter is kept this long; older ones go as new ones of their tenant are recorded. */

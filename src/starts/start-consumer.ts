@@ -31,6 +31,8 @@ async function consumeStart(message: Message<unknown>, env: Env): Promise<void> 
     // Durable before acked: a dead letter that could not be recorded is retried like any failure.
     if (verdict.kind === "dead") {
       await recordDeadLetter(env.DB, { tenant: read.tenant, messageId: message.id, body: message.body, error: verdict.error, attempts: message.attempts, at: Date.now() });
+      // In the log too: with several tenants and no STARTS_DEAD_LETTER_TENANT, those naming no tenant are shown to nobody.
+      console.warn(JSON.stringify({ message: "start dead-lettered", id: message.id, tenant: read.tenant ?? null, error: verdict.error.message }));
     }
   } catch (error) {
     verdict = deferredAfterFailure(message.attempts, String(error));
