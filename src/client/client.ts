@@ -41,6 +41,7 @@ export type DefinitionBody = InferRequestType<Definition["$put"]>["json"];
 export type DefinitionListQuery = InferRequestType<Api["v1"]["definitions"]["$get"]>["query"];
 export type ScheduleSpec = InferRequestType<Api["v1"]["schedules"]["$post"]>["json"];
 export type ScheduleListQuery = InferRequestType<Api["v1"]["schedules"]["$get"]>["query"];
+export type StartDeadLetterQuery = InferRequestType<Api["v1"]["starts"]["dead-letters"]["$get"]>["query"];
 
 /** A typed client of the Shepherd API: request and response types are the server's own route schemas. */
 export function createShepherdClient(options: ShepherdClientOptions) {
@@ -57,6 +58,8 @@ export function createShepherdClient(options: ShepherdClientOptions) {
     metrics: () => unwrap(api.v1.metrics.$get()),
     /** The tenant's worker pools: tasks pending and running, the oldest wait, the workers seen in the last 5 minutes. */
     pools: () => unwrap(api.v1.pools.$get()),
+    /** A page of the STARTS queue's messages of the tenant that could never start, newest first, with their errors. */
+    startDeadLetters: (query: StartDeadLetterQuery = {}) => unwrap(api.v1.starts["dead-letters"].$get({ query })),
     /** Starts a worker of the pool: it polls, runs `handler` per task with heartbeats, and reports (worker-types.ts). */
     worker: (workerOptions: WorkerOptions) => startWorker(workerApi(api, connection), workerOptions, runtime.random),
   };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { uniqueId } from "../helpers/api";
 import { dailySpec, waitingDefinition } from "../helpers/schedules";
+import { deliverStarts } from "../helpers/starts";
 import { clientFor } from "./client";
 
 const client = clientFor();
@@ -35,5 +36,13 @@ describe("schedules through the typed client", () => {
   it("reads the tenant's metrics", async () => {
     const metrics = await client.metrics();
     expect(metrics).toHaveProperty("asOf");
+  });
+
+  it("pages the tenant's start dead letters", async () => {
+    await deliverStarts([1, 2].map((n) => ({ id: `client-dead-${n}`, body: { tenant: "default", start: { definition: { name: "no-steps", steps: [] } } } })));
+    const first = await client.startDeadLetters({ limit: "1" });
+    expect(first.deadLetters.map((letter) => [letter.messageId, letter.error.code])).toEqual([["client-dead-2", "validation_failed"]]);
+    const second = await client.startDeadLetters({ limit: "1", cursor: first.nextCursor });
+    expect(second.deadLetters.map((letter) => letter.messageId)).toEqual(["client-dead-1"]);
   });
 });
