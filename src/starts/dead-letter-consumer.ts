@@ -2,10 +2,10 @@
  * The consumer of `shepherd-starts-dlq`: what the queue gave up on all the same (every delivery failed: the consumer
  * crashed on it, or a deferred message could not be sent again in time) is recorded as a dead letter too, then acked.
  */
-import { redeliveryDelaySeconds } from "../agents/redelivery";
 import type { DeadLetterError } from "./dead-letter";
 import { recordDeadLetter } from "./dead-letters-db";
 import { readStartMessage } from "./start-message";
+import { delayAfterFailureSeconds } from "./start-verdict";
 import { knownTenants } from "./tenants";
 
 const GIVEN_UP: DeadLetterError = {
@@ -26,7 +26,8 @@ export async function recordGivenUpStarts(batch: MessageBatch<unknown>, env: Env
         message.ack();
       } catch (error) {
         console.error(JSON.stringify({ message: "could not record a start the queue gave up on; retrying", id: message.id, error: String(error) }));
-        message.retry({ delaySeconds: redeliveryDelaySeconds(message.attempts) });
+        // This queue has no dead-letter queue of its own: it keeps trying, as long apart as a deferred start.
+        message.retry({ delaySeconds: delayAfterFailureSeconds(message.attempts) });
       }
     }),
   );

@@ -6,7 +6,7 @@
 import { startWorkflowRun } from "../admission/start-workflow";
 import { recordDeadLetter } from "./dead-letters-db";
 import { readStartMessage, type ReadStart } from "./start-message";
-import { deferredAfterFailure, verdictOf, type StartVerdict } from "./start-verdict";
+import { deferredAfterFailure, verdictOf, type Deferral, type StartVerdict } from "./start-verdict";
 import { knownTenants } from "./tenants";
 
 /**
@@ -48,7 +48,7 @@ async function readFor(env: Env, message: Message<unknown>): Promise<ReadStart> 
   return readStartMessage(message.body, message.id, known.tenants);
 }
 
-async function defer(env: Env, message: Message<unknown>, copy: unknown, verdict: Extract<StartVerdict, { kind: "deferred" }>): Promise<void> {
+async function defer(env: Env, message: Message<unknown>, copy: unknown, verdict: Deferral): Promise<void> {
   const { delaySeconds, reason } = verdict;
   console.log(JSON.stringify({ message: "start deferred", id: message.id, attempts: message.attempts, delaySeconds, reason }));
   if (message.attempts >= COPY_AFTER_DELIVERIES) {

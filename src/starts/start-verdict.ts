@@ -30,7 +30,14 @@ export function verdictOf(outcome: StartOutcome, deliveries: number): StartVerdi
   }
 }
 
+export type Deferral = Extract<StartVerdict, { kind: "deferred" }>;
+
 /** A start that could not be made now (an object overloaded or unreachable, D1 down): the `deliveries`-th failed. */
-export function deferredAfterFailure(deliveries: number, reason: string, random: () => number = Math.random): StartVerdict {
-  return { kind: "deferred", delaySeconds: Math.max(1, Math.round(backoffMs(deliveries - 1, DEFERRAL, random) / 1_000)), reason };
+export function deferredAfterFailure(deliveries: number, reason: string, random: () => number = Math.random): Deferral {
+  return { kind: "deferred", delaySeconds: delayAfterFailureSeconds(deliveries, random), reason };
+}
+
+/** How long a message waits after its `deliveries`-th delivery failed. */
+export function delayAfterFailureSeconds(deliveries: number, random: () => number = Math.random): number {
+  return Math.max(1, Math.round(backoffMs(deliveries - 1, DEFERRAL, random) / 1_000));
 }
