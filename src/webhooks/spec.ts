@@ -1,7 +1,7 @@
 /** What a webhook subscription is, as the API takes it and shows it, and the queue message that delivers to it. */
 import { z } from "zod";
 import { FILTER_PATTERN, filterProblem } from "./event-names";
-import { SECRET_MAX_LENGTH, SECRET_PATTERN, secretProblem } from "./signature";
+import { WebhookSecretSchema } from "../domain/security/webhook-secret";
 
 /** Subscriptions per tenant: each is posted to in turn for every event, so their number bounds a message's work. */
 export const WEBHOOKS_PER_TENANT = 20;
@@ -24,15 +24,7 @@ export const WebhookSpecSchema = z.strictObject({
         if (problem) ctx.addIssue({ code: "custom", path: [index], message: problem });
       });
     }),
-  secret: z
-    .string()
-    .max(SECRET_MAX_LENGTH)
-    .regex(SECRET_PATTERN, "must be whsec_ followed by the base64 of 24 to 64 bytes")
-    .superRefine((secret, ctx) => {
-      const problem = secretProblem(secret);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    })
-    .optional(),
+  secret: WebhookSecretSchema.optional(),
 });
 
 export type WebhookSpec = z.infer<typeof WebhookSpecSchema>;
