@@ -1,6 +1,6 @@
 import { ConfigError, targetPolicyFor } from "../config";
 import type { DefinitionInput } from "../domain/language/schemas";
-import { definitionTargetIssues } from "../domain/security/target-policy";
+import { checkTarget, definitionTargetIssues, type TargetPolicy } from "../domain/security/target-policy";
 
 export interface StartIssue {
   code: "custom";
@@ -26,13 +26,24 @@ export function validationRefusal(issues: StartIssue[]): Extract<TargetRefusal, 
  * ALLOWED_TARGETS refuses everything (fail closed).
  */
 export function checkDefinitionTargets(env: Env, tenant: string, definition: DefinitionInput, at: (string | number)[]): TargetRefusal | undefined {
+  return checkWithPolicy(env, tenant, (policy) => definitionTargetIssues(definition, policy).map(({ path, message }) => ({ code: "custom", path: [...at, ...path], message })));
+}
+
+/** A start's `notify.url`, checked as an action's target would be: the notice is a call to it, as a step's is. */
+export function checkNotifyTarget(env: Env, tenant: string, url: string): TargetRefusal | undefined {
+  return checkWithPolicy(env, tenant, (policy) => {
+    const problem = checkTarget(url, policy);
+    return problem ? [{ code: "custom", path: ["notify", "url"], message: problem }] : [];
+  });
+}
+
+function checkWithPolicy(env: Env, tenant: string, issuesUnder: (policy: TargetPolicy) => StartIssue[]): TargetRefusal | undefined {
   let issues;
   try {
-    issues = definitionTargetIssues(definition, targetPolicyFor(env, tenant));
+    issues = issuesUnder(targetPolicyFor(env, tenant));
   } catch (error) {
     if (error instanceof ConfigError) return { ok: false, code: "not_configured", message: `${error.message}; fix the ALLOWED_TARGETS setting.` };
     throw error;
   }
-  if (issues.length === 0) return undefined;
-  return validationRefusal(issues.map(({ path, message }) => ({ code: "custom", path: [...at, ...path], message })));
+  return issues.length === 0 ? undefined : validationRefusal(issues);
 }

@@ -18,7 +18,7 @@ import { MAX_MAP_ITEMS } from "../domain/contract";
 import { backPressureNow } from "./back-pressure-now";
 import { findDefinition } from "../registry/d1-registry";
 import type { StartRequest } from "../workflow/rpc";
-import { checkDefinitionTargets, type TargetRefusal } from "./definition-targets";
+import { checkDefinitionTargets, checkNotifyTarget, type TargetRefusal } from "./definition-targets";
 
 export type StartRefusal =
   | TargetRefusal
@@ -55,6 +55,8 @@ export async function startRequestFor(env: Env, tenant: string, body: StartWorkf
   }
   const resolved = await runnableDefinition(env, tenant, body);
   if (!resolved.ok) return resolved;
+  const notifyRefused = body.notify && checkNotifyTarget(env, tenant, body.notify.url);
+  if (notifyRefused) return notifyRefused;
   const overloaded = options.admitted ? undefined : await overloadRefusal(env, { tenant, name: resolved.definition.name });
   if (overloaded) return overloaded;
   const id = body.id ?? `wf_${crypto.randomUUID()}`;
@@ -73,6 +75,7 @@ export async function startRequestFor(env: Env, tenant: string, body: StartWorkf
     ...(parent ? { parent } : {}),
     ...(body.priority === undefined ? {} : { priority: body.priority }),
     ...(body.fairnessKey === undefined ? {} : { fairnessKey: body.fairnessKey }),
+    ...(body.notify ? { notify: body.notify } : {}),
     handOff: startHandOff(env),
   };
   return { ok: true, request };

@@ -37,7 +37,7 @@ export async function runAlarm(transitions: Transitions, env: Env, info?: AlarmI
     if (transitions.state()) await transitions.alarm.guard();
     // A quiet tenant's retries skip the queue too, so they do not wait behind another tenant's backlog; a busy
     // one's go through it, where they count towards back-pressure (see HandOff).
-    await alarmTick(transitions, env, startHandOff(env) ? { handOff: "fair-share" } : {});
+    await alarmTick(transitions, env, { byAlarm: true, ...(startHandOff(env) ? { handOff: "fair-share" } : {}) });
   } catch (error) {
     await transitions.alarm.rearmAfterFailure(error, info);
   }

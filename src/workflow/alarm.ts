@@ -19,11 +19,14 @@ export class SupervisorAlarm {
     this.armedAt = undefined;
   }
 
-  /** Never later than `target`; none when nothing is pending. */
+  /**
+   * Never later than `target`; none when nothing is pending. An alarm noted in the past is moved to a later target
+   * all the same: it has fired (its tick may be the one running) or fires at once, and nothing is due before `target`.
+   */
   async arm(target: number | undefined): Promise<void> {
     const wanted = target ?? null;
     if (this.armedAt === wanted) return;
-    if (wanted !== null && this.armedAt !== undefined && this.armedAt !== null && this.armedAt <= wanted) return;
+    if (wanted !== null && this.armedAt !== undefined && this.armedAt !== null && this.armedAt <= wanted && this.armedAt > Date.now()) return;
     await this.write(wanted);
   }
 

@@ -12,3 +12,10 @@ export const SEND_LEASE_MS = 30_000;
 
 /** Failures in a row (a send the queue refused, a webhook receiver that failed) space the next try out: 1 s, 2 s … 60 s. */
 export const SEND_RETRY = { initialMs: 1_000, maxMs: 60_000, jitter: 0.2 };
+
+/**
+ * The end's notice to a start's `notify` URL: a receiver outside Shepherd, given time to come back (5 s, 10 s … 10
+ * minutes apart) and given up after this many tries, about 50 minutes after the first, with `workflow_notify_failed`.
+ */
+export const NOTICE_RETRY = { initialMs: 5_000, maxMs: 600_000, jitter: 0.2 };
+export const NOTICE_TRIES = 12;

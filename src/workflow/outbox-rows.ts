@@ -1,7 +1,7 @@
 import type { Effect } from "../domain/machine";
 
 /** What the outbox holds: a row per promise a commit made (see Effect), delivered by outbox.ts. */
-export type OutboxKind = "handoff" | "task" | "pool" | "pool-withdraw" | "index" | "webhooks" | "schedule" | "child-start" | "child-close" | "parent-notice";
+export type OutboxKind = "handoff" | "task" | "pool" | "pool-withdraw" | "index" | "webhooks" | "schedule" | "child-start" | "child-close" | "parent-notice" | "end-notice";
 
 export interface OutboxRow {
   seq: number;
@@ -74,6 +74,9 @@ export class OutboxRows {
         return;
       case "NotifyParent":
         this.insert("parent-notice", effect.notice, times.now);
+        return;
+      case "PostEndNotice":
+        this.insert("end-notice", effect.notice, times.now);
         return;
     }
   }

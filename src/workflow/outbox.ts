@@ -1,9 +1,10 @@
 import type { WebhookReport } from "../webhooks/message";
 import type { OutboxKind } from "./outbox-rows";
 import type { WorkflowStore } from "./store";
-import type { DeliveredFor, Delivery } from "./deliveries/delivery";
+import type { DeliveredFor, Delivery, OwnObject } from "./deliveries/delivery";
 import { ChildCloseDelivery } from "./deliveries/child-close";
-import { ChildStartDelivery, type ParentObject } from "./deliveries/child-start";
+import { ChildStartDelivery } from "./deliveries/child-start";
+import { EndNoticeDelivery } from "./deliveries/end-notice";
 import { HandOffDelivery } from "./deliveries/hand-off";
 import { IndexDelivery } from "./deliveries/index-entry";
 import { ParentNoticeDelivery } from "./deliveries/parent-notice";
@@ -14,20 +15,20 @@ import { TaskDelivery } from "./deliveries/tasks";
 import { WebhookDelivery } from "./deliveries/webhooks";
 
 export { taskMessage, type QueuedTask } from "./deliveries/tasks";
-export type { DeliveredFor } from "./deliveries/delivery";
-export type { ParentObject } from "./deliveries/child-start";
+export type { DeliveredFor, OwnObject } from "./deliveries/delivery";
 
 /**
  * Delivers what commits left in the object's outbox, one `Delivery` per kind of row: task messages to the queue
  * (or straight to an agent host), the index entry to D1, the history's announcement to the webhooks' queue, the
- * schedule's notice, a child workflow's start or close and a child's notice to its parent. Every row was written in the same transaction as the state it belongs to, so a crash or a
+ * schedule's notice, a child workflow's start or close, a child's notice to its parent and the end's notice to the
+ * start's `notify` URL. Every row was written in the same transaction as the state it belongs to, so a crash or a
  * failed call loses nothing: the row stays, and the alarm tries again with backoff.
  */
 export class Outbox {
   private readonly deliveries: { [K in OutboxKind]: Delivery };
   private readonly webhooks: WebhookDelivery;
 
-  constructor(store: WorkflowStore, env: Env, self: ParentObject) {
+  constructor(store: WorkflowStore, env: Env, self: OwnObject) {
     this.webhooks = new WebhookDelivery(store.outbox, env, (seq) => store.hasHistoryAfter(seq), () => store.load()?.state);
     // In this order: a start's first attempts, then the queue's, the index and the announcements after.
     this.deliveries = {
@@ -43,6 +44,8 @@ export class Outbox {
       "child-start": new ChildStartDelivery(store.outbox, env, self),
       "child-close": new ChildCloseDelivery(store.outbox, env),
       "parent-notice": new ParentNoticeDelivery(store.outbox, env),
+      // Last: it may wait on a receiver outside Shepherd for seconds, and only the alarm delivers it.
+      "end-notice": new EndNoticeDelivery(store.outbox, env, self),
     };
   }
 

@@ -1,5 +1,6 @@
 import type { HandOff } from "../agents/host-shard";
 import type { WorkflowPlan } from "../domain/language/plan";
+import type { Notify } from "../domain/language/notify";
 import type { StartArgs } from "../domain/machine";
 import type { ParentRef, PinnedDefinition, WorkflowState } from "../domain/machine/state";
 import { toWorkflowView, type WorkflowView } from "../domain/machine/view";
@@ -22,6 +23,8 @@ export interface StartRequest {
   /** Its worker tasks' priority and fairness key in their pools (the start's own fields). */
   priority?: number;
   fairnessKey?: string;
+  /** Where its end is POSTed (the start's `notify`). */
+  notify?: Notify;
   /** Hand the first attempts straight to agent hosts with room, not through the queue (START_HAND_OFF). */
   handOff?: boolean;
 }
@@ -35,11 +38,11 @@ export const NOT_FOUND = { ok: false, code: "not_found", message: "workflow not 
 
 /** What the machine's start takes from a start request (the rest is the hash and the hand-off). */
 export function startArgsOf(request: StartRequest, now: number): StartArgs {
-  const { tenant, id, plan, input, definition, schedule, parent, priority, fairnessKey } = request;
+  const { tenant, id, plan, input, definition, schedule, parent, priority, fairnessKey, notify } = request;
   return {
     tenant, id, plan, input, now,
     ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }), ...(parent ? { parent } : {}),
-    ...(priority === undefined ? {} : { priority }), ...(fairnessKey === undefined ? {} : { fairnessKey }),
+    ...(priority === undefined ? {} : { priority }), ...(fairnessKey === undefined ? {} : { fairnessKey }), ...(notify ? { notify } : {}),
   };
 }
 
@@ -53,6 +56,8 @@ export interface CommitOptions {
   claimed?: { stepId: string; attempt: number };
   /** A start or the supervisor's tick: hand the attempts to agent hosts directly when they take them (see HandOff). */
   handOff?: HandOff;
+  /** The alarm commits: its deliveries include those that wait on a receiver outside Shepherd (see DeliveredFor). */
+  byAlarm?: boolean;
 }
 
 /**

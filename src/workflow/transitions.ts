@@ -70,7 +70,7 @@ export class Transitions {
     const { tenant, id, name } = result.state;
     // A failed delivery waits for the alarm; a lease freed by a send is left to lapse (see SEND_LEASE_MS), but with
     // no deadline (an ended workflow) the alarm was only the deliveries' lease, and goes once nothing is left.
-    const delivery = await this.outbox.deliver({ tenant, id, name, ...(options.handOff ? { handOff: options.handOff } : {}) });
+    const delivery = await this.outbox.deliver({ tenant, id, name, ...(options.handOff ? { handOff: options.handOff } : {}), ...(options.byAlarm ? { byAlarm: true } : {}) });
     if (delivery === "deferred" || deadline === undefined) await this.rearm();
   }
 

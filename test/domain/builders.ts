@@ -13,6 +13,7 @@ import {
 } from "../../src/domain/machine";
 import type { DefinitionInput, HttpAction, Sleep, StepInput, WaitForEvent } from "../../src/domain/language/schemas";
 import type { WorkerAction } from "../../src/domain/language/actions";
+import type { Notify } from "../../src/domain/language/notify";
 import type { ParentRef, StepError, StepState, StepStatus, WorkflowState, WorkflowStatus } from "../../src/domain/machine/state";
 import { MemoryItemRows } from "../../src/domain/machine/map/memory-item-rows";
 
@@ -141,11 +142,11 @@ export class Run {
   /** Children of `workflow` steps started or closed so far. */
   readonly childEffects: ChildEffect[] = [];
 
-  constructor(workflowPlan: WorkflowPlan, options: { id?: string; input?: unknown; at?: number; parent?: ParentRef; placement?: { priority?: number; fairnessKey?: string } } = {}) {
+  constructor(workflowPlan: WorkflowPlan, options: { id?: string; input?: unknown; at?: number; parent?: ParentRef; placement?: { priority?: number; fairnessKey?: string }; notify?: Notify } = {}) {
     workflowCount += 1;
     this.now = options.at ?? T0;
     const started = startWorkflow(
-      { tenant: "acme", id: options.id ?? `wf-${workflowCount}`, plan: workflowPlan, input: options.input, now: this.now, ...(options.parent ? { parent: options.parent } : {}), ...options.placement },
+      { tenant: "acme", id: options.id ?? `wf-${workflowCount}`, plan: workflowPlan, input: options.input, now: this.now, ...(options.parent ? { parent: options.parent } : {}), ...options.placement, ...(options.notify ? { notify: options.notify } : {}) },
       fixedRandom,
     );
     this.state = started.state;

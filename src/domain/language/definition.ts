@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { canonicalJson } from "../security/canonical-json";
 import { DefinitionRefSchema, PrioritySchema } from "./primitives";
+import { NotifySchema } from "./notify";
 import { DefinitionShapeSchema, IdSchema, ItemStepSchema, PayloadSchema, type DefinitionInput, type ItemStepInput, type StepInput } from "./schemas";
 import { sha256Hex } from "../security/sha256";
 import { checkTemplatePath, templatePaths } from "./templates";
@@ -232,6 +233,8 @@ export const StartWorkflowSchema = z
     priority: PrioritySchema.optional(),
     /** Within one priority, a pool's tasks of different keys take turns (one customer's 10 000 tasks do not starve another's one). */
     fairnessKey: z.string().min(1).max(128).optional(),
+    /** When it ends, its final view is POSTed to `url`, signed with `secret` (Standard Webhooks). */
+    notify: NotifySchema.optional(),
   })
   .superRefine(refineDefinitionChoice);
 

@@ -5,6 +5,7 @@ import { nextDeadlineAt } from "./deadlines";
 import type { ClaimedTask } from "./claimed-task";
 import type { AttemptEffect, ChildEffect, Effect } from "./effects";
 import { parentNotice } from "./children";
+import { endNotice } from "./end-notice";
 
 /** What the shell commits besides the state: the effects, and the deadline the alarm and the index row carry. */
 export interface CommitPlan {
@@ -26,7 +27,7 @@ export interface Transitioned {
 /**
  * Every effect of a transition from `previous` (undefined for a start): its task messages, the index entry when
  * the listing or the sweep's lease needs one (`reindex`: the sweep woke the object, write it regardless), the
- * webhooks' announcement of new history, and the schedule's notice when the workflow just ended. The state
+ * webhooks' announcement of new history, and the notices of an end (to the schedule, the parent, the `notify` URL). The state
  * remembers what the index was given (`indexedDeadlineAt`), so the lease is renewed once, not by every commit after.
  */
 export function commitPlan(previous: WorkflowState | undefined, result: Transitioned, now: number, reindex = false): CommitPlan {
@@ -45,6 +46,8 @@ export function commitPlan(previous: WorkflowState | undefined, result: Transiti
   }
   const notice = parentNotice(previous, state);
   if (notice) effects.push(notice);
+  const ended = endNotice(previous, state, now);
+  if (ended) effects.push(ended);
   return { effects, nextDeadlineAt: deadline };
 }
 

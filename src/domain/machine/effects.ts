@@ -6,6 +6,9 @@
 import type { IndexEntry } from "./index-entry";
 import type { AttemptKind, StepError, WorkflowStatus } from "./state";
 import type { ClaimedTask } from "./claimed-task";
+import type { PostEndNotice } from "./end-notice";
+
+export type { EndNotice, PostEndNotice } from "./end-notice";
 
 /** Where a worker task goes: its pool, where it stands there, and the pool it leaves (a reassignment). */
 export interface PoolOffer {
@@ -124,7 +127,7 @@ export interface ChildEndNotice {
   error?: StepError;
 }
 
-export type Effect = EnqueueAttempt | WithdrawTask | HandOffAttempt | WriteIndexEntry | AnnounceHistory | NotifySchedule | ChildEffect | NotifyParent;
+export type Effect = EnqueueAttempt | WithdrawTask | HandOffAttempt | WriteIndexEntry | AnnounceHistory | NotifySchedule | ChildEffect | NotifyParent | PostEndNotice;
 export type EffectType = Effect["type"];
 
 /** The effects of one type, typed as such. */

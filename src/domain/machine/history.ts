@@ -27,6 +27,10 @@ interface HistoryEventFields {
   workflow_resumed: { data: { pausedMs: number } };
   workflow_terminated: { data: { reason?: string } };
   workflow_redriven: { data: { fromStep?: string; steps: string[]; redriveCount: number } };
+  /** The end's notice (the start's `notify`) was posted: the receiver answered 2xx on try `attempts`. */
+  workflow_notified: { data: { noticeId: string; status: WorkflowStatus; attempts: number; httpStatus: number } };
+  /** The end's notice was given up: its URL was refused, or it failed `attempts` times. */
+  workflow_notify_failed: { data: { noticeId: string; status: WorkflowStatus; attempts: number; error: string; httpStatus?: number } };
   operator_action: Partial<OfStep> & { data: { action: "cancel" | "retry_step" | "skip_step" | "compensate" } };
   step_sleeping: OfStep & { data: { until: number } };
   /** A map started its items (`again`: a redrive or retry runs again this many that did not succeed). */
@@ -85,6 +89,7 @@ const EVERY_TYPE: Record<HistoryEventType, true> = {
   step_heartbeat_missed: true, step_timed_out: true, stale_report_rejected: true, task_dead_lettered: true, task_resent: true, task_reassigned: true,
   step_stalled: true, step_verified: true, circuit_opened: true, step_parked: true, circuit_closed: true, escalation_expired: true,
   step_waiting_for_child: true, child_workflow_started: true, child_workflow_ended: true, child_workflow_closed: true,
+  workflow_notified: true, workflow_notify_failed: true,
 };
 export const HISTORY_EVENT_TYPES = Object.keys(EVERY_TYPE) as HistoryEventType[];
 

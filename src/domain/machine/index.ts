@@ -1,4 +1,5 @@
 import type { WorkflowPlan } from "../language/plan";
+import type { Notify } from "../language/notify";
 import type { QueueLagSample } from "../admission/back-pressure";
 import type { ParentRef, PinnedDefinition, StepError, WorkflowState } from "./state";
 import type { AttemptReport, CircuitOpened } from "./task-message";
@@ -17,10 +18,12 @@ import { settleAttentionDeadline } from "./escalation";
 import { countHistory } from "./metrics";
 import { ItemRowsOverlay, NO_ITEM_ROWS, type MapItemRow, type MapItemRows, type PendingItems } from "./map/item-rows";
 import { applyChildEvent, closeChildrenOfFencedSteps, type ChildReply, type ChildWorkflowEvent } from "./children";
+import { noteEndNotice, type EndNoticeEvent } from "./end-notice";
 
 export { attemptSends } from "./effects";
 export type { AttemptEffect, ChildEffect, ChildEndNotice, ChildStart, CloseChildWorkflow, Effect, EnqueueAttempt, WithdrawTask } from "./effects";
 export type { ChildReply, ChildWorkflowEvent } from "./children";
+export type { EndNotice, EndNoticeEvent } from "./end-notice";
 export type { CommitPlan } from "./commit-plan";
 export { effectsOf } from "./effects";
 export { commitPlan } from "./commit-plan";
@@ -53,7 +56,9 @@ export type WorkflowEvent =
   /** An operator's command: the table in domain/operator-commands.ts says which event each one becomes. */
   | OperatorEvent
   /** A `workflow` step's child started, was refused or ended (children.ts). */
-  | ChildWorkflowEvent;
+  | ChildWorkflowEvent
+  /** The end's notice to the `notify` URL was posted or given up (end-notice.ts). */
+  | EndNoticeEvent;
 
 /** An agent's report on an attempt, as the event it is. */
 export function reportEvent(stepId: string, attempt: number, report: AttemptReport): Extract<WorkflowEvent, { type: "AttemptSucceeded" | "AttemptAccepted" | "AttemptFailed" | "AttemptVerified" | "AttemptParked" }> {
@@ -94,7 +99,9 @@ type ReplyOf<E extends WorkflowEvent["type"]> = E extends "AttemptClaimed"
               ? ReturnType<typeof releaseParkedStep>
               : E extends ChildWorkflowEvent["type"]
                 ? ChildReply
-                : never;
+                : E extends EndNoticeEvent["type"]
+                  ? { ok: true }
+                  : never;
 
 export interface TransitionResult<R = unknown> {
   state: WorkflowState;
@@ -175,6 +182,9 @@ function apply(ctx: TransitionContext, event: WorkflowEvent): unknown {
     case "ChildWorkflowRefused":
     case "ChildWorkflowEnded":
       return applyChildEvent(ctx, event);
+    case "EndNoticeDelivered":
+    case "EndNoticeFailed":
+      return noteEndNotice(ctx, event);
     default:
       return applyCommand(ctx, event);
   }
@@ -195,11 +205,13 @@ export interface StartArgs {
   /** Its worker tasks' priority and fairness key in their pools. */
   priority?: number;
   fairnessKey?: string;
+  /** Where its end is POSTed (the start's `notify`). */
+  notify?: Notify;
 }
 
 /** A new workflow: every step pending, then the steps with no dependencies dispatched together. */
 export function startWorkflow(args: StartArgs, random: () => number = Math.random): TransitionResult<{ ok: true }> {
-  const { tenant, id, plan, input, now, definition, schedule, parent, priority, fairnessKey } = args;
+  const { tenant, id, plan, input, now, definition, schedule, parent, priority, fairnessKey, notify } = args;
   const origin = { ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }), ...(parent ? { parent } : {}) };
   const placement = { ...(priority === undefined ? {} : { priority }), ...(fairnessKey === undefined ? {} : { fairnessKey }) };
   const state: WorkflowState = {
@@ -208,6 +220,7 @@ export function startWorkflow(args: StartArgs, random: () => number = Math.rando
     name: plan.name,
     ...origin,
     ...placement,
+    ...(notify ? { notify } : {}),
     plan,
     input: input ?? null,
     status: "running",

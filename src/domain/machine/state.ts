@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { findStepPlan, WorkflowPlanSchema, type WorkflowPlan } from "../language/plan";
 import { KindStateSchema, STEP_KIND_NAMES } from "../language/steps";
+import { NotifySchema } from "../language/notify";
 import { WorkflowMetricsSchema } from "./metrics";
 import { STEP_STATUSES, TERMINAL_WORKFLOW_STATUSES, WORKFLOW_STATUSES, type StepStatus, type WorkflowStatus } from "../contract";
 
@@ -151,6 +152,8 @@ export const WorkflowFieldsSchema = z.object({
   fairnessKey: z.string().optional(),
   /** The step that started it as its child workflow, if one did. */
   parent: ParentRefSchema.optional(),
+  /** Where its end is POSTed (the start's `notify`); the secret stays in storage, never in a view or the history. */
+  notify: NotifySchema.optional(),
   plan: WorkflowPlanSchema,
   input: z.unknown(),
   status: z.enum(WORKFLOW_STATUSES),

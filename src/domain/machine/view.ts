@@ -2,6 +2,7 @@ import { z } from "zod";
 import { findStepPlan, mapItemOf } from "../language/plan";
 import { AttemptSchema, CommonStepStateSchema, InboxEventSchema, WorkflowFieldsSchema, type StepState, type WorkflowState } from "./state";
 import { kindViewOf, STEP_KIND_NAMES, STEP_VIEW_FIELDS, type StepKindName } from "../language/steps";
+import { notifyInView } from "../language/notify";
 
 /** The public shape of `GET /v1/workflows/{id}`: the state minus the scheduler's bookkeeping. */
 export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
@@ -20,6 +21,8 @@ export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
 }).extend({
   /** The step whose child workflow this is, when one started it. */
   parent: z.object({ id: z.string(), stepId: z.string() }).optional(),
+  /** Where its end is POSTed (the start's `notify`): the URL, and whether the notice is signed; never the secret. */
+  notify: z.object({ url: z.string(), signed: z.boolean() }).optional(),
   /** How often the workflow was redriven. */
   redriveCount: z.number(),
   /** Events kept in the inbox until a wait for their name starts. */
@@ -51,6 +54,7 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
     updatedAt: state.updatedAt,
     ...defined({ endedAt: state.endedAt, pausedAt: state.pausedAt, attentionDeadline: state.attentionDeadline }),
     ...(state.parent ? { parent: { id: state.parent.id, stepId: state.parent.stepId } } : {}),
+    ...(state.notify ? { notify: notifyInView(state.notify) } : {}),
     redriveCount: state.redriveCount ?? 0,
     pendingEvents: (state.inbox ?? []).map((entry) => ({ event: entry.event, ...defined({ id: entry.id }), receivedAt: entry.receivedAt })),
     // A map's items in flight are paged apart (GET …/steps/{stepId}/items), never listed here.

@@ -1,8 +1,8 @@
 import { startRequestFor, type StartOutcome } from "../../admission/start-request";
 import { StartWorkflowSchema } from "../../domain/language/definition";
-import type { ChildStart, ChildWorkflowEvent } from "../../domain/machine";
+import type { ChildStart } from "../../domain/machine";
 import type { OutboxRow, OutboxRows } from "../outbox-rows";
-import type { DeliveredFor } from "./delivery";
+import type { DeliveredFor, OwnObject } from "./delivery";
 import { EachRowDelivery } from "./each-row";
 import { workflowObject } from "./workflow-stub";
 
@@ -12,11 +12,6 @@ interface ChildStartRow {
   attempt: number;
   start: ChildStart;
   depth: number;
-}
-
-/** What the delivery needs of the parent's own object: to record what came of the start. */
-export interface ParentObject {
-  record(event: ChildWorkflowEvent): Promise<unknown>;
 }
 
 /**
@@ -31,7 +26,8 @@ export class ChildStartDelivery extends EachRowDelivery {
   constructor(
     rows: OutboxRows,
     private readonly env: Env,
-    private readonly parent: ParentObject,
+    /** The parent's own object, where what came of the start is recorded. */
+    private readonly parent: OwnObject,
   ) {
     super(rows, "child-start");
   }

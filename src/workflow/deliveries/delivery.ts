@@ -1,4 +1,5 @@
 import type { HandOff } from "../../agents/host-shard";
+import type { ChildWorkflowEvent, EndNoticeEvent } from "../../domain/machine";
 
 /** The workflow an outbox delivers for, as the commit named it: a delivery need not load the state again. */
 export interface DeliveredFor {
@@ -7,6 +8,16 @@ export interface DeliveredFor {
   name: string;
   /** A start's commit or the supervisor's tick: attempts go straight to an agent host that takes them (see HandOff). */
   handOff?: HandOff;
+  /**
+   * The supervisor's tick (the alarm) delivers: what waits on a receiver outside Shepherd (the end's notice) goes only
+   * then, so no call that ends a workflow (an agent's report, an operator's terminate) waits for that receiver.
+   */
+  byAlarm?: boolean;
+}
+
+/** The workflow's own object, as a delivery sees it: what came of a delivery is recorded there as an event. */
+export interface OwnObject {
+  record(event: ChildWorkflowEvent | EndNoticeEvent): Promise<unknown>;
 }
 
 /** One kind of outbox row's way out (see outbox.ts): each reads and settles its own rows. */
