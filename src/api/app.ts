@@ -21,6 +21,7 @@ import { workflowRoutes } from "./workflows";
 import { mapItemRoutes } from "./map-items";
 import { poolRoutes } from "./pools";
 import { startRoutes } from "./starts";
+import { workflowResultRoutes } from "./workflow-result";
 
 type RoutesOf<T> = T extends OpenAPIHono<AppEnv, infer S> ? S : never;
 
@@ -32,6 +33,7 @@ type RoutesOf<T> = T extends OpenAPIHono<AppEnv, infer S> ? S : never;
 export type ApiRoutes = OpenAPIHono<
   AppEnv,
   RoutesOf<typeof workflowRoutes> &
+    RoutesOf<typeof workflowResultRoutes> &
     RoutesOf<typeof eventRoutes> &
     RoutesOf<typeof diagnosisRoutes> &
     RoutesOf<typeof mapItemRoutes> &
@@ -79,6 +81,7 @@ export function createApp() {
   });
 
   app.route("/", workflowRoutes);
+  app.route("/", workflowResultRoutes);
   app.route("/", operatorCommandRoutes);
   app.route("/", eventRoutes);
   app.route("/", diagnosisRoutes);

@@ -20,6 +20,9 @@ type RpcMethod = {
 const RETRIES: Record<RpcMethod, RpcRetry | ((args: unknown[]) => RpcRetry)> = {
   start: "retried",
   describe: "retried",
+  // A read: asked again after a reset, it waits out what is left of the same `until`.
+  result: "retried",
+  abandonResult: "retried",
   history: "retried",
   mapItems: "retried",
   diagnosis: "retried",

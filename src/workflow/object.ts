@@ -9,7 +9,7 @@ import { withInjectedFaults } from "../dev/fault-bindings";
 import { runAlarm, supervise } from "../supervisor/tick";
 import type { WebhookReport } from "../webhooks/message";
 import { taskMessage } from "./outbox";
-import { describeObject, diagnoseObject, inspectObject, mapItemsPage } from "./reads";
+import { awaitResult, describeObject, diagnoseObject, inspectObject, mapItemsPage } from "./reads";
 import { NOT_FOUND, startArgsOf, startedBefore, type StartRequest, type StartResult } from "./rpc";
 import type { HistoryEvent } from "./store";
 import { Transitions } from "./transitions";
@@ -52,6 +52,19 @@ export class WorkflowScheduler extends DurableObject<Env> {
 
   history(afterSeq: number, limit: number): HistoryEvent[] {
     return this.store.history(afterSeq, limit);
+  }
+
+  /**
+   * The result once the workflow has ended (`ended`); until then the call waits, until `until` at the latest, woken
+   * by the commit that ends the workflow rather than by polling.
+   */
+  result(wait: { waitId: string; until: number }) {
+    return awaitResult(this.transitions, wait);
+  }
+
+  /** The caller of a result's wait went away: the wait ends, so nothing is held for it. */
+  abandonResult(waitId: string): void {
+    this.transitions.endWaiters.abandon(waitId);
   }
 
   /** A page of a map step's items; undefined when there is no such map. */

@@ -1,6 +1,7 @@
 import { diagnose, SUPERVISOR_DECISIONS, type Diagnosis } from "../domain/machine/diagnosis";
 import { nextDeadlineAt, unclaimedSince } from "../domain/machine";
-import { toWorkflowView, type WorkflowView } from "../domain/machine/view";
+import { toWorkflowResult, toWorkflowView, type WorkflowResult, type WorkflowView } from "../domain/machine/view";
+import { isTerminal } from "../domain/machine/state";
 import { NOT_FOUND } from "./rpc";
 import type { HistoryEvent } from "./store";
 import type { Transitions } from "./transitions";
@@ -12,6 +13,25 @@ import { mapItemStepId } from "../domain/language/plan";
 export function describeObject(transitions: Transitions): WorkflowView | undefined {
   const state = transitions.state();
   return state && toWorkflowView(state);
+}
+
+/** The workflow's result, and whether it is final (the workflow has ended). */
+export type ResultAnswer = { ok: true; ended: boolean; result: WorkflowResult } | typeof NOT_FOUND;
+
+/**
+ * `GET …/result?waitMs=`: the result at once when the workflow has ended, else once a commit ends it (woken, see
+ * EndWaiters) or at `until`, whichever is first.
+ */
+export async function awaitResult(transitions: Transitions, wait: { waitId: string; until: number }): Promise<ResultAnswer> {
+  const now = resultNow(transitions);
+  if (!now.ok || now.ended || Date.now() >= wait.until) return now;
+  await transitions.endWaiters.wait(wait.waitId, wait.until);
+  return resultNow(transitions);
+}
+
+function resultNow(transitions: Transitions): ResultAnswer {
+  const state = transitions.state();
+  return state ? { ok: true, ended: isTerminal(state.status), result: toWorkflowResult(state) } : NOT_FOUND;
 }
 
 /** How many of the supervisor's latest decisions a diagnosis lists. */

@@ -1,11 +1,12 @@
 import { withDeliveryFaults } from "../dev/fault-bindings";
 import { commitPlan, nextDeadlineAt, transition, type ClaimedTask, type EventReply, type SentEvent, type TransitionResult, type WorkflowEvent } from "../domain/machine";
-import type { WorkflowState } from "../domain/machine/state";
+import { isTerminal, type WorkflowState } from "../domain/machine/state";
 import { alarmTarget, SupervisorAlarm } from "./alarm";
 import { SEND_LEASE_MS } from "./delivery-policy";
 import { Outbox } from "./outbox";
 import { NOT_FOUND, type CommitOptions } from "./rpc";
 import { WorkflowStore } from "./store";
+import { EndWaiters } from "./end-waiters";
 import type { WebhookReport } from "../webhooks/message";
 
 /**
@@ -16,6 +17,8 @@ export class Transitions {
   readonly store: WorkflowStore;
   readonly alarm: SupervisorAlarm;
   readonly outbox: Outbox;
+  /** Long polls for the result, woken by the commit that ends the workflow. */
+  readonly endWaiters = new EndWaiters();
 
   constructor(
     ctx: DurableObjectState,
@@ -65,6 +68,8 @@ export class Transitions {
     } else {
       this.store.appendHistory(result.history, writes);
     }
+    // The answer of a woken wait leaves the object only once this commit is stored (the output gate).
+    if (isTerminal(result.state.status)) this.endWaiters.wakeAll();
     // Issued with no await after the SQL writes, the alarm commits atomically with them (write coalescing).
     await this.alarm.arm(alarmTarget(deadline, this.outbox.nextAttemptAt(now)));
     const { tenant, id, name } = result.state;

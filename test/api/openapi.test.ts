@@ -18,6 +18,8 @@ interface Schema {
   maxItems?: number;
   minimum?: number;
   maximum?: number;
+  minLength?: number;
+  maxLength?: number;
 }
 
 interface Content {
@@ -25,6 +27,7 @@ interface Content {
 }
 
 interface Operation {
+  operationId?: string;
   parameters?: { name: string; in: string; required?: boolean; schema: Schema }[];
   requestBody?: Content & { required?: boolean };
   responses: Record<string, Content>;
@@ -88,6 +91,8 @@ const CONTRACT_ROUTES: [method: string, path: string][] = [
   ["get", "/v1/pools"],
   // v1.2: the STARTS queue's dead letters.
   ["get", "/v1/starts/dead-letters"],
+  // v1.2: the result, by long poll.
+  ["get", "/v1/workflows/{id}/result"],
 ];
 
 let doc: OpenApiDocument;
@@ -433,6 +438,36 @@ describe("the responses in the OpenAPI document", () => {
         expect(error.properties, `${method} ${path} ${code}`).toHaveProperty("details");
       }
     }
+  });
+});
+
+describe("the result and the end's notice in the OpenAPI document", () => {
+  it("takes a start's notify: a url and an optional secret in the Standard Webhooks format, nothing else", () => {
+    const notify = property(requestBodySchema("post", "/v1/workflows"), "notify");
+
+    expect(notify.required).toEqual(["url"]);
+    expect(property(notify, "url")).toMatchObject({ type: "string", minLength: 1, maxLength: 2048 });
+    expect(property(notify, "secret").pattern).toMatch(/^\^whsec_/);
+    expect(notify.additionalProperties).toBe(false);
+  });
+
+  it("shows a workflow's notify as its url and whether it is signed, never the secret", () => {
+    const notify = property(responseSchema("get", "/v1/workflows/{id}", "200"), "notify");
+
+    expect(Object.keys(notify.properties ?? {}).sort()).toEqual(["signed", "url"]);
+  });
+
+  it("documents getWorkflowResult: waitMs up to a minute, 200 once ended with the output or error, 202 with the status before", () => {
+    const result = operation("get", "/v1/workflows/{id}/result");
+    const waitMs = (result.parameters ?? []).find((parameter) => parameter.name === "waitMs");
+
+    expect(result.operationId).toBe("getWorkflowResult");
+    expect(waitMs).toMatchObject({ in: "query", schema: { minimum: 0, maximum: 60_000 } });
+    expect([waitMs?.schema.type].flat()).toContain("integer");
+    expect(waitMs?.required ?? false).toBe(false);
+    expect(Object.keys(responseSchema("get", "/v1/workflows/{id}/result", "200").properties ?? {}).sort()).toEqual(["error", "id", "output", "status"]);
+    expect(responseSchema("get", "/v1/workflows/{id}/result", "202").required?.sort()).toEqual(["id", "status"]);
+    expect(Object.keys(result.responses)).toEqual(expect.arrayContaining(["200", "202", "400", "401", "404"]));
   });
 });
 

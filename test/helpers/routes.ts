@@ -64,6 +64,8 @@ export const EXPECTED_ROUTES = [
   "GET /v1/workflows/{id}",
   "GET /v1/workflows/{id}/history",
   "GET /v1/workflows/{id}/diagnosis",
+  // v1.2: a long poll for the result.
+  "GET /v1/workflows/{id}/result",
   // v1.2: a map's items, paged.
   "GET /v1/workflows/{id}/steps/{stepId}/items",
   "POST /v1/workflows/{id}/cancel",

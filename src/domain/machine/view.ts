@@ -83,6 +83,15 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
   };
 }
 
+/** What `GET /v1/workflows/{id}/result` answers once the workflow has ended: its status, output and error, as the view shows them. */
+export const WorkflowResultSchema = WorkflowViewSchema.pick({ id: true, status: true, output: true, error: true });
+
+export type WorkflowResult = z.infer<typeof WorkflowResultSchema>;
+
+export function toWorkflowResult(state: WorkflowState): WorkflowResult {
+  return { id: state.id, status: state.status, ...defined({ output: state.output && outputsInView(state, state.output), error: state.error }) };
+}
+
 /** A step's kind and dependencies, from the plan the workflow runs. */
 function shapeOfStep(state: WorkflowState, step: StepState): { kind: StepKindName; dependsOn: string[] } {
   const plan = findStepPlan(state.plan, step.id);
