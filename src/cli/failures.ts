@@ -9,7 +9,7 @@ export const EXIT = {
   usage: 2,
   /** The service could not be reached, or answered 5xx after the client's retries. */
   unreachable: 3,
-  /** `watch`: the workflow ended, but not completed. */
+  /** `watch` and `result`: the workflow ended, but not completed. */
   workflowUnsuccessful: 4,
 } as const;
 

@@ -8,7 +8,7 @@ const EXIT_STATUS_LINES = [
   "  1  the API refused the request (4xx): \"error: <code>: <message>\" on stderr (with --json, the API's error body)",
   "  2  usage error: unknown command or flag, missing argument, unreadable file; nothing was sent",
   "  3  the service could not be reached, or answered 5xx after the client's retries",
-  "  4  watch (and start --watch): the workflow ended failed, compensated, cancelled or terminated",
+  "  4  watch (and start --watch) and result: the workflow ended failed, compensated, cancelled or terminated",
 ];
 
 /** `shepherd --help`: every command by group, the global flags, the environment and the exit statuses. */

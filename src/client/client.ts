@@ -33,6 +33,8 @@ export type WorkflowView = SuccessBody<Awaited<ReturnType<Workflow["$get"]>>>;
 export type StartRequest = InferRequestType<Api["v1"]["workflows"]["$post"]>["json"];
 export type ListQuery = InferRequestType<Api["v1"]["workflows"]["$get"]>["query"];
 export type HistoryQuery = InferRequestType<Workflow["history"]["$get"]>["query"];
+/** The workflow's result once it has ended (output or error), or its status while it runs. */
+export type WorkflowResult = SuccessBody<Awaited<ReturnType<Workflow["result"]["$get"]>>>;
 export type TerminateRequest = CommandBody<"terminate">;
 export type RedriveRequest = CommandBody<"redrive">;
 export type SkipStepRequest = CommandBody<"skipStep">;
@@ -75,6 +77,12 @@ function workflowOperations(api: Api) {
     list: (query: ListQuery = {}) => unwrap(api.v1.workflows.$get({ query })),
     history: (id: string, query: HistoryQuery = {}) => unwrap(workflow.history.$get({ param: { id }, query })),
     diagnosis: (id: string) => unwrap(workflow.diagnosis.$get({ param: { id } })),
+    /**
+     * A long poll: the result as soon as the workflow has ended (a final status, with its `output` or `error`), or only
+     * `{id, status}` once `waitMs` (at most 60000, default 30000) passed first; ask again to go on waiting.
+     */
+    result: (id: string, options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<WorkflowResult> =>
+      unwrap(workflow.result.$get({ param: { id }, query: options.waitMs === undefined ? {} : { waitMs: options.waitMs } }, options.signal ? { init: { signal: options.signal } } : undefined)),
     sendEvent: (id: string, event: SendEventRequest) => unwrap(workflow.events.$post({ param: { id }, json: event })),
   };
 }

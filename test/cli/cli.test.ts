@@ -35,7 +35,7 @@ function expectOk(run: CliRun): CliRun {
 describe.concurrent("the command line itself", () => {
   it("prints every command, the global flags and the exit statuses with --help (exit 0)", async () => {
     const help = expectOk(await runCli(["--help"], {}));
-    for (const command of ["start [<file>]", "watch <id>", "terminate <id>", "redrive <id>", "compensate <id>", "retry-step <id> <step>", "skip-step <id> <step>", "event <id> <event>", "diagnose <id>", "definitions put <file>", "schedules trigger <id>", "worker --pool <pool> -- <command> [<args>...]"]) {
+    for (const command of ["start [<file>]", "watch <id>", "result <id>", "terminate <id>", "redrive <id>", "compensate <id>", "retry-step <id> <step>", "skip-step <id> <step>", "event <id> <event>", "diagnose <id>", "definitions put <file>", "schedules trigger <id>", "worker --pool <pool> -- <command> [<args>...]"]) {
       expect(help.stdout).toContain(command);
     }
     expect(help.stdout).toMatch(/--url <url>[\s\S]*--token <token>[\s\S]*--json/);
@@ -139,6 +139,20 @@ describe.concurrent("workflows through the CLI", () => {
     expect(sent.stdout).toBe(`approved sent to ${id}: a waiting step took it\n`);
     const watched = expectOk(await shepherd("watch", id));
     expect(watched.stdout).toContain('step approve: succeeded: {"by":"ops"}');
+  });
+
+  it("waits with result until the workflow ends: its output once it completes (exit 0), its error once it is terminated (exit 4)", async () => {
+    const [done, stopped] = [uniqueId("result"), uniqueId("result")];
+    for (const id of [done, stopped]) expectOk(await shepherd("start", file("approval.yaml"), "--id", id));
+    const waiting = Promise.all([shepherd("result", done), shepherd("result", stopped)]);
+
+    expectOk(await shepherd("event", done, "approved", "--payload", '{"by":"ops"}'));
+    expectOk(await shepherd("terminate", stopped, "--reason", "not needed"));
+    const [completed, terminated] = await waiting;
+
+    expect(expectOk(completed).stdout).toMatch(/^\{"approve":\{"by":"ops"\},"ship":\{.*\}\}\n$/);
+    expect(terminated).toMatchObject({ status: 4, stdout: "", stderr: `workflow ${stopped} ended terminated: not needed\n` });
+    expect(expectOk(await shepherd("result", done, "--json")).json()).toMatchObject({ id: done, status: "completed", output: { approve: { by: "ops" } } });
   });
 
   it("pauses and resumes a workflow", async () => {

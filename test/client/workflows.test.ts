@@ -70,6 +70,17 @@ describe("a workflow driven through the typed client", () => {
     expect(workflow.steps[0]?.output).toEqual({ by: "ops" });
   });
 
+  it("waits for the result: the status alone while it runs, then the output once it has ended", async () => {
+    const id = uniqueId("client");
+    await client.start({ id, definition: { name: "client-result", steps: [waitStep("approval", { event: "approved", timeoutMs: DAY })] } });
+    expect(await client.result(id, { waitMs: 0 })).toEqual({ id, status: "running" });
+
+    const waiting = client.result(id, { waitMs: 60_000 });
+    await client.sendEvent(id, { event: "approved", payload: { by: "ops" } });
+
+    expect(await waiting).toEqual({ id, status: "completed", output: { approval: { by: "ops" } } });
+  });
+
   it("pauses, resumes and terminates", async () => {
     const id = uniqueId("client");
     await client.start({ id, definition: { name: "client-control", steps: [waitStep("hold", { event: "go", timeoutMs: DAY })] } });

@@ -1,13 +1,14 @@
 import type { Command } from "../command";
 import { OPERATOR_COMMANDS } from "./operator";
 import { REGISTRY_COMMANDS } from "./registry";
+import { result } from "./result";
 import { watch } from "./watch";
 import { worker } from "./worker";
 import { WORKFLOW_COMMANDS } from "./workflows";
 
 /** Every command, grouped as `shepherd --help` lists them. */
 export const COMMAND_GROUPS: { title: string; commands: Command[] }[] = [
-  { title: "Workflows", commands: [...WORKFLOW_COMMANDS, watch] },
+  { title: "Workflows", commands: [...WORKFLOW_COMMANDS, watch, result] },
   { title: "Operator actions", commands: OPERATOR_COMMANDS },
   { title: "Definitions and schedules", commands: REGISTRY_COMMANDS },
   { title: "Worker pools", commands: [worker] },
