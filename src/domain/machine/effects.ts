@@ -6,9 +6,7 @@
 import type { IndexEntry } from "./index-entry";
 import type { AttemptKind, StepError, WorkflowStatus } from "./state";
 import type { ClaimedTask } from "./claimed-task";
-import type { PostEndNotice } from "./end-notice";
-
-export type { EndNotice, PostEndNotice } from "./end-notice";
+import type { WorkflowView } from "./view";
 
 /** Where a worker task goes: its pool, where it stands there, and the pool it leaves (a reassignment). */
 export interface PoolOffer {
@@ -125,6 +123,25 @@ export interface ChildEndNotice {
   status: WorkflowStatus;
   output?: unknown;
   error?: StepError;
+}
+
+/** One end of the workflow, as its notice to the start's `notify` URL carries it (see end-notice.ts). */
+export interface EndNotice {
+  /** The `webhook-id` header: `<workflowId>:end:<redriveCount>`, the same on every retry of this notice. */
+  id: string;
+  url: string;
+  /** Signs it (Standard Webhooks); kept in the outbox row, never shown. */
+  secret?: string;
+  status: WorkflowStatus;
+  endedAt: number;
+  /** The workflow as it ended (the view shows no secret). */
+  view: WorkflowView;
+}
+
+/** Post the workflow's end to its `notify` URL. */
+export interface PostEndNotice {
+  type: "PostEndNotice";
+  notice: EndNotice;
 }
 
 export type Effect = EnqueueAttempt | WithdrawTask | HandOffAttempt | WriteIndexEntry | AnnounceHistory | NotifySchedule | ChildEffect | NotifyParent | PostEndNotice;

@@ -6,27 +6,9 @@
  * drops repeats of one notice by its id. The delivery's outcome comes back as an event that only adds to the history.
  */
 import { isTerminal, type WorkflowState, type WorkflowStatus } from "./state";
-import { toWorkflowView, type WorkflowView } from "./view";
+import { toWorkflowView } from "./view";
 import type { TransitionContext } from "./context";
-
-/** One end of the workflow, as its notice carries it. */
-export interface EndNotice {
-  /** The `webhook-id` header: `<workflowId>:end:<redriveCount>`, the same on every retry of this notice. */
-  id: string;
-  url: string;
-  /** Signs it (Standard Webhooks); kept in the outbox row, never shown. */
-  secret?: string;
-  status: WorkflowStatus;
-  endedAt: number;
-  /** The workflow as it ended (the view shows no secret). */
-  view: WorkflowView;
-}
-
-/** Post the workflow's end to its `notify` URL. */
-export interface PostEndNotice {
-  type: "PostEndNotice";
-  notice: EndNotice;
-}
+import type { PostEndNotice } from "./effects";
 
 /** The notice of the end this transition reached, when the workflow has a `notify` and just ended. */
 export function endNotice(previous: WorkflowState | undefined, state: WorkflowState, now: number): PostEndNotice | undefined {

@@ -21,9 +21,9 @@ import { applyChildEvent, closeChildrenOfFencedSteps, type ChildReply, type Chil
 import { noteEndNotice, type EndNoticeEvent } from "./end-notice";
 
 export { attemptSends } from "./effects";
-export type { AttemptEffect, ChildEffect, ChildEndNotice, ChildStart, CloseChildWorkflow, Effect, EnqueueAttempt, WithdrawTask } from "./effects";
+export type { AttemptEffect, ChildEffect, ChildEndNotice, ChildStart, CloseChildWorkflow, Effect, EndNotice, EnqueueAttempt, WithdrawTask } from "./effects";
 export type { ChildReply, ChildWorkflowEvent } from "./children";
-export type { EndNotice, EndNoticeEvent } from "./end-notice";
+export type { EndNoticeEvent } from "./end-notice";
 export type { CommitPlan } from "./commit-plan";
 export { effectsOf } from "./effects";
 export { commitPlan } from "./commit-plan";
