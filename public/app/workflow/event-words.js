@@ -10,6 +10,8 @@ const SUMMARIES = {
   workflow_timed_out: (data) => `deadline ${preciseClock(data.deadlineAt)}`,
   workflow_resumed: (data) => `after ${duration(data.pausedMs)} paused`,
   workflow_terminated: (data) => data.reason ?? "",
+  workflow_notified: (data) => `end notice ${data.noticeId} (${data.status}) delivered on try ${data.attempts}, answered ${data.httpStatus}`,
+  workflow_notify_failed: (data) => `end notice ${data.noticeId} (${data.status}) given up after ${data.attempts} ${data.attempts === 1 ? "try" : "tries"}: ${data.error}`,
   workflow_redriven: (data) => `redrive ${data.redriveCount}: ${data.steps.join(", ") || "no steps"} run again${data.fromStep ? ` (from ${data.fromStep})` : ""}`,
   compensation_started: (data) => `undo ${data.steps.join(", ") || "nothing"}, then ${data.endStatus}`,
   operator_action: (data) => data.action.replaceAll("_", " "),
