@@ -3,7 +3,10 @@ import { checkDefinition, DefinitionSchema, StartWorkflowSchema } from "../../sr
 import { planWorkflow } from "../../src/domain/language/plan";
 import { DEFAULT_RETRY, DEFAULT_TIMEOUTS } from "../../src/domain/language/retry-policy";
 import type { DefinitionInput, StepInput } from "../../src/domain/language/schemas";
-import { httpAction, step, undoable } from "./builders";
+import { httpAction, mapStep, step, undoable } from "./builders";
+
+/** How a literal `{{` or `}}` is written: every problem with a stray one says it. */
+const ESCAPES = `for a literal "{{" write {{ '{{' }}, for "}}" write {{ '}}' }}`;
 
 function definition(steps: StepInput[], fields: Partial<DefinitionInput> = {}): DefinitionInput {
   return { name: "shop", steps, ...fields };
@@ -89,6 +92,56 @@ describe("checkDefinition", () => {
         { path: ["steps", 1, "action"], message: 'step "b": unknown template "workflow.name": only workflow.id exists' },
         { path: ["steps", 1, "action"], message: 'step "b": template "steps.a.status" must read steps.<id>.output or steps.<id>.attempt' },
       ],
+    },
+    {
+      name: "refuses a template one brace short at its end, naming the field",
+      steps: [reading("a", "{{ input.amount }")],
+      issues: [{ path: ["steps", 0, "action"], message: `step "a": template "{{ input.amount }" is not closed by "}}" (${ESCAPES})` }],
+    },
+    {
+      name: "refuses a template one brace short at its start",
+      steps: [reading("a", "{ input.amount }}")],
+      issues: [{ path: ["steps", 0, "action"], message: `step "a": "}}" closes no template in "{ input.amount }}" (${ESCAPES})` }],
+    },
+    {
+      name: "refuses a {{ without its }} in a url",
+      steps: [step("a", { action: httpAction("orders/{{ workflow.id") })],
+      issues: [{ path: ["steps", 0, "action"], message: `step "a": template "{{ workflow.id" is not closed by "}}" (${ESCAPES})` }],
+    },
+    {
+      name: "refuses a stray }} in a header",
+      steps: [step("a", { action: httpAction("a", { headers: { "X-Note": "done }}" } }) })],
+      issues: [{ path: ["steps", 0, "action"], message: `step "a": "}}" closes no template in "done }}" (${ESCAPES})` }],
+    },
+    {
+      name: "refuses a mistyped template in when",
+      steps: [step("a"), step("b", { when: "{{ steps.a.output.ok }" })],
+      issues: [{ path: ["steps", 1, "when"], message: `step "b": template "{{ steps.a.output.ok }" is not closed by "}}" (${ESCAPES})` }],
+    },
+    {
+      name: "refuses a mistyped template in a compensation",
+      steps: [step("a", { compensate: httpAction("refund", { body: { charge: "{{ steps.a.output.id }" } }) })],
+      issues: [{ path: ["steps", 0, "compensate"], message: `step "a": template "{{ steps.a.output.id }" is not closed by "}}" (${ESCAPES})` }],
+    },
+    {
+      name: "refuses a mistyped template in a map's item step",
+      steps: [mapStep("m", "{{ input.list }}", { step: { action: httpAction("m", { body: { src: "{{ item.url }" } }) } })],
+      issues: [{ path: ["steps", 0, "map", "step", "action"], message: `step "m": map.step: template "{{ item.url }" is not closed by "}}" (${ESCAPES})` }],
+    },
+    {
+      name: "refuses a mistyped template in a child workflow's input",
+      steps: [step("ship", { action: undefined, workflow: { definitionRef: { name: "shipping" }, input: { order: "{{ input.order }" } } })],
+      issues: [{ path: ["steps", 0, "workflow"], message: `step "ship": template "{{ input.order }" is not closed by "}}" (${ESCAPES})` }],
+    },
+    {
+      name: "accepts a literal {{ and }} written as quoted templates",
+      steps: [reading("a", "{{ '{{' }} not a template {{ '}}' }}")],
+      issues: [],
+    },
+    {
+      name: "leaves an inline child definition's templates to its own check, which reads the child's steps",
+      steps: [step("ship", { action: undefined, workflow: { definition: { name: "child", steps: [step("a"), reading("b", "{{ steps.a.output.id }}")] } } })],
+      issues: [],
     },
   ];
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkTemplatePath, renderTemplates, TemplateError, templatePaths, type TemplateContext } from "../../src/domain/language/templates";
+import { checkTemplatePath, renderTemplates, TemplateError, templatePaths, templateProblems, type TemplateContext } from "../../src/domain/language/templates";
 
 const context: TemplateContext = {
   input: { amount: 42, currency: "EUR", paid: false, note: null, tags: ["a", "b"], customer: { id: "c-1", vip: true } },
@@ -23,6 +23,7 @@ describe("renderTemplates", () => {
     { template: "{{ steps.charge.attempt }}", value: 2 },
     { template: "{{workflow.id}}", value: "wf-templates" },
     { template: "{{   input.amount   }}", value: 42 },
+    { template: `{{ "it's" }}`, value: "it's" },
   ];
 
   it.each(whole)("gives $template, a string that is exactly one template, the value's own JSON type", ({ template, value }) => {
@@ -36,10 +37,22 @@ describe("renderTemplates", () => {
     { template: "customer {{ input.customer }}", text: 'customer {"id":"c-1","vip":true}' },
     { template: "https://pay.example/charges/{{ steps.charge.output.id }}/refund", text: "https://pay.example/charges/ch_1/refund" },
     { template: "no templates here", text: "no templates here" },
+    { template: '{"a": {{ input.amount }}}', text: '{"a": 42}' },
+    { template: "{ single braces } stay", text: "{ single braces } stay" },
+    { template: "{{ '{{' }} input.amount {{ '}}' }}", text: "{{ input.amount }}" },
+    { template: '{{ "{{" }}{{ input.currency }}{{ "}}" }}', text: "{{EUR}}" },
   ];
 
   it.each(interpolated)("interpolates $template as text", ({ template, text }) => {
     expect(renderTemplates(template, context)).toBe(text);
+  });
+
+  it("gives a string that is exactly one quoted template its text, as a string", () => {
+    expect(renderTemplates("{{ '{{ input.amount }}' }}", context)).toBe("{{ input.amount }}");
+  });
+
+  it("sends a string a definition checked before mistyped templates were refused as it did then", () => {
+    expect(renderTemplates("{{ input.amount } and {{ input.currency }}", context)).toBe("{{ input.amount } and EUR");
   });
 
   it("renders templates inside nested arrays and objects and leaves other values alone", () => {
@@ -83,6 +96,32 @@ describe("templatePaths", () => {
 
   it("finds none in a value without templates", () => {
     expect(templatePaths({ a: "plain", b: [1, null, "{ not one }"] })).toEqual([]);
+  });
+});
+
+describe("templateProblems", () => {
+  const rows: { text: string; problem: string | undefined }[] = [
+    { text: "{{ input.amount }}", problem: undefined },
+    { text: "plain text", problem: undefined },
+    { text: "{ \"json\": {\"in\": \"text\"} }", problem: undefined },
+    { text: "{{ '{{' }} and {{ '}}' }}", problem: undefined },
+    { text: "{{ input.amount }", problem: 'template "{{ input.amount }" is not closed by "}}" (for a literal "{{" write {{ \'{{\' }}, for "}}" write {{ \'}}\' }})' },
+    { text: "{{ input.amount", problem: 'template "{{ input.amount" is not closed by "}}" (for a literal "{{" write {{ \'{{\' }}, for "}}" write {{ \'}}\' }})' },
+    { text: "total: {{ input.amount } EUR {{ input.currency }}", problem: 'template "{{ input.amount }" is not closed by "}}" (for a literal "{{" write {{ \'{{\' }}, for "}}" write {{ \'}}\' }})' },
+    { text: "{{{ input.amount }}}", problem: 'template "{{{" is not closed by "}}" (for a literal "{{" write {{ \'{{\' }}, for "}}" write {{ \'}}\' }})' },
+    { text: "{ input.amount }}", problem: '"}}" closes no template in "{ input.amount }}" (for a literal "{{" write {{ \'{{\' }}, for "}}" write {{ \'}}\' }})' },
+    { text: "{{ input.a }} }}", problem: '"}}" closes no template in "{{ input.a }} }}" (for a literal "{{" write {{ \'{{\' }}, for "}}" write {{ \'}}\' }})' },
+    { text: `${"x".repeat(60)} }}`, problem: `"}}" closes no template in "…${"x".repeat(37)} }}" (for a literal "{{" write {{ '{{' }}, for "}}" write {{ '}}' }})` },
+    { text: "{{ 'open }}", problem: `template "{{ 'open }}" opens a quote it does not close` },
+    { text: "{{ 'a' b }}", problem: `template "{{ 'a' b" must end with "}}" after its quoted text` },
+  ];
+
+  it.each(rows)("judges $text", ({ text, problem }) => {
+    expect(templateProblems({ body: [text] })).toEqual(problem === undefined ? [] : [problem]);
+  });
+
+  it("finds no paths in a string it refuses", () => {
+    expect(templatePaths("{{ input.a }} and {{ input.b }")).toEqual([]);
   });
 });
 

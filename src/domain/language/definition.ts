@@ -8,7 +8,7 @@ import { DefinitionRefSchema, PrioritySchema } from "./primitives";
 import { NotifySchema } from "./notify";
 import { DefinitionShapeSchema, IdSchema, ItemStepSchema, PayloadSchema, type DefinitionInput, type ItemStepInput, type StepInput } from "./schemas";
 import { sha256Hex } from "../security/sha256";
-import { checkTemplatePath, templatePaths } from "./templates";
+import { checkTemplatePath, templatePaths, templateProblems } from "./templates";
 import { kindsOfStep, MAX_WORKFLOW_DEPTH, STEP_KIND_NAMES, stepKindOf } from "./steps";
 
 export interface DefinitionIssue {
@@ -130,10 +130,8 @@ function checkTemplates(definition: DefinitionInput): DefinitionIssue[] {
       ["verify", upstream],
     ];
     for (const [field, visible] of fields) {
-      // A map's own field reads only its items; its item step is checked below, with `item` and `index`.
-      for (const path of templatePaths(field === "map" ? step.map?.items : step[field])) {
-        const problem = checkTemplatePath(path, visible);
-        if (problem) issues.push({ path: ["steps", index, field], message: `step "${step.id}": ${problem}` });
+      for (const problem of templateIssues(renderedPart(field, step[field]), visible, false)) {
+        issues.push({ path: ["steps", index, field], message: `step "${step.id}": ${problem}` });
       }
     }
     if (step.map) issues.push(...checkItemTemplates(step.id, step.map.step as ItemStepInput, index, upstream));
@@ -145,12 +143,33 @@ function checkTemplates(definition: DefinitionInput): DefinitionIssue[] {
 function checkItemTemplates(stepId: string, item: ItemStepInput, index: number, upstream: Set<string>): DefinitionIssue[] {
   const issues: DefinitionIssue[] = [];
   for (const [field, value] of Object.entries(item)) {
-    for (const path of templatePaths(value)) {
-      const problem = checkTemplatePath(path, field === "compensate" ? new Set([...upstream, stepId]) : upstream, true);
-      if (problem) issues.push({ path: ["steps", index, "map", "step", field], message: `step "${stepId}": map.step: ${problem}` });
+    for (const problem of templateIssues(renderedPart(field, value), field === "compensate" ? new Set([...upstream, stepId]) : upstream, true)) {
+      issues.push({ path: ["steps", index, "map", "step", field], message: `step "${stepId}": map.step: ${problem}` });
     }
   }
   return issues;
+}
+
+/**
+ * What of a step's field the step renders with its templates: a map only its items (its item step is checked on
+ * its own, with `item` and `index`), a child workflow its id and input (an inline definition is checked as a
+ * definition of its own, whose templates read its own steps).
+ */
+function renderedPart(field: string, value: unknown): unknown {
+  if (value === null || typeof value !== "object") return value;
+  if (field === "map") return (value as { items?: unknown }).items;
+  if (field === "workflow") return { id: (value as { id?: unknown }).id, input: (value as { input?: unknown }).input };
+  return value;
+}
+
+/** A mistyped template (a `{{` without its `}}`, a stray `}}`), then every path that can never resolve. */
+function templateIssues(value: unknown, visible: ReadonlySet<string>, inItem: boolean): string[] {
+  const problems = templateProblems(value);
+  for (const path of templatePaths(value)) {
+    const problem = checkTemplatePath(path, visible, inItem);
+    if (problem) problems.push(problem);
+  }
+  return problems;
 }
 
 function findCycle(definition: DefinitionInput): string[] | undefined {

@@ -1,10 +1,12 @@
 /**
- * `{{ path }}` templates inside action urls, headers and bodies. A string that is exactly one template takes
- * the value's own JSON type; otherwise values are interpolated as text.
+ * What `{{ path }}` templates in a definition's strings read, and their values when a step starts. A string that is
+ * exactly one template takes the value's own JSON type; otherwise values are interpolated as text. How a string
+ * splits into text and templates is template-syntax.ts.
  */
+import { parseTemplate, type TemplatePiece } from "./template-syntax";
 
-const TEMPLATE = /\{\{\s*([^{}]*?)\s*\}\}/g;
-const WHOLE_TEMPLATE = /^\{\{\s*([^{}]*?)\s*\}\}$/;
+/** The template a definition checked before mistyped ones were refused may still hold: see `renderString`. */
+const LENIENT_TEMPLATE = /\{\{\s*([^{}]*?)\s*\}\}/g;
 
 export interface TemplateContext {
   input: unknown;
@@ -17,13 +19,24 @@ export interface TemplateContext {
 
 export class TemplateError extends Error {}
 
-/** Every template path in a value, e.g. `steps.charge.output.id`. */
+/** Every template path in a value, e.g. `steps.charge.output.id` (none of a string that `templateProblems` refuses). */
 export function templatePaths(value: unknown): string[] {
   const paths: string[] = [];
   visitStrings(value, (text) => {
-    for (const match of text.matchAll(TEMPLATE)) paths.push(match[1] ?? "");
+    const parsed = parseTemplate(text);
+    if (parsed.ok) for (const piece of parsed.pieces) if ("path" in piece) paths.push(piece.path);
   });
   return paths;
+}
+
+/** Why the strings of a value are no text with templates: a `{{` without its `}}`, a stray `}}`. */
+export function templateProblems(value: unknown): string[] {
+  const problems: string[] = [];
+  visitStrings(value, (text) => {
+    const parsed = parseTemplate(text);
+    if (!parsed.ok) problems.push(parsed.problem);
+  });
+  return problems;
 }
 
 /**
@@ -57,12 +70,17 @@ export function renderTemplates(value: unknown, context: TemplateContext): unkno
 }
 
 function renderString(text: string, context: TemplateContext): unknown {
-  const whole = WHOLE_TEMPLATE.exec(text);
-  if (whole) return resolvePath(whole[1] ?? "", context);
-  return text.replace(TEMPLATE, (_, path: string) => {
-    const resolved = resolvePath(path, context);
-    return typeof resolved === "string" ? resolved : JSON.stringify(resolved);
-  });
+  const parsed = parseTemplate(text);
+  // A workflow started before mistyped templates were refused runs on as it began: its well-formed templates
+  // rendered, the rest of the string sent as it stands.
+  if (!parsed.ok) return text.replace(LENIENT_TEMPLATE, (_, path: string) => asText(resolvePath(path, context)));
+  const [only] = parsed.pieces;
+  if (parsed.pieces.length === 1 && only && "path" in only) return resolvePath(only.path, context);
+  return parsed.pieces.map((piece: TemplatePiece) => ("path" in piece ? asText(resolvePath(piece.path, context)) : piece.text)).join("");
+}
+
+function asText(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
 }
 
 function resolvePath(path: string, context: TemplateContext): unknown {
