@@ -1,6 +1,7 @@
 import { ConfigError, targetPolicyFor } from "../config";
 import type { DefinitionInput } from "../domain/language/schemas";
 import { checkTarget, definitionTargetIssues, type TargetPolicy } from "../domain/security/target-policy";
+import { sentenceOf } from "../domain/validation-messages";
 
 export interface StartIssue {
   code: "custom";
@@ -13,11 +14,10 @@ export type TargetRefusal =
   | { ok: false; code: "validation_failed"; message: string; details: StartIssue[] }
   | { ok: false; code: "not_configured"; message: string };
 
-/** A 400's worth of issues, its message naming the first one's path (as the front door words it). */
+/** A 400's worth of issues, its message the first one as a sentence about its field (as the front door words it). */
 export function validationRefusal(issues: StartIssue[]): Extract<TargetRefusal, { code: "validation_failed" }> {
   const first = issues[0];
-  const where = first && first.path.length > 0 ? `${first.path.join(".")}: ` : "";
-  return { ok: false, code: "validation_failed", message: `Invalid request: ${where}${first?.message ?? "invalid"}.`, details: issues };
+  return { ok: false, code: "validation_failed", message: `Invalid request: ${first ? sentenceOf(first.path, first.message) : "it is not valid"}.`, details: issues };
 }
 
 /**

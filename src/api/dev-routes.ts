@@ -5,7 +5,7 @@ import { schedulerFor } from "../workflow/client";
 import { requireApiToken } from "./auth";
 import { backPressureNow } from "../admission/back-pressure-now";
 import type { AppEnv } from "./app-env";
-import { ApiError, rejectionToError } from "./errors";
+import { ApiError, noSuchWorkflow, workflowRejectionToError } from "./errors";
 
 /**
  * Routes for local development, the chaos soak and the benchmarks; not part of the contract or the
@@ -18,9 +18,9 @@ export const devRoutes = new Hono<AppEnv>()
   })
   .get("/dev/workflows/:id", async (c) => {
     const id = c.req.param("id");
-    if (!ID_PATTERN.test(id)) throw new ApiError(404, "not_found", `No workflow "${id}".`);
+    if (!ID_PATTERN.test(id)) throw noSuchWorkflow(id);
     const inspected = await schedulerFor(c.env, c.get("tenant"), id).inspect();
-    if ("ok" in inspected) throw rejectionToError(inspected);
+    if ("ok" in inspected) throw workflowRejectionToError(id, inspected);
     return c.json(inspected);
   })
   // Puts the body, as sent, on the STARTS queue, as another Worker's producer binding would: to try the queue locally,

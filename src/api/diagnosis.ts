@@ -3,7 +3,7 @@ import { BLOCKED_REASONS } from "../domain/machine/diagnosis";
 import { WORKFLOW_STATUSES } from "../domain/machine/state";
 import { schedulerFor } from "../workflow/client";
 import type { AppEnv } from "./app-env";
-import { ApiError } from "./errors";
+import { noSuchWorkflow } from "./errors";
 import { BEARER_AUTH, errorResponses, jsonContent } from "./openapi-helpers";
 import { HistoryEventSchema, WorkflowParamsSchema } from "./schemas";
 
@@ -41,7 +41,7 @@ const diagnosisRoute = createRoute({
 export const diagnosisRoutes = new OpenAPIHono<AppEnv>().openapi(diagnosisRoute, async (c) => {
   const { id } = c.req.valid("param");
   const found = await schedulerFor(c.env, c.get("tenant"), id).diagnosis();
-  if (!found.ok) throw new ApiError(404, "not_found", `No workflow "${id}".`);
+  if (!found.ok) throw noSuchWorkflow(id);
   const { ok: _ok, ...diagnosis } = found;
   return c.json(diagnosis, 200);
 });

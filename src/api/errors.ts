@@ -2,7 +2,9 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { sentenceOf } from "../domain/validation-messages";
 import { worthRetrying } from "../workflow/client";
+import { NOT_FOUND } from "../workflow/rpc";
 
 export const ErrorSchema = z
   .object({
@@ -33,12 +35,11 @@ export interface ValidationIssue {
   code: string;
 }
 
-/** One 400 for every validation problem, its message naming the first issue's path. */
+/** One 400 for every validation problem, its message the first issue as a sentence about its field. */
 export function validationFailed(issues: ValidationIssue[]): ApiError {
   const details = issues.map(({ path, message, code }) => ({ path: path.map((key) => (typeof key === "symbol" ? String(key) : key)), message, code }));
   const first = details[0];
-  const where = first && first.path.length > 0 ? `${first.path.join(".")}: ` : "";
-  return new ApiError(400, "validation_failed", `Invalid request: ${where}${first?.message ?? "invalid"}.`, details);
+  return new ApiError(400, "validation_failed", `Invalid request: ${first ? sentenceOf(first.path, first.message) : "it is not valid"}.`, details);
 }
 
 export function errorBody(code: string, message: string, details?: unknown[]) {
@@ -85,6 +86,16 @@ export interface Rejection {
   message: string;
   details?: ValidationIssue[];
   retryAfterSeconds?: number;
+}
+
+/** The 404 of a workflow this tenant does not have, naming it (as every other resource's 404 names its own). */
+export function noSuchWorkflow(id: string): ApiError {
+  return new ApiError(404, "not_found", `No workflow "${id}".`);
+}
+
+/** A workflow object's refusal: its "workflow not found" (the object does not know its own id) becomes `noSuchWorkflow`. */
+export function workflowRejectionToError(id: string, rejection: Rejection): ApiError {
+  return rejection.code === NOT_FOUND.code && rejection.message === NOT_FOUND.message ? noSuchWorkflow(id) : rejectionToError(rejection);
 }
 
 /** Maps a discriminated rejection (a Durable Object's, a start's) onto the contract's status codes. */

@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { SendEventSchema } from "../domain/language/schemas";
 import { schedulerFor } from "../workflow/client";
 import type { AppEnv } from "./app-env";
-import { rejectionToError } from "./errors";
+import { workflowRejectionToError } from "./errors";
 import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
 import { WorkflowParamsSchema } from "./schemas";
 
@@ -25,6 +25,6 @@ const sendEventRoute = createRoute({
 export const eventRoutes = new OpenAPIHono<AppEnv>().openapi(sendEventRoute, async (c) => {
   const { id } = c.req.valid("param");
   const reply = await schedulerFor(c.env, c.get("tenant"), id).sendEvent(c.req.valid("json"));
-  if (!reply.ok) throw rejectionToError(reply);
+  if (!reply.ok) throw workflowRejectionToError(id, reply);
   return c.json({ consumed: reply.consumed }, reply.duplicate ? 200 : 202);
 });

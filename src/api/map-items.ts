@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { MAP_ITEM_STATUSES } from "../domain/machine";
 import { schedulerFor } from "../workflow/client";
 import type { AppEnv } from "./app-env";
-import { ApiError } from "./errors";
+import { ApiError, noSuchWorkflow } from "./errors";
 import { BEARER_AUTH, errorResponses, jsonContent } from "./openapi-helpers";
 import { StepParamsSchema } from "./schemas";
 
@@ -45,6 +45,6 @@ export const mapItemRoutes = new OpenAPIHono<AppEnv>().openapi(itemsRoute, async
   const { status, cursor, limit = ITEMS_PAGE_DEFAULT } = c.req.valid("query");
   const page = await schedulerFor(c.env, c.get("tenant"), id).mapItems(stepId, { ...(status ? { status } : {}), cursor: Number(cursor ?? 0), limit });
   if (page === undefined) throw new ApiError(404, "not_found", `Workflow "${id}" has no map step "${stepId}".`);
-  if ("ok" in page) throw new ApiError(404, "not_found", `No workflow "${id}".`);
+  if ("ok" in page) throw noSuchWorkflow(id);
   return c.json(page, 200);
 });

@@ -7,7 +7,7 @@ import { OPERATOR_COMMANDS, type OperatorCommandContract, type OperatorCommandNa
 import { COMMAND_RULES, type CommandRequest } from "../domain/language/operator-commands";
 import { schedulerFor } from "../workflow/client";
 import type { AppEnv } from "./app-env";
-import { rejectionToError } from "./errors";
+import { workflowRejectionToError } from "./errors";
 import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
 import { StepParamsSchema, WorkflowParamsSchema, WorkflowViewSchema } from "./schemas";
 import { workflowOr404 } from "./workflow-or-404";
@@ -44,7 +44,7 @@ function commandRequest(name: OperatorCommandName, valid: { param: { id: string;
  */
 async function runCommand(c: Context<AppEnv>, id: string, request: CommandRequest) {
   const outcome = await schedulerFor(c.env, c.get("tenant"), id).command(request);
-  if (!outcome.ok) throw rejectionToError(outcome);
+  if (!outcome.ok) throw workflowRejectionToError(id, outcome);
   return c.json(await workflowOr404(c.env, c.get("tenant"), id), outcome.unchanged ? 200 : 202);
 }
 

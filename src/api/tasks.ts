@@ -4,7 +4,7 @@ import { isExpired, verifyTaskToken, type TaskTokenClaims } from "../domain/secu
 import { schedulerFor } from "../workflow/client";
 import { poolFor, taskKey } from "../pools/pool-stub";
 import type { AppEnv } from "./app-env";
-import { ApiError, rejectionToError } from "./errors";
+import { ApiError, workflowRejectionToError } from "./errors";
 import { errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
 import { TaskParamsSchema } from "./schemas";
 
@@ -63,7 +63,7 @@ export const taskRoutes = new OpenAPIHono<AppEnv>()
     const claims = await claimsOf(c.req.valid("param").token, c.env);
     const body = c.req.valid("json");
     const reply = await schedulerOf(c.env, claims).heartbeat(claims.stepId, claims.attempt, "progress" in body ? { value: body.progress } : {});
-    if (!reply.ok) throw rejectionToError(reply);
+    if (!reply.ok) throw workflowRejectionToError(claims.workflowId, reply);
     return c.json({ cancelRequested: "cancelRequested" in reply ? reply.cancelRequested : false }, 200);
   })
   .openapi(completeRoute, async (c) => {
@@ -71,7 +71,7 @@ export const taskRoutes = new OpenAPIHono<AppEnv>()
     const { output } = c.req.valid("json");
     const reply = await schedulerOf(c.env, claims).report(claims.stepId, claims.attempt, { type: "succeeded", output: output ?? null });
     tellPool(c.env, c.executionCtx, claims);
-    if (!reply.ok) throw rejectionToError(reply);
+    if (!reply.ok) throw workflowRejectionToError(claims.workflowId, reply);
     return c.json({ ok: true as const }, 200);
   })
   .openapi(failRoute, async (c) => {
@@ -82,6 +82,6 @@ export const taskRoutes = new OpenAPIHono<AppEnv>()
       error: { message: error.message, retryable: error.retryable ?? true },
     });
     tellPool(c.env, c.executionCtx, claims);
-    if (!reply.ok) throw rejectionToError(reply);
+    if (!reply.ok) throw workflowRejectionToError(claims.workflowId, reply);
     return c.json({ ok: true as const }, 200);
   });

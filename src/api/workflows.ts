@@ -9,7 +9,7 @@ import { decodeCursor, encodeCursor } from "../workflow-index/cursor";
 import { tenantIndexDbs } from "../workflow-index/index-shards";
 import { listTenantWorkflows } from "../workflow-index/tenant-listing";
 import type { AppEnv } from "./app-env";
-import { ApiError, rejectionToError, validationFailed } from "./errors";
+import { noSuchWorkflow, rejectionToError, validationFailed } from "./errors";
 import { workflowOr404 } from "./workflow-or-404";
 import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
 import { HistorySchema, WorkflowListSchema, WorkflowParamsSchema, WorkflowViewSchema } from "./schemas";
@@ -93,7 +93,7 @@ export const workflowRoutes = new OpenAPIHono<AppEnv>()
     const scheduler = schedulerFor(c.env, c.get("tenant"), id);
     // One more than asked says whether another page follows.
     const events = await scheduler.history(after, limit + 1);
-    if (events.length === 0 && !(await scheduler.describe())) throw new ApiError(404, "not_found", `No workflow "${id}".`);
+    if (events.length === 0 && !(await scheduler.describe())) throw noSuchWorkflow(id);
     const page = events.slice(0, limit);
     const last = page.at(-1);
     return c.json({ events: page, ...(events.length > limit && last ? { nextAfter: last.seq } : {}) }, 200);

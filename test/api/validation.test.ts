@@ -397,3 +397,49 @@ describe("an invalid id in the path", () => {
     expectValidationIssue(response, ["stepId"]);
   });
 });
+
+describe("the words of a refusal", () => {
+  it.each<[string, Record<string, unknown>, string]>([
+    ["a misspelt onFailure lists the allowed values", { onFailure: "compensat" }, 'definition.onFailure must be one of "compensate", "escalate" or "fail"'],
+    ["a missing field says it is required", { steps: [{ id: "a", action: { type: "http" } }] }, "definition.steps.0.action.url is required"],
+    ["a wrong type says what goes there", { steps: [httpStep("a", { retry: { maxAttempts: "3" } })] }, "definition.steps.0.retry.maxAttempts must be a number, not a string"],
+    ["an unknown action type lists the known ones", { steps: [{ id: "a", action: { type: "grpc", url: `${REMOTE}/a` } }] }, 'definition.steps.0.action.type must be one of "http" or "worker"'],
+  ])("%s", async (_what, fields, sentence) => {
+    const id = uniqueId("words");
+    const response = await api("POST", "/v1/workflows", { id, definition: definitionWith([httpStep("a")], fields) });
+
+    expectErrorShape(response, 400, "validation_failed");
+    expect(response.body.error.message).toBe(`Invalid request: ${sentence}.`);
+    expect(JSON.stringify(response.body.error.details)).not.toMatch(/Invalid input|Invalid option|expected \w+, received/);
+    await expectNoWorkflow(id);
+  });
+
+  it("says a query parameter that is no number must be a number, not that it received NaN", async () => {
+    const response = await api("GET", "/v1/workflows?limit=abc");
+
+    expectValidationIssue(response, ["limit"]);
+    expect(response.body.error.message).toBe("Invalid request: limit must be a number.");
+  });
+
+  it("names an unknown field of the body", async () => {
+    const response = await api("POST", "/v1/workflows", { id: uniqueId("words"), definition: definitionWith([httpStep("a")]), urgency: "high" });
+
+    expect(response.body.error.message).toBe('Invalid request: the request has an unknown field "urgency".');
+  });
+
+  it.each([
+    ["GET", ""],
+    ["GET", "/history"],
+    ["GET", "/diagnosis"],
+    ["POST", "/cancel"],
+    ["POST", "/pause"],
+    ["POST", "/steps/charge/retry"],
+    ["POST", "/events"],
+  ])("answers %s of an unknown workflow's %s with a 404 naming its id", async (method, route) => {
+    const id = uniqueId("unknown");
+    const response = await api(method, `/v1/workflows/${id}${route}`, route === "/events" ? { event: "approved" } : undefined);
+
+    expectErrorShape(response, 404, "not_found");
+    expect(response.body.error.message).toBe(`No workflow "${id}".`);
+  });
+});

@@ -12,7 +12,7 @@ const problems = (definition: DefinitionInput) => {
 describe("a map step in a definition", () => {
   it.each<[string, unknown, string]>([
     ["a map inside a map", mapStep("m", [], { step: { map: { items: [], step: { action: httpAction("x") } } } }), "steps.0.map.step: step \"m\": a map's item step cannot be a map"],
-    ["an item step with an id", mapStep("m", [], { step: { id: "x", action: httpAction("x") } }), "steps.0.map.step: step \"m\": map.step: Unrecognized key: \"id\""],
+    ["an item step with an id", mapStep("m", [], { step: { id: "x", action: httpAction("x") } }), "steps.0.map.step: step \"m\": map.step has an unknown field \"id\""],
     ["an item step of no kind", mapStep("m", [], { step: {} }), "must have exactly one of"],
     ["a compensate on the map itself", mapStep("m", [], {}, { compensate: httpAction("undo") }), "steps.0.compensate: step \"m\": a map's compensate belongs in map.step"],
     ["both tolerances", mapStep("m", [], { toleratedFailures: 1, toleratedFailurePercent: 5 }), "give toleratedFailures or toleratedFailurePercent, not both"],

@@ -73,10 +73,10 @@ describe("parseAllowedTargets", () => {
 
   it.each([
     { raw: "{not json", problem: "ALLOWED_TARGETS is not valid JSON" },
-    { raw: '["api.example.com"]', problem: "ALLOWED_TARGETS : Invalid input: expected record, received array" },
-    { raw: '{"acme": ["https://api.example.com"]}', problem: "ALLOWED_TARGETS acme.0: must be a host name or *.host name" },
-    { raw: '{"acme": ["a.*.example"]}', problem: "ALLOWED_TARGETS acme.0: must be a host name or *.host name" },
-    { raw: '{"acme": "api.example.com"}', problem: "ALLOWED_TARGETS acme: Invalid input: expected array, received string" },
+    { raw: '["api.example.com"]', problem: "ALLOWED_TARGETS must be an object, not an array" },
+    { raw: '{"acme": ["https://api.example.com"]}', problem: "ALLOWED_TARGETS.acme.0 must be a host name or *.host name" },
+    { raw: '{"acme": ["a.*.example"]}', problem: "ALLOWED_TARGETS.acme.0 must be a host name or *.host name" },
+    { raw: '{"acme": "api.example.com"}', problem: "ALLOWED_TARGETS.acme must be an array, not a string" },
   ])("refuses $raw", ({ raw, problem }) => {
     expect(parseAllowedTargets(raw)).toEqual({ ok: false, problem });
   });

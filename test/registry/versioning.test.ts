@@ -49,7 +49,7 @@ describe("PUT /v1/definitions/{name}", () => {
     const response = await api("PUT", `/v1/definitions/${name}`, versioned("another-name", "a"));
 
     expect(response.status).toBe(400);
-    expect(response.body.error).toMatchObject({ code: "validation_failed", message: expect.stringContaining(`name: must be "${name}"`) });
+    expect(response.body.error).toMatchObject({ code: "validation_failed", message: expect.stringContaining(`name must be "${name}"`) });
     expect(response.body.error.details).toContainEqual(expect.objectContaining({ path: ["name"] }));
     await expectNothingStored(name);
     await expectNothingStored("another-name");

@@ -9,6 +9,7 @@ import { NotifySchema } from "./notify";
 import { DefinitionShapeSchema, IdSchema, ItemStepSchema, PayloadSchema, type DefinitionInput, type ItemStepInput, type StepInput } from "./schemas";
 import { sha256Hex } from "../security/sha256";
 import { checkTemplatePath, templatePaths, templateProblems } from "./templates";
+import { sentenceOf } from "../validation-messages";
 import { kindsOfStep, MAX_WORKFLOW_DEPTH, STEP_KIND_NAMES, stepKindOf } from "./steps";
 
 export interface DefinitionIssue {
@@ -86,7 +87,7 @@ function checkItemStep(step: StepInput, index: number, depth: number): Definitio
   const misplaced = ITEM_FIELDS.find((field) => step[field] !== undefined);
   if (misplaced) return [{ path: ["steps", index, misplaced], message: `step "${step.id}": a map's ${misplaced} belongs in map.step, where each item gets its own` }];
   const parsed = ItemStepSchema.safeParse(step.map?.step);
-  if (!parsed.success) return parsed.error.issues.map((issue) => ({ path: [...at, ...issue.path.map((part) => (typeof part === "symbol" ? String(part) : part))], message: `step "${step.id}": map.step: ${issue.message}` }));
+  if (!parsed.success) return parsed.error.issues.map((issue) => ({ path: [...at, ...issue.path.map(pathPart)], message: `step "${step.id}": ${sentenceOf(["map", "step", ...issue.path], issue.message)}` }));
   if (parsed.data.map !== undefined) return [{ path: at, message: `step "${step.id}": a map's item step cannot be a map (put the inner map in a child workflow)` }];
   const item = { ...parsed.data, id: step.id };
   const kindIssue = checkStepKind(item);

@@ -5,6 +5,8 @@
 import { z } from "zod";
 import { ID_PATTERN } from "../contract";
 import { jsonLimitProblem, LIMITS } from "./limits";
+// For its effect: zod words every problem of every schema built on these pieces as validation-messages.ts says.
+import "../validation-messages";
 
 /** Any JSON we store and pass on (input, outputs, progress): bounded in size and depth. */
 export const PayloadSchema = z.unknown().superRefine((value, ctx) => {

@@ -10,6 +10,7 @@
  */
 import { z } from "zod";
 import type { DefinitionInput } from "../language/schemas";
+import { sentenceOf } from "../validation-messages";
 
 /** What one tenant's actions may call. */
 export interface TargetPolicy {
@@ -87,7 +88,7 @@ export function parseAllowedTargets(raw: unknown): ParsedAllowedTargets {
   const parsed = AllowedTargetsSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { ok: false, problem: `ALLOWED_TARGETS ${issue?.path.join(".") ?? ""}: ${issue?.message ?? "invalid"}` };
+    return { ok: false, problem: sentenceOf(["ALLOWED_TARGETS", ...(issue?.path ?? [])], issue?.message ?? "is not valid") };
   }
   return { ok: true, value: parsed.data };
 }

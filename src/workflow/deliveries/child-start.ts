@@ -1,6 +1,7 @@
 import { startRequestFor, type StartOutcome } from "../../admission/start-request";
 import { StartWorkflowSchema } from "../../domain/language/definition";
 import type { ChildStart } from "../../domain/machine";
+import { sentenceOf } from "../../domain/validation-messages";
 import type { OutboxRow, OutboxRows } from "../outbox-rows";
 import type { DeliveredFor, OwnObject } from "./delivery";
 import { EachRowDelivery } from "./each-row";
@@ -56,7 +57,7 @@ export class ChildStartDelivery extends EachRowDelivery {
   private async startChild(workflow: DeliveredFor, row: ChildStartRow): Promise<StartOutcome> {
     const body = StartWorkflowSchema.safeParse(row.start);
     if (!body.success) {
-      const issues = body.error.issues.slice(0, 3).map((issue) => `${issue.path.join(".") || "(body)"}: ${issue.message}`);
+      const issues = body.error.issues.slice(0, 3).map((issue) => sentenceOf(issue.path, issue.message));
       return { ok: false, code: "conflict", message: `its start is not valid (${issues.join("; ")})` };
     }
     const parent = { id: workflow.id, stepId: row.stepId, attempt: row.attempt, depth: row.depth };
