@@ -102,10 +102,12 @@ export function createApp() {
     scheme: "bearer",
     description: "An API token from the API_TOKENS setting (tenant:token pairs); it decides the tenant.",
   });
-  app.doc31("/openapi.json", {
+  // The server is the origin the document was read from, so the reference's sample requests run as shown.
+  app.doc31("/openapi.json", (c) => ({
     openapi: "3.1.0",
     info: { title: "Shepherd", version: "1.0.0", description: "Workflows that finish or unwind cleanly." },
-  });
+    servers: [{ url: new URL(c.req.url).origin, description: "This deployment" }],
+  }));
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.get("/", (c) => (wantsHtml(c.req.header("Accept")) ? dashboardPage(c) : c.json({ service: "shepherd", api: "/v1", openapi: "/openapi.json" })));
   app.notFound((c) => {

@@ -46,6 +46,7 @@ const ListQuerySchema = z.strictObject({
 const publishRoute = createRoute({
   method: "put",
   path: "/v1/definitions/{name}",
+  operationId: "publishDefinition",
   summary: "Publish a definition under its name: new content becomes the next version, content already published answers its version",
   security: BEARER_AUTH,
   request: { params: NameParamsSchema, ...jsonBody(DefinitionSchema) },
@@ -59,6 +60,7 @@ const publishRoute = createRoute({
 const listRoute = createRoute({
   method: "get",
   path: "/v1/definitions",
+  operationId: "listDefinitions",
   summary: "List the caller's definitions by name, each with its latest version",
   security: BEARER_AUTH,
   request: { query: ListQuerySchema },
@@ -68,6 +70,7 @@ const listRoute = createRoute({
 const latestRoute = createRoute({
   method: "get",
   path: "/v1/definitions/{name}",
+  operationId: "getDefinition",
   summary: "The latest version of a definition, with its content",
   security: BEARER_AUTH,
   request: { params: NameParamsSchema },
@@ -77,6 +80,7 @@ const latestRoute = createRoute({
 const versionRoute = createRoute({
   method: "get",
   path: "/v1/definitions/{name}/versions/{version}",
+  operationId: "getDefinitionVersion",
   summary: "One version of a definition, with its content",
   security: BEARER_AUTH,
   request: { params: VersionParamsSchema },

@@ -32,6 +32,7 @@ export const DiagnosisSchema = z
 const diagnosisRoute = createRoute({
   method: "get",
   path: "/v1/workflows/{id}/diagnosis",
+  operationId: "getWorkflowDiagnosis",
   summary: "Why a workflow is where it is: what each open step waits for, the next deadline, the supervisor's recent decisions and the liveness check",
   security: BEARER_AUTH,
   request: { params: WorkflowParamsSchema },

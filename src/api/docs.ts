@@ -24,6 +24,13 @@ docsRoutes.get(
     withDefaultFonts: false,
     telemetry: false,
     agent: { disabled: true },
+    // And each of these is a button to an outside service: the hosted API client (client.scalar.com), the
+    // developer tools' Share and Deploy (Scalar's registry), the MCP server's VS Code and Cursor installs, and the
+    // footer's link to scalar.com, which no option turns off.
+    hideClientButton: true,
+    showDeveloperTools: "never",
+    mcp: { disabled: true },
+    customCss: 'a[href^="https://www.scalar.com"] { display: none !important; }',
   }),
 );
 

@@ -11,6 +11,7 @@ const EventAnswerSchema = z.object({ consumed: z.boolean().openapi({ description
 const sendEventRoute = createRoute({
   method: "post",
   path: "/v1/workflows/{id}/events",
+  operationId: "sendEvent",
   summary: "Send an event (signal): a waiting step takes it, or the inbox keeps it for the first wait that starts later",
   security: BEARER_AUTH,
   request: { params: WorkflowParamsSchema, ...jsonBody(SendEventSchema) },

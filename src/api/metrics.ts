@@ -44,6 +44,7 @@ const PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 const metricsRoute = createRoute({
   method: "get",
   path: "/v1/metrics",
+  operationId: "getMetrics",
   summary: "The tenant's figures, as JSON or (Accept: text/plain) in Prometheus' text format",
   description:
     "Summed from the workflow index: exact for ended workflows, and for open ones as of their last status change.",

@@ -29,3 +29,9 @@ export function errorResponses<S extends keyof typeof ERROR_DESCRIPTIONS>(...sta
 
 /** The security requirement of every `/v1` route except the task routes (see app.ts for the scheme). */
 export const BEARER_AUTH = [{ bearerAuth: [] }];
+
+/**
+ * The task routes' requirement: no scheme OpenAPI can name. The signed task token in the path is the credential
+ * (OpenAPI has no API key in a path), so the document says outright that no API token is asked for.
+ */
+export const TASK_TOKEN_IN_PATH: { [scheme: string]: string[] }[] = [];

@@ -19,6 +19,7 @@ const ScheduleListSchema = z.object({ schedules: z.array(ScheduleViewSchema), ne
 const createScheduleRoute = createRoute({
   method: "post",
   path: "/v1/schedules",
+  operationId: "createSchedule",
   summary: "Create a cron schedule that starts a workflow at each fire (idempotent by id)",
   security: BEARER_AUTH,
   request: jsonBody(ScheduleSpecSchema),
@@ -32,6 +33,7 @@ const createScheduleRoute = createRoute({
 const listSchedulesRoute = createRoute({
   method: "get",
   path: "/v1/schedules",
+  operationId: "listSchedules",
   summary: "The tenant's schedules, by id",
   security: BEARER_AUTH,
   request: {
@@ -46,6 +48,7 @@ const listSchedulesRoute = createRoute({
 const getScheduleRoute = createRoute({
   method: "get",
   path: "/v1/schedules/{id}",
+  operationId: "getSchedule",
   summary: "Read a schedule: its next fire and its recent fires with their outcome",
   security: BEARER_AUTH,
   request: { params: ScheduleParamsSchema },
@@ -56,6 +59,7 @@ function scheduleAction(action: "pause" | "resume" | "trigger", summary: string)
   return createRoute({
     method: "post",
     path: `/v1/schedules/{id}/${action}`,
+    operationId: `${action}Schedule`,
     summary,
     security: BEARER_AUTH,
     request: { params: ScheduleParamsSchema },
@@ -66,6 +70,7 @@ function scheduleAction(action: "pause" | "resume" | "trigger", summary: string)
 const deleteScheduleRoute = createRoute({
   method: "delete",
   path: "/v1/schedules/{id}",
+  operationId: "deleteSchedule",
   summary: "Delete a schedule and its alarm (the workflows it started run on)",
   security: BEARER_AUTH,
   request: { params: ScheduleParamsSchema },

@@ -26,6 +26,7 @@ const TargetListSchema = z.object({ targets: z.array(TargetSchema), nextCursor: 
 const listTargetsRoute = createRoute({
   method: "get",
   path: "/v1/targets",
+  operationId: "listTargets",
   summary: "The circuit breakers of the tenant's target hosts that have seen transient failures, by host",
   security: BEARER_AUTH,
   request: {

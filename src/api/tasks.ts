@@ -5,15 +5,19 @@ import { schedulerFor } from "../workflow/client";
 import { poolFor, taskKey } from "../pools/pool-stub";
 import type { AppEnv } from "./app-env";
 import { ApiError, workflowRejectionToError } from "./errors";
-import { errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
+import { errorResponses, jsonBody, jsonContent, TASK_TOKEN_IN_PATH } from "./openapi-helpers";
 import { TaskParamsSchema } from "./schemas";
 
 const taskErrors = errorResponses(400, 401, 404, 409, 410, 415);
+const TASK_DESCRIPTION = "Authorised by the task token in the path alone (the one a task message or a pool's poll carried), with no API token.";
 
 const heartbeatRoute = createRoute({
   method: "post",
   path: "/v1/tasks/{token}/heartbeat",
+  operationId: "heartbeatTask",
   summary: "Heartbeat for the attempt the task token names",
+  description: TASK_DESCRIPTION,
+  security: TASK_TOKEN_IN_PATH,
   request: { params: TaskParamsSchema, ...jsonBody(TaskHeartbeatSchema) },
   responses: { 200: jsonContent(z.object({ cancelRequested: z.boolean() }), "Recorded"), ...taskErrors },
 });
@@ -21,7 +25,10 @@ const heartbeatRoute = createRoute({
 const completeRoute = createRoute({
   method: "post",
   path: "/v1/tasks/{token}/complete",
+  operationId: "completeTask",
   summary: "Complete the attempt the task token names",
+  description: TASK_DESCRIPTION,
+  security: TASK_TOKEN_IN_PATH,
   request: { params: TaskParamsSchema, ...jsonBody(TaskCompleteSchema) },
   responses: { 200: jsonContent(z.object({ ok: z.literal(true) }), "Recorded"), ...taskErrors },
 });
@@ -29,7 +36,10 @@ const completeRoute = createRoute({
 const failRoute = createRoute({
   method: "post",
   path: "/v1/tasks/{token}/fail",
+  operationId: "failTask",
   summary: "Fail the attempt the task token names",
+  description: TASK_DESCRIPTION,
+  security: TASK_TOKEN_IN_PATH,
   request: { params: TaskParamsSchema, ...jsonBody(TaskFailSchema) },
   responses: { 200: jsonContent(z.object({ ok: z.literal(true) }), "Recorded"), ...taskErrors },
 });

@@ -24,6 +24,7 @@ const WebhookParamsSchema = z.object({ id: IdSchema.openapi({ param: { name: "id
 const putWebhookRoute = createRoute({
   method: "put",
   path: "/v1/webhooks/{id}",
+  operationId: "putWebhook",
   summary: "Subscribe a URL to the tenant's workflow events (history types with a dot: workflow.completed, step.*, *)",
   security: BEARER_AUTH,
   request: { params: WebhookParamsSchema, ...jsonBody(WebhookSpecSchema) },
@@ -37,6 +38,7 @@ const putWebhookRoute = createRoute({
 const listWebhooksRoute = createRoute({
   method: "get",
   path: "/v1/webhooks",
+  operationId: "listWebhooks",
   summary: `The tenant's webhooks, by id (at most ${WEBHOOKS_PER_TENANT}), without their secrets`,
   security: BEARER_AUTH,
   responses: { 200: jsonContent(WebhookListSchema, "Every webhook of the tenant"), ...errorResponses(401, 503) },
@@ -45,6 +47,7 @@ const listWebhooksRoute = createRoute({
 const getWebhookRoute = createRoute({
   method: "get",
   path: "/v1/webhooks/{id}",
+  operationId: "getWebhook",
   summary: "Read a webhook, without its secret",
   security: BEARER_AUTH,
   request: { params: WebhookParamsSchema },
@@ -54,6 +57,7 @@ const getWebhookRoute = createRoute({
 const deleteWebhookRoute = createRoute({
   method: "delete",
   path: "/v1/webhooks/{id}",
+  operationId: "deleteWebhook",
   summary: "Delete a webhook and its record of deliveries; nothing more is posted to it",
   security: BEARER_AUTH,
   request: { params: WebhookParamsSchema },
@@ -66,6 +70,7 @@ const deleteWebhookRoute = createRoute({
 const deliveriesRoute = createRoute({
   method: "get",
   path: "/v1/webhooks/{id}/deliveries",
+  operationId: "listWebhookDeliveries",
   summary: "A webhook's recent deliveries, newest first: each event's status (delivered, failing, failed) and attempts",
   security: BEARER_AUTH,
   request: { params: WebhookParamsSchema },

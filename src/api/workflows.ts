@@ -20,6 +20,7 @@ const HISTORY_PAGE_MAX = 1000;
 const startRoute = createRoute({
   method: "post",
   path: "/v1/workflows",
+  operationId: "startWorkflow",
   summary: "Start a workflow (idempotent by id), from an inline definition or a published one (definitionRef)",
   security: BEARER_AUTH,
   request: jsonBody(StartWorkflowSchema),
@@ -33,6 +34,7 @@ const startRoute = createRoute({
 const getRoute = createRoute({
   method: "get",
   path: "/v1/workflows/{id}",
+  operationId: "getWorkflow",
   summary: "Read a workflow with its steps and attempts",
   security: BEARER_AUTH,
   request: { params: WorkflowParamsSchema },
@@ -47,6 +49,7 @@ const HistoryQuerySchema = z.object({
 const historyRoute = createRoute({
   method: "get",
   path: "/v1/workflows/{id}/history",
+  operationId: "getWorkflowHistory",
   summary: "The workflow's append-only event history, in order; pages of up to 1000 events",
   security: BEARER_AUTH,
   request: { params: WorkflowParamsSchema, query: HistoryQuerySchema },
@@ -64,6 +67,7 @@ const ListQuerySchema = z.strictObject({
 const listRoute = createRoute({
   method: "get",
   path: "/v1/workflows",
+  operationId: "listWorkflows",
   summary: "List the caller's workflows, newest first (from the index, which follows each workflow closely)",
   security: BEARER_AUTH,
   request: { query: ListQuerySchema },

@@ -35,6 +35,13 @@ describe("GET /docs", () => {
     expect(html).not.toMatch(/import\s*\{[^}]*\}\s*from\s*["']https?:/i);
   });
 
+  it("turns off Scalar's buttons to outside services: the hosted client, the developer tools, the MCP installs", async () => {
+    const html = await docsPage();
+    expect(html).toContain('"hideClientButton": true');
+    expect(html).toContain('"showDeveloperTools": "never"');
+    expect(html).toMatch(/"mcp": \{\s*"disabled": true\s*\}/);
+  });
+
   it("references a script that answers with JavaScript", async () => {
     const [src] = scriptSources(await docsPage());
     expect(src).toBeDefined();

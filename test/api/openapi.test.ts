@@ -28,6 +28,7 @@ interface Content {
 
 interface Operation {
   operationId?: string;
+  security?: Record<string, string[]>[];
   parameters?: { name: string; in: string; required?: boolean; schema: Schema }[];
   requestBody?: Content & { required?: boolean };
   responses: Record<string, Content>;
@@ -35,6 +36,7 @@ interface Operation {
 
 interface OpenApiDocument {
   openapi: string;
+  servers?: { url: string; description?: string }[];
   paths: Record<string, Record<string, Operation>>;
   components?: { schemas?: Record<string, Schema> };
 }
@@ -165,6 +167,40 @@ describe("GET /openapi.json", () => {
     for (const name of names) {
       expect(parameters).toContainEqual(expect.objectContaining({ name, in: "path", required: true }));
     }
+  });
+
+  /** Every operation of the document, by method and path. */
+  const operations = () => Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, op })));
+
+  it("names every operation with an operationId, a camelCase verb phrase that no other operation has", () => {
+    const ids = operations().map(({ route, op }) => [route, op.operationId] as const);
+
+    for (const [route, id] of ids) expect(id, `${route} has no operationId`).toMatch(/^[a-z]+[A-Za-z]*$/);
+    const seen = new Map<string, string>();
+    for (const [route, id] of ids) {
+      expect(seen.get(id ?? ""), `${route} reuses the operationId ${id}`).toBeUndefined();
+      seen.set(id ?? "", route);
+    }
+  });
+
+  it("keeps the operationIds clients were generated with", () => {
+    expect(operation("post", "/v1/pools/{pool}/tasks/poll").operationId).toBe("pollTasks");
+    expect(operation("get", "/v1/pools").operationId).toBe("listPools");
+    expect(operation("post", "/v1/workflows").operationId).toBe("startWorkflow");
+    expect(operation("get", "/v1/workflows/{id}").operationId).toBe("getWorkflow");
+    expect(operation("get", "/v1/workflows").operationId).toBe("listWorkflows");
+  });
+
+  it("declares every operation's security: the bearer token, or explicitly none where the task token in the path is the credential", () => {
+    for (const { route, op } of operations()) {
+      expect(op.security, `${route} declares no security`).toBeDefined();
+      if (route.includes(" /v1/tasks/")) expect(op.security, route).toEqual([]);
+      else expect(op.security, route).toEqual([{ bearerAuth: [] }]);
+    }
+  });
+
+  it("names the origin it was read from as its server, so the reference's sample requests run as shown", () => {
+    expect(doc.servers).toEqual([{ url: "http://shepherd.test", description: expect.any(String) }]);
   });
 
   it("gives workflow and step ids in paths the contract's id pattern", () => {
