@@ -16,11 +16,11 @@ const PREDICATE = /^(must|is|has|cannot|needs) /;
 
 /**
  * One problem as a sentence: `definition.onFailure must be one of …`, or `path: message` for a message that is a
- * sentence of its own. An issue at the root is about the request as a whole.
+ * sentence of its own. An issue at the root is about `whole`: the request, or a queue's message.
  */
-export function sentenceOf(path: readonly PropertyKey[], message: string): string {
+export function sentenceOf(path: readonly PropertyKey[], message: string, whole = "the request"): string {
   const subject = path.map(String).join(".");
-  if (PREDICATE.test(message)) return `${subject === "" ? "the request" : subject} ${message}`;
+  if (PREDICATE.test(message)) return `${subject === "" ? whole : subject} ${message}`;
   return subject === "" ? message : `${subject}: ${message}`;
 }
 

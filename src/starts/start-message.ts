@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { StartWorkflowSchema, type StartWorkflowInput } from "../domain/language/definition";
 import { TENANT_PATTERN } from "../domain/security/api-tokens";
+import { sentenceOf } from "../domain/validation-messages";
 import type { DeadLetterError } from "./dead-letter";
 
 export const StartMessageSchema = z.strictObject({
@@ -58,10 +59,9 @@ function queuedStartId(messageId: string): string {
   return `msg_${messageId.replace(/[^A-Za-z0-9_.:-]/g, "_").slice(0, 124)}`;
 }
 
-/** The front door's words for a 400, naming the first issue's path. */
+/** The front door's words for a 400: the first issue as a sentence about its field. */
 function invalidMessage(issues: z.core.$ZodIssue[]): DeadLetterError {
   const details = issues.map(({ path, message, code }) => ({ path: path.map((key) => (typeof key === "symbol" ? String(key) : key)), message, code }));
   const first = details[0];
-  const where = first && first.path.length > 0 ? `${first.path.join(".")}: ` : "";
-  return { code: "validation_failed", message: `Invalid message: ${where}${first?.message ?? "invalid"}.`, details };
+  return { code: "validation_failed", message: `Invalid message: ${first ? sentenceOf(first.path, first.message, "the message") : "it is not valid"}.`, details };
 }
