@@ -3,7 +3,7 @@ import { WORKFLOW_STATUSES } from "../domain/machine/state";
 import { WorkflowResultSchema as DomainWorkflowResultSchema } from "../domain/machine/view";
 import { schedulerFor } from "../workflow/client";
 import type { AppEnv } from "./app-env";
-import { ApiError } from "./errors";
+import { noSuchWorkflow } from "./errors";
 import { BEARER_AUTH, errorResponses, jsonContent } from "./openapi-helpers";
 import { WorkflowParamsSchema } from "./schemas";
 
@@ -52,7 +52,7 @@ export const workflowResultRoutes = new OpenAPIHono<AppEnv>().openapi(resultRout
   signal.addEventListener("abort", abandon, { once: true });
   try {
     const answer = await scheduler.result({ waitId, until });
-    if (!answer.ok) throw new ApiError(404, "not_found", `No workflow "${id}".`);
+    if (!answer.ok) throw noSuchWorkflow(id);
     const { result } = answer;
     return answer.ended ? c.json(result, 200) : c.json({ id: result.id, status: result.status }, 202);
   } finally {
