@@ -100,7 +100,7 @@ export function createApp() {
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
     scheme: "bearer",
-    description: "An API token from the API_TOKENS setting (tenant:token pairs); it decides the tenant.",
+    description: "An API token from the API_TOKENS setting (tenant:token or tenant:name:token entries); it decides the tenant, and its name is recorded with every operator action.",
   });
   // The server is the origin the document was read from, so the reference's sample requests run as shown.
   app.doc31("/openapi.json", (c) => ({

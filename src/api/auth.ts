@@ -1,16 +1,16 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import { bearerAuth } from "hono/bearer-auth";
 import { parseApiTokens } from "../domain/security/api-tokens";
 import type { AppEnv } from "./app-env";
-import { ApiError } from "./errors";
+import { ApiError, errorBody } from "./errors";
 
 interface TokenDigest {
   tenant: string;
+  name: string;
   digest: ArrayBuffer;
 }
 
 type LoadedTokens = { ok: true; digests: TokenDigest[] } | { ok: false; problem: string };
-
-const CHALLENGE = { "WWW-Authenticate": 'Bearer realm="shepherd"' };
 
 let cache: { raw: string | undefined; loaded: Promise<LoadedTokens> } | undefined;
 
@@ -21,7 +21,7 @@ function sha256(text: string): Promise<ArrayBuffer> {
 async function digestTokens(raw: string | undefined): Promise<LoadedTokens> {
   const parsed = parseApiTokens(raw);
   if (!parsed.ok) return parsed;
-  const digests = await Promise.all(parsed.entries.map(async ({ tenant, token }) => ({ tenant, digest: await sha256(token) })));
+  const digests = await Promise.all(parsed.entries.map(async ({ tenant, name, token }) => ({ tenant, name, digest: await sha256(token) })));
   return { ok: true, digests };
 }
 
@@ -36,16 +36,41 @@ function loadTokens(raw: string | undefined): Promise<LoadedTokens> {
  * Compares digests, not tokens, so every comparison takes the same time whatever the token's length, and
  * checks every configured token so the time does not say which one (or whether any) came close.
  */
-async function tenantOf(presented: string, digests: TokenDigest[]): Promise<string | undefined> {
+async function entryOf(presented: string, digests: TokenDigest[]): Promise<TokenDigest | undefined> {
   const digest = await sha256(presented);
-  let tenant: string | undefined;
+  let found: TokenDigest | undefined;
   for (const entry of digests) {
-    if (crypto.subtle.timingSafeEqual(digest, entry.digest)) tenant = entry.tenant;
+    if (crypto.subtle.timingSafeEqual(digest, entry.digest)) found = entry;
   }
-  return tenant;
+  return found;
 }
 
-/** Bearer authentication for `/v1/*`: the token decides the tenant every route then acts for. */
+/** Every refusal is a 401 in the contract's error shape; hono adds the `WWW-Authenticate` challenge. */
+const unauthorized = (message: string) => ({ message: (c: Context) => c.json(errorBody("unauthorized", message), 401) });
+
+/**
+ * Hono's bearer-auth reads the header (a malformed one is refused like a missing one: 401, not its 400) and
+ * asks `verifyToken`, which finds the entry and puts its tenant and name in the context.
+ */
+const bearer = bearerAuth<AppEnv>({
+  realm: "shepherd",
+  noAuthenticationHeader: unauthorized("Send an API token as `Authorization: Bearer <token>`."),
+  invalidAuthenticationHeader: unauthorized("Send an API token as `Authorization: Bearer <token>`."),
+  invalidToken: unauthorized("The API token is not valid."),
+  verifyToken: async (token, c) => {
+    const loaded = await loadTokens(c.env.API_TOKENS);
+    const entry = loaded.ok ? await entryOf(token, loaded.digests) : undefined;
+    if (!entry) return false;
+    c.set("tenant", entry.tenant);
+    c.set("actor", entry.name);
+    return true;
+  },
+});
+
+/**
+ * Bearer authentication for `/v1/*`: the token decides the tenant every route then acts for, and names who
+ * acts (`actor`), which operator actions record in the history.
+ */
 export const requireApiToken: MiddlewareHandler<AppEnv> = async (c, next) => {
   const loaded = await loadTokens(c.env.API_TOKENS);
   if (!loaded.ok) throw new ApiError(503, "not_configured", `${loaded.problem}; fix the API_TOKENS secret.`);
@@ -53,17 +78,10 @@ export const requireApiToken: MiddlewareHandler<AppEnv> = async (c, next) => {
     throw new ApiError(
       401,
       "unauthorized",
-      'This deployment has no API tokens: set them with `wrangler secret put API_TOKENS` as comma-separated "tenant:token" pairs.',
+      'This deployment has no API tokens: set them with `wrangler secret put API_TOKENS` as comma-separated "tenant:token" (or "tenant:name:token") entries.',
       undefined,
-      CHALLENGE,
+      { "WWW-Authenticate": 'Bearer realm="shepherd"' },
     );
   }
-  const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(c.req.header("Authorization") ?? "");
-  if (!match?.[1]) {
-    throw new ApiError(401, "unauthorized", "Send an API token as `Authorization: Bearer <token>`.", undefined, CHALLENGE);
-  }
-  const tenant = await tenantOf(match[1], loaded.digests);
-  if (tenant === undefined) throw new ApiError(401, "unauthorized", "The API token is not valid.", undefined, CHALLENGE);
-  c.set("tenant", tenant);
-  await next();
+  return bearer(c, next);
 };

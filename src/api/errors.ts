@@ -63,6 +63,8 @@ export function onApiError(error: Error, c: Context): Response {
     return c.json(errorBody(error.code, error.message, error.details), error.status, error.headers);
   }
   if (error instanceof HTTPException) {
+    // A middleware's own response (bearer-auth's 401, already in the error shape with its challenge).
+    if (error.res) return error.getResponse();
     // Hono's JSON validator throws a bare 400 for a body that does not parse.
     if (error.status === 400 && /json/i.test(error.message)) {
       return c.json(errorBody("invalid_json", "The request body is not valid JSON."), 400);
