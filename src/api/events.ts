@@ -22,10 +22,15 @@ const sendEventRoute = createRoute({
   },
 });
 
-/** Events (signals) are not operator commands: their callers dedupe them by id, and they answer what took them. */
+/**
+ * Events (signals) are not operator commands: their callers dedupe them by id, and they answer what took them.
+ * The history still says who sent one, and why when the sender says (an operator answering a wait by hand).
+ */
 export const eventRoutes = new OpenAPIHono<AppEnv>().openapi(sendEventRoute, async (c) => {
   const { id } = c.req.valid("param");
-  const reply = await schedulerFor(c.env, c.get("tenant"), id).sendEvent(c.req.valid("json"));
+  const { reason, ...sent } = c.req.valid("json");
+  const by = { actor: c.get("actor"), ...(reason === undefined ? {} : { reason }) };
+  const reply = await schedulerFor(c.env, c.get("tenant"), id).sendEvent(sent, by);
   if (!reply.ok) throw workflowRejectionToError(id, reply);
   return c.json({ consumed: reply.consumed }, reply.duplicate ? 200 : 202);
 });

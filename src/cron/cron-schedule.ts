@@ -113,7 +113,8 @@ export class CronSchedule extends DurableObject<Env> {
     const stored = this.cached!;
     if (state.pendingCancel) {
       // With compensation, as an operator's cancel; one that has ended meanwhile answers 409, which is fine.
-      await schedulerFor(this.env, state.tenant, state.pendingCancel).command({ command: "cancel" });
+      const by = { actor: `schedule:${state.id}`, reason: "overlap policy cancel_previous: a new fire is due" };
+      await schedulerFor(this.env, state.tenant, state.pendingCancel).command({ command: "cancel", by });
       state = cancelSent(state, Date.now());
       await this.save({ ...stored, state });
     }

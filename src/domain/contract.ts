@@ -92,6 +92,12 @@ export interface OperatorCommandContract {
 
 const OPEN: readonly WorkflowStatus[] = ["running", "paused", "compensating", "needs_attention"];
 
+/** The longest `reason` an operator action (or an event) takes. */
+export const REASON_MAX_LENGTH = 1024;
+
+/** Every command takes a reason: the history keeps it with the name of the token that acted. */
+const REASON = { reason: { value: "<text>", description: "why, recorded in the history with who acted" } } as const satisfies Record<string, CommandField>;
+
 /**
  * What an operator can tell a workflow to do. Events (signals) sent with `POST /v1/workflows/{id}/events` are not
  * here: they come from the workflow's own callers, carry a payload and a dedupe receipt, and answer differently.
@@ -101,6 +107,7 @@ export const OPERATOR_COMMANDS = {
     path: "/v1/workflows/{id}/cancel",
     operationId: "cancelWorkflow",
     summary: "Cancel: fence running attempts, compensate succeeded steps, end cancelled",
+    fields: REASON,
     workflowStatuses: ["running", "paused", "needs_attention"],
     retries: "once",
   },
@@ -108,6 +115,7 @@ export const OPERATOR_COMMANDS = {
     path: "/v1/workflows/{id}/compensate",
     operationId: "compensateWorkflow",
     summary: "Give up on a workflow in needs_attention: compensate, then end compensated",
+    fields: REASON,
     workflowStatuses: ["needs_attention"],
     retries: "once",
   },
@@ -115,6 +123,7 @@ export const OPERATOR_COMMANDS = {
     path: "/v1/workflows/{id}/steps/{stepId}/retry",
     operationId: "retryStep",
     summary: "Retry a failed step with a fresh attempt budget (workflow in needs_attention)",
+    fields: REASON,
     workflowStatuses: ["needs_attention"],
     stepStatuses: ["failed"],
     retries: "once",
@@ -123,7 +132,7 @@ export const OPERATOR_COMMANDS = {
     path: "/v1/workflows/{id}/steps/{stepId}/skip",
     operationId: "skipStep",
     summary: "Treat a failed step as succeeded with the given output (workflow in needs_attention)",
-    fields: { output: { value: "<json>", description: "the step's output, as JSON (default null)", json: true } },
+    fields: { output: { value: "<json>", description: "the step's output, as JSON (default null)", json: true }, ...REASON },
     bodyRequired: true,
     workflowStatuses: ["needs_attention"],
     stepStatuses: ["failed"],
@@ -133,6 +142,7 @@ export const OPERATOR_COMMANDS = {
     path: "/v1/workflows/{id}/pause",
     operationId: "pauseWorkflow",
     summary: "Pause: dispatch nothing and hold timers until resumed; running attempts go on",
+    fields: REASON,
     workflowStatuses: ["running"],
     unchanged: { in: ["paused"], description: "It was already paused: nothing changed" },
     // Pausing a paused workflow changes nothing.
@@ -142,6 +152,7 @@ export const OPERATOR_COMMANDS = {
     path: "/v1/workflows/{id}/resume",
     operationId: "resumeWorkflow",
     summary: "Resume a paused workflow: what fell due while paused happens now",
+    fields: REASON,
     workflowStatuses: ["paused"],
     retries: "once",
   },
@@ -149,7 +160,7 @@ export const OPERATOR_COMMANDS = {
     path: "/v1/workflows/{id}/terminate",
     operationId: "terminateWorkflow",
     summary: "Terminate: end terminated at once, fence running attempts, compensate nothing",
-    fields: { reason: { value: "<text>", description: "why, kept in the history" } },
+    fields: REASON,
     workflowStatuses: OPEN,
     retries: "once",
   },
@@ -157,7 +168,7 @@ export const OPERATOR_COMMANDS = {
     path: "/v1/workflows/{id}/redrive",
     operationId: "redriveWorkflow",
     summary: "Redrive a failed, cancelled or terminated workflow: steps that did not succeed (or fromStep and everything downstream) run again",
-    fields: { fromStep: { value: "<step>", description: "also run this step and everything downstream of it again" } },
+    fields: { fromStep: { value: "<step>", description: "also run this step and everything downstream of it again" }, ...REASON },
     workflowStatuses: ["failed", "cancelled", "terminated"],
     retries: "once",
   },

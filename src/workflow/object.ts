@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { attemptSends, claimEagerly, reportEvent, startWorkflow, transition, type ChildEndNotice, type EventReply, type MapItemStatus, type SentEvent } from "../domain/machine";
 import type { AttemptReport } from "../domain/machine/task-message";
-import { commandEvent, type CommandRequest } from "../domain/language/operator-commands";
+import { commandEvent, type ActedBy, type CommandRequest } from "../domain/language/operator-commands";
 import type { WorkflowState } from "../domain/machine/state";
 import { toWorkflowView, type WorkflowView } from "../domain/machine/view";
 import { reservationKey, reserveAgentHosts } from "../agents/host-reservations";
@@ -117,8 +117,8 @@ export class WorkflowScheduler extends DurableObject<Env> {
    * An event (signal) for the workflow. One sent with an `id` before gets that first answer again and is not
    * delivered twice: the receipt is written in the same transaction as the delivery.
    */
-  sendEvent(sent: SentEvent): Promise<EventReply | typeof NOT_FOUND> {
-    return this.transitions.receiveEvent(sent);
+  sendEvent(sent: SentEvent, by: ActedBy): Promise<EventReply | typeof NOT_FOUND> {
+    return this.transitions.receiveEvent(sent, by);
   }
 
   /** The queue gave up delivering this attempt's message (the dead-letter queue's consumer tells us). */

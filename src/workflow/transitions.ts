@@ -1,5 +1,6 @@
 import { withDeliveryFaults } from "../dev/fault-bindings";
 import { commitPlan, nextDeadlineAt, transition, type ClaimedTask, type EventReply, type SentEvent, type TransitionResult, type WorkflowEvent } from "../domain/machine";
+import type { ActedBy } from "../domain/language/operator-commands";
 import { isTerminal, type WorkflowState } from "../domain/machine/state";
 import { alarmTarget, SupervisorAlarm } from "./alarm";
 import { SEND_LEASE_MS } from "./delivery-policy";
@@ -46,13 +47,13 @@ export class Transitions {
   }
 
   /** An event (signal), delivered once per `id`: its receipt is written in the same transaction as the delivery. */
-  async receiveEvent(sent: SentEvent): Promise<EventReply | typeof NOT_FOUND> {
+  async receiveEvent(sent: SentEvent, by: ActedBy): Promise<EventReply | typeof NOT_FOUND> {
     const loaded = this.store.load();
     if (!loaded) return NOT_FOUND;
     const first = sent.id === undefined ? undefined : this.store.eventReceipt(sent.id);
     if (first) return { ...first, duplicate: true };
     const now = Date.now();
-    const result = transition(loaded.state, { type: "EventReceived", ...sent }, now, Math.random, this.store.items);
+    const result = transition(loaded.state, { type: "EventReceived", ...sent, by }, now, Math.random, this.store.items);
     const eventReceipt = result.reply.ok && sent.id !== undefined ? { id: sent.id, answer: result.reply } : undefined;
     await this.commit(loaded.state, result, now, eventReceipt ? { eventReceipt } : {});
     return result.reply;

@@ -90,10 +90,15 @@ function validBody(route: Route, startId: string): string | undefined {
     "PUT /v1/definitions/{name}": escalatingDefinition(startId),
     "POST /v1/schedules": { id: startId, cron: "0 3 * * *", workflow: { definition: escalatingDefinition("auth-scheduled") } },
     "PUT /v1/webhooks/{id}": { url: `${REMOTE}/hooks`, events: ["workflow.completed"] },
-    "POST /v1/workflows/{id}/steps/{stepId}/skip": { output: { skippedBy: "test" } },
-    "POST /v1/workflows/{id}/events": { event: "approved", payload: { by: "test" }, id: "auth-event" },
+    "POST /v1/workflows/{id}/steps/{stepId}/skip": { output: { skippedBy: "test" }, reason: "auth test" },
+    "POST /v1/workflows/{id}/steps/{stepId}/retry": { reason: "auth test" },
+    "POST /v1/workflows/{id}/events": { event: "approved", payload: { by: "test" }, id: "auth-event", reason: "auth test" },
+    "POST /v1/workflows/{id}/cancel": { reason: "auth test" },
+    "POST /v1/workflows/{id}/compensate": { reason: "auth test" },
+    "POST /v1/workflows/{id}/pause": { reason: "auth test" },
+    "POST /v1/workflows/{id}/resume": { reason: "auth test" },
     "POST /v1/workflows/{id}/terminate": { reason: "auth test" },
-    "POST /v1/workflows/{id}/redrive": { fromStep: "charge" },
+    "POST /v1/workflows/{id}/redrive": { fromStep: "charge", reason: "auth test" },
     // No wait: a refusal is answered before the poll would wait, and the control's poll returns at once.
     "POST /v1/pools/{pool}/tasks/poll": { workerId: "auth-worker", waitMs: 0 },
   };

@@ -93,6 +93,14 @@ async function failed() {
   return id;
 }
 
+/** A paused workflow (its step waits for its remote): what resume acts on. */
+async function paused() {
+  const { id } = await waiting();
+  const response = await api("POST", `/v1/workflows/${id}/pause`, {}, as("default"));
+  expect(response.status, JSON.stringify(response.body)).toBe(202);
+  return id;
+}
+
 /** A workflow whose step waits for its remote to report, and the task token the remote received. */
 async function waiting() {
   const id = await startAs("default", { name: "fuzz-waits", onFailure: "escalate", defaults: STILL, steps: [{ id: "render", action: { type: "http", url: `${REMOTE}/wait` } }] }, uniqueId("fuzz-default"));
@@ -132,12 +140,18 @@ const VALID_BODIES: Record<string, (id: string) => Record<string, unknown>> = {
     catchupWindowMs: 60_000,
     paused: true,
   }),
-  "POST /v1/workflows/{id}/steps/{stepId}/skip": () => ({ output: { skipped: true } }),
-  "POST /v1/workflows/{id}/events": () => ({ event: "approved", payload: { by: "fuzz" }, id: "fuzz-event" }),
+  // Every operator command takes a reason; each body sets it, so it is mutated too.
+  "POST /v1/workflows/{id}/cancel": () => ({ reason: "fuzz" }),
+  "POST /v1/workflows/{id}/compensate": () => ({ reason: "fuzz" }),
+  "POST /v1/workflows/{id}/steps/{stepId}/retry": () => ({ reason: "fuzz" }),
+  "POST /v1/workflows/{id}/pause": () => ({ reason: "fuzz" }),
+  "POST /v1/workflows/{id}/resume": () => ({ reason: "fuzz" }),
+  "POST /v1/workflows/{id}/steps/{stepId}/skip": () => ({ output: { skipped: true }, reason: "fuzz" }),
+  "POST /v1/workflows/{id}/events": () => ({ event: "approved", payload: { by: "fuzz" }, id: "fuzz-event", reason: "fuzz" }),
   // Every field set, so each is mutated; no wait, so an accepted poll answers at once.
   "POST /v1/pools/{pool}/tasks/poll": () => ({ workerId: "fuzz-worker", waitMs: 0, max: 2 }),
   "POST /v1/workflows/{id}/terminate": () => ({ reason: "fuzz" }),
-  "POST /v1/workflows/{id}/redrive": () => ({ fromStep: "charge" }),
+  "POST /v1/workflows/{id}/redrive": () => ({ fromStep: "charge", reason: "fuzz" }),
   "POST /v1/tasks/{token}/heartbeat": () => ({ progress: { percent: 10 } }),
   "POST /v1/tasks/{token}/complete": () => ({ output: { ok: true } }),
   "POST /v1/tasks/{token}/fail": () => ({ error: { message: "boom", retryable: false } }),
@@ -204,12 +218,15 @@ interface Fixtures {
   attention: string;
   /** What redrive acts on: a workflow in needs_attention cannot be redriven, so its control would be a 409. */
   failed: string;
+  /** What resume acts on; pause acts on the running `waiting`. */
+  paused: string;
   waiting: { id: string; token: string };
 }
 
 /** The workflow a route's fuzzed requests aim at. */
 function targetOf(route: Route, fixtures: Fixtures): string {
-  if (route.path.startsWith("/v1/tasks/")) return fixtures.waiting.id;
+  if (route.path.startsWith("/v1/tasks/") || route.name === "POST /v1/workflows/{id}/pause") return fixtures.waiting.id;
+  if (route.name === "POST /v1/workflows/{id}/resume") return fixtures.paused;
   return route.name === "POST /v1/workflows/{id}/redrive" ? fixtures.failed : fixtures.attention;
 }
 
@@ -548,7 +565,7 @@ describe("case 23 (input fuzz): the routes the fuzzing covers", () => {
 
 let fixtures: Fixtures;
 beforeAll(async () => {
-  fixtures = { definition: await published(), attention: await needsAttention(), failed: await failed(), waiting: await waiting() };
+  fixtures = { definition: await published(), attention: await needsAttention(), failed: await failed(), paused: await paused(), waiting: await waiting() };
 }, 30_000);
 
 describe.each(bodyRoutes)("$name with a body it must refuse", (route) => {
@@ -567,7 +584,7 @@ describe.each(bodyRoutes)("$name with a body it must refuse", (route) => {
   }
 
   it("accepts its unmutated base body (the control for every refusal below)", async () => {
-    const fresh = subjectFor(route, { definition: fixtures.definition, attention: await needsAttention(), failed: await failed(), waiting: await waiting() }, "beta");
+    const fresh = subjectFor(route, { definition: fixtures.definition, attention: await needsAttention(), failed: await failed(), paused: await paused(), waiting: await waiting() }, "beta");
     const response = await send(fresh, { body: JSON.stringify(fresh.base(uniqueId("fuzz-control"))) });
     expect(response.status, response.text.slice(0, 300)).toBeGreaterThanOrEqual(200);
     expect(response.status, response.text.slice(0, 300)).toBeLessThan(300);
@@ -608,7 +625,8 @@ describe.each(bodyRoutes)("$name with a body it must refuse", (route) => {
     const slots = payloadPaths(route.body as Schema, subject.base("placeholder"), []);
     if (slots.length === 0) {
       // These bodies have no free-form field (their strings are bounded, mutated above).
-      expect(["POST /v1/tasks/{token}/fail", "POST /v1/workflows/{id}/terminate", "POST /v1/workflows/{id}/redrive", "POST /v1/pools/{pool}/tasks/poll", WEBHOOK]).toContain(route.name);
+      const reasonOnly = ["cancel", "compensate", "steps/{stepId}/retry", "pause", "resume", "terminate", "redrive"].map((path) => `POST /v1/workflows/{id}/${path}`);
+      expect(["POST /v1/tasks/{token}/fail", ...reasonOnly, "POST /v1/pools/{pool}/tasks/poll", WEBHOOK]).toContain(route.name);
       return;
     }
     const arbitrary = fc.record({

@@ -7,15 +7,16 @@ import { openWorkflow, start, stepShows, uniqueId, workflowShows } from "./suppo
 
 const http = (path: string, extra: Record<string, unknown> = {}) => ({ action: { type: "http", url: `${REMOTE_URL}${path}` }, ...extra });
 
-/** Clicks an operator action, then the dialog's confirming button, optionally after filling its field. */
-async function act(page: Page, action: string, input?: string): Promise<void> {
+/** Clicks an operator action, then the dialog's confirming button, optionally after filling its field and reason. */
+async function act(page: Page, action: string, input?: string, reason?: string): Promise<void> {
   await page.locator(`[data-action="${action}"]`).click();
-  await confirm(page, action, input);
+  await confirm(page, action, input, reason);
 }
 
-async function confirm(page: Page, action: string, input?: string): Promise<void> {
+async function confirm(page: Page, action: string, input?: string, reason?: string): Promise<void> {
   const dialog = page.locator(`dialog[data-confirm="${action}"]`);
   if (input !== undefined) await dialog.locator("textarea").fill(input);
+  if (reason !== undefined) await dialog.locator('input[name="reason"]').fill(reason);
   await dialog.locator('button[type="submit"]').click();
   await dialog.waitFor({ state: "hidden" });
 }
@@ -63,13 +64,13 @@ describe("the workflow page", () => {
     expect(await page.locator('[data-testid="timeline-step-sync"] .tl-attempt').count()).toBe(3);
   });
 
-  it("pauses a running workflow and resumes it", async () => {
+  it("pauses a running workflow with a reason and resumes it; the history says who acted and why", async () => {
     const id = uniqueId("hold");
     await start(id, { name: "hold", steps: [{ id: "reserve", ...http("/reserve") }, { id: "hold", sleep: { durationMs: 4_000 } }, { id: "ship", ...http("/ship") }] });
     const page = await openWorkflow(id);
     await stepShows(page, "hold", "sleeping");
 
-    await act(page, "pause");
+    await act(page, "pause", undefined, "deploy freeze until 14:00");
     await workflowShows(page, "paused");
     expect(await page.getByTestId("diagnosis").textContent()).toMatch(/Paused by an operator since \d\d:\d\d:\d\d/);
     expect(await page.locator('[data-action="pause"]').count()).toBe(0);
@@ -78,6 +79,11 @@ describe("the workflow page", () => {
     await workflowShows(page, "completed");
     await stepShows(page, "ship", "succeeded");
     expect(await page.getByTestId("history").textContent()).toContain("workflow resumed");
+    // The test's token has no name: it acts as its tenant. The resume was given no reason.
+    const history = page.getByTestId("history");
+    expect(await history.locator('tr[data-type="workflow_paused"] td.acted-by').textContent()).toMatch(/^\s*browser\s*deploy freeze until 14:00\s*$/);
+    expect(await history.locator('tr[data-type="workflow_resumed"] td.acted-by .actor').textContent()).toBe("browser");
+    expect(await history.locator('tr[data-type="workflow_resumed"] td.acted-by .reason').count()).toBe(0);
   });
 
   it("says what a waiting workflow waits for, and an event sent from the page lets it continue", async () => {

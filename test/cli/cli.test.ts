@@ -91,7 +91,7 @@ describe.concurrent("workflows through the CLI", () => {
     expect(expectOk(get!).stdout).toMatch(/status: +completed/);
     expect(get!.stdout).toMatch(/ship +action +succeeded +1 +\{"trackingId":"trk_\d+"\}/);
     expect(expectOk(getJson!).json()).toMatchObject({ id, status: "completed", output: { charge: { amount: 42 } } });
-    expect(expectOk(history!).stdout).toMatch(/^SEQ +AT +TYPE +STEP +DATA\n1 +\S+ +workflow_started/);
+    expect(expectOk(history!).stdout).toMatch(/^SEQ +AT +TYPE +STEP +BY +DATA\n1 +\S+ +workflow_started/);
     const types = expectOk(historyJson!).json().events.map((event: { type: string }) => event.type);
     expect([types[0], types.at(-1)]).toEqual(["workflow_started", "workflow_completed"]);
     expect(expectOk(diagnose!).stdout).toMatch(/status: +completed\nhealthy: +yes/);
@@ -155,12 +155,18 @@ describe.concurrent("workflows through the CLI", () => {
     expect(expectOk(await shepherd("result", done, "--json")).json()).toMatchObject({ id: done, status: "completed", output: { approve: { by: "ops" } } });
   });
 
-  it("pauses and resumes a workflow", async () => {
+  it("pauses and resumes a workflow with reasons, which its history shows with who acted", async () => {
     const id = uniqueId("pause");
     expectOk(await shepherd("start", file("approval.yaml"), "--id", id));
-    expect(expectOk(await shepherd("pause", id)).stdout).toBe(`pause ${id}: paused\n`);
+    expect(expectOk(await shepherd("pause", id, "--reason", "deploy freeze")).stdout).toBe(`pause ${id}: paused\n`);
     expect(expectOk(await shepherd("get", id, "--json")).json()).toMatchObject({ status: "paused" });
     expect(expectOk(await shepherd("resume", id)).stdout).toBe(`resume ${id}: running\n`);
+    expect(expectOk(await shepherd("event", id, "approved", "--reason", "approved by phone")).stdout).toBe(`approved sent to ${id}: a waiting step took it\n`);
+    const history = expectOk(await shepherd("history", id)).stdout;
+    // The token of the tests has no name: its tenant's acts.
+    expect(history).toMatch(/ workflow_paused +cli: "deploy freeze"\n/);
+    expect(history).toMatch(/ workflow_resumed +cli +\{"pausedMs":\d+\}\n/);
+    expect(history).toMatch(/ event_received +cli: "approved by phone" +\{"event":"approved","buffered":false\}\n/);
   });
 
   it("cancels a workflow", async () => {

@@ -230,6 +230,9 @@ describe("overlap", () => {
 
     expect((await getWorkflow(workflowOf(id, first))).status).toBe("cancelled");
     expect((await getWorkflow(workflowOf(id, second))).status).toBe("running");
+    // The schedule acted, not a token: the cancelled workflow's history names it.
+    const cancel = (await historyOf(workflowOf(id, first))).find((event) => event.type === "operator_action");
+    expect(cancel?.data).toEqual({ action: "cancel", actor: `schedule:${id}`, reason: "overlap policy cancel_previous: a new fire is due" });
     expect(await recentOf(id)).toEqual([
       { at: first, workflowId: workflowOf(id, first), outcome: "started" },
       { at: second, workflowId: workflowOf(id, second), outcome: "started" },

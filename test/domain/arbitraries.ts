@@ -7,7 +7,7 @@ import { planWorkflow, type WorkflowPlan } from "../../src/domain/language/plan"
 import { nextDeadlineAt, type WorkflowEvent } from "../../src/domain/machine";
 import { ESCALATION_DEFAULTS, type DefinitionInput, type OnFailure, type StepInput } from "../../src/domain/language/schemas";
 import { activeAttempt, type StepError, type StepState, type WorkflowState } from "../../src/domain/machine/state";
-import { httpAction, step, T0, TEST_RETRY, TEST_TIMEOUTS, undoable } from "./builders";
+import { httpAction, OPERATOR, step, T0, TEST_RETRY, TEST_TIMEOUTS, undoable } from "./builders";
 
 /** The names waits wait for; events are sent with these and with one no step waits for. */
 export const EVENT_NAMES = ["approved", "shipped"] as const;
@@ -369,30 +369,30 @@ export function eventOf(command: Command, state: WorkflowState): WorkflowEvent {
     case "tick":
       return { type: "DeadlinesReached" };
     case "cancel":
-      return { type: "CancelRequested" };
+      return { type: "CancelRequested", by: OPERATOR };
     case "retry":
-      return { type: "StepRetryRequested", stepId: stepIdOf(state, command.step, operatorFocus(state)) };
+      return { type: "StepRetryRequested", stepId: stepIdOf(state, command.step, operatorFocus(state)), by: OPERATOR };
     case "skip": {
       const stepId = stepIdOf(state, command.step, operatorFocus(state));
-      return { type: "StepSkipRequested", stepId, ...(command.value === undefined ? {} : { output: command.value }) };
+      return { type: "StepSkipRequested", stepId, ...(command.value === undefined ? {} : { output: command.value }), by: OPERATOR };
     }
     case "compensate":
-      return { type: "CompensationRequested" };
+      return { type: "CompensationRequested", by: OPERATOR };
     case "event": {
       const names = [...new Set(state.plan.steps.flatMap((s) => (s.kind === "waitForEvent" ? [s.waitForEvent.event] : []))), UNWAITED_EVENT];
       const event = names[command.name % names.length] ?? UNWAITED_EVENT;
-      return { type: "EventReceived", event, ...(command.value === undefined ? {} : { payload: command.value }) };
+      return { type: "EventReceived", event, ...(command.value === undefined ? {} : { payload: command.value }), by: OPERATOR };
     }
     case "pause":
-      return { type: "PauseRequested" };
+      return { type: "PauseRequested", by: OPERATOR };
     case "resume":
-      return { type: "ResumeRequested" };
+      return { type: "ResumeRequested", by: OPERATOR };
     case "terminate":
-      return { type: "TerminateRequested", ...(command.reason === undefined ? {} : { reason: command.reason }) };
+      return { type: "TerminateRequested", by: command.reason === undefined ? OPERATOR : { ...OPERATOR, reason: command.reason } };
     case "redrive": {
-      if (!command.from) return { type: "RedriveRequested" };
+      if (!command.from) return { type: "RedriveRequested", by: OPERATOR };
       // Focus on a succeeded step: re-running one is what fromStep is for.
-      return { type: "RedriveRequested", fromStep: stepIdOf(state, command.from, (s) => s.status === "succeeded") };
+      return { type: "RedriveRequested", fromStep: stepIdOf(state, command.from, (s) => s.status === "succeeded"), by: OPERATOR };
     }
   }
 }

@@ -2,6 +2,7 @@
 // a script of events against the state machine with an explicit clock and a fixed random draw.
 import { expect } from "vitest";
 import { planWorkflow, type WorkflowPlan } from "../../src/domain/language/plan";
+import type { ActedBy } from "../../src/domain/language/operator-commands";
 import {
   startWorkflow,
   transition,
@@ -101,25 +102,29 @@ export const failedPermanently = (stepId: string, attempt = 1, message = "HTTP 4
   failed(stepId, attempt, { error: { message, retryable: false, status: 422 } });
 export const deadlinesReached = () => ({ type: "DeadlinesReached" as const });
 export const deadLettered = (stepId: string, attempt = 1) => ({ type: "TaskDeadLettered" as const, stepId, attempt });
-export const cancelRequested = () => ({ type: "CancelRequested" as const });
-export const retryRequested = (stepId: string) => ({ type: "StepRetryRequested" as const, stepId });
-export const skipRequested = (stepId: string, output?: unknown) => ({
+/** Who the builders' operator commands and events come from, unless a test names someone. */
+export const OPERATOR: ActedBy = { actor: "operator" };
+export const cancelRequested = (by: ActedBy = OPERATOR) => ({ type: "CancelRequested" as const, by });
+export const retryRequested = (stepId: string, by: ActedBy = OPERATOR) => ({ type: "StepRetryRequested" as const, stepId, by });
+export const skipRequested = (stepId: string, output?: unknown, by: ActedBy = OPERATOR) => ({
   type: "StepSkipRequested" as const,
   stepId,
   ...(output === undefined ? {} : { output }),
+  by,
 });
-export const compensationRequested = () => ({ type: "CompensationRequested" as const });
+export const compensationRequested = (by: ActedBy = OPERATOR) => ({ type: "CompensationRequested" as const, by });
 
-export const eventReceived = (event: string, fields: { payload?: unknown; id?: string } = {}) => ({
+export const eventReceived = (event: string, fields: { payload?: unknown; id?: string } = {}, by: ActedBy = OPERATOR) => ({
   type: "EventReceived" as const,
   event,
   ...(fields.payload === undefined ? {} : { payload: fields.payload }),
   ...(fields.id === undefined ? {} : { id: fields.id }),
+  by,
 });
-export const pauseRequested = () => ({ type: "PauseRequested" as const });
-export const resumeRequested = () => ({ type: "ResumeRequested" as const });
-export const terminateRequested = (reason?: string) => ({ type: "TerminateRequested" as const, ...(reason === undefined ? {} : { reason }) });
-export const redriveRequested = (fromStep?: string) => ({ type: "RedriveRequested" as const, ...(fromStep === undefined ? {} : { fromStep }) });
+export const pauseRequested = (by: ActedBy = OPERATOR) => ({ type: "PauseRequested" as const, by });
+export const resumeRequested = (by: ActedBy = OPERATOR) => ({ type: "ResumeRequested" as const, by });
+export const terminateRequested = (reason?: string) => ({ type: "TerminateRequested" as const, by: reason === undefined ? OPERATOR : { ...OPERATOR, reason } });
+export const redriveRequested = (fromStep?: string, by: ActedBy = OPERATOR) => ({ type: "RedriveRequested" as const, ...(fromStep === undefined ? {} : { fromStep }), by });
 
 /** Moves the clock forward inside a script. */
 export interface Wait {

@@ -43,7 +43,7 @@ describe("an event no step waits for", () => {
         check: (result) => {
           expect(result.state.inbox).toEqual([{ seq: 1, event: "approved", payload: { by: "ops" }, id: "evt-1", receivedAt: T0 + 25 }]);
           expect(result.state.nextEventSeq).toBe(2);
-          expect(result.history[0]?.data).toEqual({ event: "approved", id: "evt-1", buffered: true });
+          expect(result.history[0]?.data).toEqual({ event: "approved", id: "evt-1", buffered: true, actor: "operator" });
         },
       },
     },

@@ -56,7 +56,7 @@ const cancelRows: TransitionCase[] = [
       check: (result) => {
         expect(result.state.compensation).toEqual({ queue: ["b", "a"], endStatus: "cancelled" });
         expect(stepOf(result.state, "b").attempts[0]).toMatchObject({ status: "cancelled" });
-        expect(result.history[0]?.data).toEqual({ action: "cancel" });
+        expect(result.history[0]?.data).toEqual({ action: "cancel", actor: "operator" });
       },
     },
   },
@@ -137,7 +137,7 @@ const retryRows: TransitionCase[] = [
         const a = stepOf(result.state, "a");
         expect(a.budgetUsed).toBe(1);
         expect(a.error).toBeUndefined();
-        expect(result.history[0]?.data).toEqual({ action: "retry_step" });
+        expect(result.history[0]?.data).toEqual({ action: "retry_step", actor: "operator" });
       },
     },
   },

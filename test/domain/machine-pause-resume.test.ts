@@ -134,7 +134,7 @@ describe("a paused workflow", () => {
         effects: [],
         reply: { ok: true, consumed: false },
         check: (result) => {
-          expect(result.history[0]?.data).toEqual({ event: "approved", buffered: true });
+          expect(result.history[0]?.data).toEqual({ event: "approved", buffered: true, actor: "operator" });
           expect(result.state.inbox).toEqual([{ seq: 1, event: "approved", payload: "yes", receivedAt: T0 }]);
         },
       },
@@ -292,7 +292,7 @@ describe("resume", () => {
         effects: [],
         reply: { ok: true },
         check: (result) => {
-          expect(result.history[0]?.data).toEqual({ pausedMs: 750 });
+          expect(result.history[0]?.data).toEqual({ pausedMs: 750, actor: "operator" });
           expect(result.state.pausedAt).toBeUndefined();
         },
       },

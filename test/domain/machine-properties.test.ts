@@ -17,7 +17,7 @@ import {
   type Command,
   type PlanShape,
 } from "./arbitraries";
-import { T0 } from "./builders";
+import { compensationRequested, eventReceived, resumeRequested, retryRequested, skipRequested, T0 } from "./builders";
 import { activeOf, checkState, holds, oneOf, planOf, stepIn } from "./machine-state-invariants";
 import { checkEffects, checkTransition, replyCode, replyOk, type Result } from "./machine-transition-invariants";
 
@@ -102,13 +102,13 @@ function helpfulAgent(run: Playthrough, resolve: "compensate" | "retry" | "skip"
     if (isTerminal(state.status)) return events;
     if (state.status === "needs_attention") {
       const failed = state.compensation ? stepIn(state, state.compensation.queue[0] ?? "") : state.steps.find((s) => s.status === "failed");
-      if (resolve === "compensate" || !failed) run.send({ type: "CompensationRequested" });
-      else if (resolve === "retry") run.send({ type: "StepRetryRequested", stepId: failed.id });
-      else run.send({ type: "StepSkipRequested", stepId: failed.id, output: { skipped: true } });
+      if (resolve === "compensate" || !failed) run.send(compensationRequested());
+      else if (resolve === "retry") run.send(retryRequested(failed.id));
+      else run.send(skipRequested(failed.id, { skipped: true }));
       continue;
     }
     if (state.status === "paused") {
-      run.send({ type: "ResumeRequested" });
+      run.send(resumeRequested());
       continue;
     }
     const step = state.steps.find((s) => activeOf(s));
@@ -125,7 +125,7 @@ function helpfulAgent(run: Playthrough, resolve: "compensate" | "retry" | "skip"
     const waiting = state.steps.find((s) => s.status === "waiting" && planOf(state, s.id).kind === "waitForEvent");
     const waitPlan = waiting && planOf(state, waiting.id);
     if (waiting && waitPlan?.kind === "waitForEvent") {
-      const result = run.send({ type: "EventReceived", event: waitPlan.waitForEvent.event, payload: { approved: true } });
+      const result = run.send(eventReceived(waitPlan.waitForEvent.event, { payload: { approved: true } }));
       run.guard(() => holds(replyOk(result) && (result.reply as EventReply & { ok: true }).consumed, `the event ${waiting.id} waits for is not consumed`));
       continue;
     }

@@ -58,7 +58,7 @@ describe("redrive", () => {
         reply: { ok: true },
         check: (result) => {
           const { state } = result;
-          expect(result.history[0]?.data).toEqual({ steps: ["b", "c"], redriveCount: 1 });
+          expect(result.history[0]?.data).toEqual({ steps: ["b", "c"], redriveCount: 1, actor: "operator" });
           expect(stepOf(state, "a")).toMatchObject({ status: "succeeded", output: { id: "ch_1" }, attempt: 1 });
           const b = stepOf(state, "b");
           expect(b).toMatchObject({ attempt: 2, budgetUsed: 1 });
@@ -95,7 +95,7 @@ describe("redrive", () => {
         steps: { a: "scheduled", b: "pending" },
         history: ["workflow_redriven", "step_scheduled a#2"],
         effects: ["enqueue a#2 action"],
-        check: (result) => expect(result.history[0]?.data).toEqual({ steps: ["a", "b"], redriveCount: 1 }),
+        check: (result) => expect(result.history[0]?.data).toEqual({ steps: ["a", "b"], redriveCount: 1, actor: "operator" }),
       },
     },
     {
@@ -128,7 +128,7 @@ describe("redrive", () => {
         effects: ["enqueue b#2 action"],
         check: (result) => {
           const { state } = result;
-          expect(result.history[0]?.data).toEqual({ fromStep: "b", steps: ["b", "c"], redriveCount: 1 });
+          expect(result.history[0]?.data).toEqual({ fromStep: "b", steps: ["b", "c"], redriveCount: 1, actor: "operator" });
           expect(stepOf(state, "b").keyRound).toBe(1);
           expect(stepOf(state, "c").keyRound).toBeUndefined();
           expect(stepOf(state, "b").output).toBeUndefined();

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { startWorkflow, transition } from "../../src/domain/machine";
 import type { WorkflowState } from "../../src/domain/machine/state";
 import {
+  cancelRequested,
   claimed,
   deadlinesReached,
   describeEffects,
@@ -324,7 +325,7 @@ describe("transition", () => {
     { name: "a transient failure", given: [claimed("a")], event: failed("a") },
     { name: "a permanent failure", given: [claimed("a")], event: failedPermanently("a") },
     { name: "a missed heartbeat", given: [claimed("a"), wait(1_000)], event: deadlinesReached() },
-    { name: "a cancel", given: [claimed("a")], event: { type: "CancelRequested" as const } },
+    { name: "a cancel", given: [claimed("a")], event: cancelRequested() },
   ];
 
   it.each(events)("never mutates the state it is given, even for $name", ({ given, event }) => {

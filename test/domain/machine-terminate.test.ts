@@ -52,7 +52,7 @@ describe("terminate", () => {
             expect(state.endedAt).toBe(T0 + 10);
             expect(state.compensation).toBeUndefined();
             expect(stepOf(state, "b").attempts[0]).toMatchObject({ status: "cancelled", endedAt: T0 + 10 });
-            expect(result.history[0]?.data).toEqual({});
+            expect(result.history[0]?.data).toEqual({ actor: "operator" });
             expect(nextDeadlineAt(state)).toBeUndefined();
           },
         },
@@ -67,7 +67,7 @@ describe("terminate", () => {
         {
           check: (result) => {
             expect(result.state.error).toEqual({ message: "duplicate order" });
-            expect(result.history[0]?.data).toEqual({ reason: "duplicate order" });
+            expect(result.history[0]?.data).toEqual({ actor: "operator", reason: "duplicate order" });
           },
         },
       ),

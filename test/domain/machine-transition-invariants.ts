@@ -210,7 +210,7 @@ function checkControl(before: WorkflowState, event: WorkflowEvent & { type: "Pau
   holds(ok === !isTerminal(before.status), answered);
   if (!ok) return;
   holds(state.status === "terminated" && attemptSends(result.effects).length === 0, `a terminate leaves it ${state.status} with ${attemptSends(result.effects).length} attempts sent`);
-  holds(state.error?.message === (event.reason ?? "terminated by an operator"), `terminated with error ${state.error?.message}`);
+  holds(state.error?.message === (event.by.reason ?? "terminated by an operator"), `terminated with error ${state.error?.message}`);
   for (const step of state.steps) {
     const was = stepIn(before, step.id)!;
     if (["succeeded", "compensated", "failed", "skipped"].includes(was.status)) same(step.status, was.status, `terminate leaves ${step.id} ${was.status}`);

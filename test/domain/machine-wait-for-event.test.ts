@@ -47,7 +47,7 @@ describe("a step waiting for an event", () => {
           expect(waited).toMatchObject({ output: { by: "ops" }, attempt: 0, attempts: [] });
           expect(waited.timerAt).toBeUndefined();
           expect(waited.waitingSince).toBeUndefined();
-          expect(result.history[0]?.data).toEqual({ event: "approved", buffered: false });
+          expect(result.history[0]?.data).toEqual({ event: "approved", buffered: false, actor: "operator" });
           expect(result.history[1]?.data).toEqual({ event: "approved" });
           expect(result.state.inbox ?? []).toEqual([]);
         },
@@ -75,7 +75,7 @@ describe("a step waiting for an event", () => {
         history: ["event_received", "event_consumed approval", "step_succeeded approval", "step_scheduled b#1"],
         effects: ["enqueue b#1 action"],
         check: (result) => {
-          expect(result.history[0]?.data).toEqual({ event: "approved", id: "evt-1", buffered: false });
+          expect(result.history[0]?.data).toEqual({ event: "approved", id: "evt-1", buffered: false, actor: "operator" });
           expect(result.history[1]?.data).toEqual({ event: "approved", id: "evt-1" });
         },
       },
@@ -92,7 +92,7 @@ describe("a step waiting for an event", () => {
         reply: { ok: true, consumed: false },
         check: (result) => {
           expect(result.state.inbox).toEqual([{ seq: 1, event: "rejected", payload: 1, receivedAt: T0 }]);
-          expect(result.history[0]?.data).toEqual({ event: "rejected", buffered: true });
+          expect(result.history[0]?.data).toEqual({ event: "rejected", buffered: true, actor: "operator" });
         },
       },
     },

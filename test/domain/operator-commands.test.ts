@@ -21,19 +21,22 @@ import {
 
 const NAMES = Object.keys(OPERATOR_COMMANDS) as OperatorCommandName[];
 
+const BY = { actor: "oncall" };
+
 describe("the event each command becomes", () => {
   it.each<[string, CommandRequest, object]>([
-    ["cancel", { command: "cancel" }, { type: "CancelRequested" }],
-    ["compensate", { command: "compensate" }, { type: "CompensationRequested" }],
-    ["retryStep", { command: "retryStep", stepId: "b" }, { type: "StepRetryRequested", stepId: "b" }],
-    ["skipStep with an output", { command: "skipStep", stepId: "b", body: { output: { n: 1 } } }, { type: "StepSkipRequested", stepId: "b", output: { n: 1 } }],
-    ["skipStep without one", { command: "skipStep", stepId: "b", body: {} }, { type: "StepSkipRequested", stepId: "b" }],
-    ["pause", { command: "pause" }, { type: "PauseRequested" }],
-    ["resume", { command: "resume" }, { type: "ResumeRequested" }],
-    ["terminate with a reason", { command: "terminate", body: { reason: "not needed" } }, { type: "TerminateRequested", reason: "not needed" }],
-    ["terminate without a body", { command: "terminate" }, { type: "TerminateRequested" }],
-    ["redrive from a step", { command: "redrive", body: { fromStep: "a" } }, { type: "RedriveRequested", fromStep: "a" }],
-    ["redrive without a body", { command: "redrive" }, { type: "RedriveRequested" }],
+    ["cancel", { command: "cancel", by: BY }, { type: "CancelRequested", by: BY }],
+    ["compensate", { command: "compensate", by: BY }, { type: "CompensationRequested", by: BY }],
+    ["retryStep", { command: "retryStep", stepId: "b", by: BY }, { type: "StepRetryRequested", stepId: "b", by: BY }],
+    ["skipStep with an output", { command: "skipStep", stepId: "b", body: { output: { n: 1 } }, by: BY }, { type: "StepSkipRequested", stepId: "b", output: { n: 1 }, by: BY }],
+    ["skipStep without one", { command: "skipStep", stepId: "b", body: {}, by: BY }, { type: "StepSkipRequested", stepId: "b", by: BY }],
+    ["pause", { command: "pause", by: BY }, { type: "PauseRequested", by: BY }],
+    ["resume", { command: "resume", by: BY }, { type: "ResumeRequested", by: BY }],
+    ["terminate with a reason", { command: "terminate", by: { ...BY, reason: "not needed" } }, { type: "TerminateRequested", by: { actor: "oncall", reason: "not needed" } }],
+    ["terminate without a body", { command: "terminate", by: BY }, { type: "TerminateRequested", by: BY }],
+    ["redrive from a step", { command: "redrive", body: { fromStep: "a" }, by: BY }, { type: "RedriveRequested", fromStep: "a", by: BY }],
+    ["redrive without a body", { command: "redrive", by: BY }, { type: "RedriveRequested", by: BY }],
+    ["a reason left undefined", { command: "cancel", by: { actor: "oncall", reason: undefined } }, { type: "CancelRequested", by: BY }],
   ])("%s", (_name, request, event) => {
     expect(commandEvent(request)).toStrictEqual(event);
   });
@@ -79,14 +82,14 @@ const WORKFLOWS: { name: string; status: WorkflowStatus; onFailure: "compensate"
 
 /** Each command on the failed step `b` where it takes a step, with an empty body where it takes one. */
 const REQUESTS: Record<OperatorCommandName, CommandRequest> = {
-  cancel: { command: "cancel" },
-  compensate: { command: "compensate" },
-  retryStep: { command: "retryStep", stepId: "b" },
-  skipStep: { command: "skipStep", stepId: "b", body: {} },
-  pause: { command: "pause" },
-  resume: { command: "resume" },
-  terminate: { command: "terminate", body: {} },
-  redrive: { command: "redrive", body: {} },
+  cancel: { command: "cancel", by: BY },
+  compensate: { command: "compensate", by: BY },
+  retryStep: { command: "retryStep", stepId: "b", by: BY },
+  skipStep: { command: "skipStep", stepId: "b", body: {}, by: BY },
+  pause: { command: "pause", by: BY },
+  resume: { command: "resume", by: BY },
+  terminate: { command: "terminate", body: {}, by: BY },
+  redrive: { command: "redrive", body: {}, by: BY },
 };
 
 /** Where the view cannot tell the status apart: a second cancel of a cancel's compensation changes nothing. */
@@ -122,6 +125,50 @@ describe("the statuses the table allows, against the machine", () => {
   it.each(["retryStep", "skipStep"] as const)("refuses %s on a step whose status the table does not allow", (name) => {
     const run = new Run(flow("escalate")).play(B_FAILED);
     expect(run.step("a").status).toBe("succeeded");
-    expect(run.send(commandEvent({ command: name, stepId: "a", body: {} } as CommandRequest)).reply).toMatchObject({ ok: false, code: "conflict" });
+    expect(run.send(commandEvent({ command: name, stepId: "a", body: {}, by: BY } as CommandRequest)).reply).toMatchObject({ ok: false, code: "conflict" });
+  });
+});
+
+/** For each command, a workflow in which it acts (the failed step `b` for the step commands). */
+const ACTS_ON: Record<OperatorCommandName, (typeof WORKFLOWS)[number]["name"]> = {
+  cancel: "running",
+  compensate: "needs_attention",
+  retryStep: "needs_attention",
+  skipStep: "needs_attention",
+  pause: "running",
+  resume: "paused",
+  terminate: "running",
+  redrive: "failed",
+};
+
+describe("who acted and why", () => {
+  it.each(NAMES)("%s records the actor and the reason on the history entry of what it did", (name) => {
+    const workflow = WORKFLOWS.find((candidate) => candidate.name === ACTS_ON[name])!;
+    const run = new Run(flow(workflow.onFailure)).play(workflow.script);
+    const by = { actor: "alice", reason: "customer asked on ticket 42" };
+
+    const result = run.send(commandEvent({ ...REQUESTS[name], by } as CommandRequest));
+
+    expect(result.reply).toMatchObject({ ok: true });
+    const recorded = result.history.filter((entry) => entry.data?.actor !== undefined);
+    expect(recorded, JSON.stringify(result.history)).toHaveLength(1);
+    expect(recorded[0]?.data).toMatchObject(by);
+  });
+
+  it.each(NAMES)("%s without a reason records the actor alone", (name) => {
+    const workflow = WORKFLOWS.find((candidate) => candidate.name === ACTS_ON[name])!;
+    const run = new Run(flow(workflow.onFailure)).play(workflow.script);
+
+    const result = run.send(commandEvent(REQUESTS[name]));
+
+    const recorded = result.history.find((entry) => entry.data?.actor !== undefined);
+    expect(recorded?.data).toMatchObject({ actor: "oncall" });
+    expect(recorded?.data).not.toHaveProperty("reason");
+  });
+
+  it("a terminate's reason is also the workflow's error", () => {
+    const run = new Run(flow("compensate"));
+    run.send(commandEvent({ command: "terminate", by: { actor: "alice", reason: "duplicate order" } }));
+    expect(run.state.error).toEqual({ message: "duplicate order" });
   });
 });

@@ -95,6 +95,6 @@ describe("an agent that cannot reach the scheduler", () => {
     expect(result.explicitAcks).toEqual([]);
     expect(result.retryMessages.map((message) => message.msgId)).toEqual(["m-throw"]);
     vi.restoreAllMocks();
-    await schedulerStub(id).command({ command: "cancel" });
+    await schedulerStub(id).command({ command: "cancel", by: { actor: "operator" } });
   });
 });

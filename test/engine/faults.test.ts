@@ -84,7 +84,7 @@ describe("faults inside the scheduler", () => {
       expect(delay).toBeLessThanOrEqual(1_500);
     }
     expect(outcome.thrown).toBe("injected storage failure");
-    await schedulerStub(id).command({ command: "cancel" });
+    await schedulerStub(id).command({ command: "cancel", by: { actor: "operator" } });
   });
 
   it("case 15 (enqueue fails): recovers from a failed enqueue: the committed attempt times out before start and is dispatched again", async () => {

@@ -71,6 +71,6 @@ describe("remote services that report through their task token", () => {
       expect(response.status, bad).toBe(401);
       expect(response.body.error.code).toBe("unauthorized");
     }
-    await schedulerStub(id).command({ command: "cancel" });
+    await schedulerStub(id).command({ command: "cancel", by: { actor: "operator" } });
   });
 });

@@ -17,6 +17,9 @@ export const TOKENS = {
 
 export type TestTenant = keyof typeof TOKENS;
 
+/** A named token of tenant "default" (`default:alice:<token>`): its actions are recorded as alice's. */
+export const NAMED_TOKEN = { tenant: "default", name: "alice", token: "test-token-alice" } as const;
+
 export function bearer(tenant: TestTenant = "default"): { Authorization: string } {
   return { Authorization: `Bearer ${TOKENS[tenant]}` };
 }

@@ -107,7 +107,7 @@ describe("case 13: crash mid-transition", () => {
     expect(await schedulerStub(id).claim("a", 1)).toMatchObject({ ok: false, code: "already_claimed" });
     expect(await objectRecord(id)).toEqual(claimed);
     expect((await historyOf(id)).filter((event) => event.type === "step_started")).toHaveLength(1);
-    await schedulerStub(id).command({ command: "cancel" });
+    await schedulerStub(id).command({ command: "cancel", by: { actor: "operator" } });
   });
 
   it("keeps none of a completion the object died committing; the agent's retried report is applied whole, once, and a repeat is gone", async () => {
@@ -249,7 +249,7 @@ describe("case 13: crash mid-transition", () => {
       ["step_retry_scheduled", 1],
     ]);
     expect(done.alarmAt).toBe(done.workflow!.next_deadline_at);
-    await schedulerStub(id).command({ command: "cancel" });
+    await schedulerStub(id).command({ command: "cancel", by: { actor: "operator" } });
   });
 });
 

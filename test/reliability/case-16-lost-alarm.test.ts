@@ -130,6 +130,6 @@ describe("case 16: lost/stale alarm", () => {
     await vi.waitFor(async () => expect(await alarmOf(id)).toBe((await getWorkflow(id)).steps[0].lastHeartbeatAt + heartbeatMs));
     expect(await alarmOf(id)).toBeLessThan(stale);
     expect((await indexRow(id))!.next_deadline_at).toBeGreaterThan(indexedBefore);
-    await schedulerStub(id).command({ command: "cancel" });
+    await schedulerStub(id).command({ command: "cancel", by: { actor: "operator" } });
   });
 });

@@ -20,7 +20,7 @@ describe("an event sent before its wait starts", () => {
     expect(buffered.pendingEvents).toEqual([{ event: "approved", id: "approval-1", receivedAt: expect.any(Number) }]);
     expect(stepOf(buffered, "approval").status).toBe("pending");
     expect((await historyOf(id)).filter((event) => event.type === "event_received")).toEqual([
-      expect.objectContaining({ data: { event: "approved", id: "approval-1", buffered: true } }),
+      expect.objectContaining({ data: { event: "approved", id: "approval-1", buffered: true, actor: "default" } }),
     ]);
 
     await elapse(id, HOUR);
@@ -68,7 +68,7 @@ describe("an event sent to a step that is waiting for it", () => {
     expect(remote.callsTo("/ship")[0]?.body).toEqual({ approver: "ada" });
     expect(workflow.pendingEvents).toEqual([]);
     const history = await historyOf(id);
-    expect(history.find((event) => event.type === "event_received")?.data).toEqual({ event: "approved", buffered: false });
+    expect(history.find((event) => event.type === "event_received")?.data).toEqual({ event: "approved", buffered: false, actor: "default" });
     expect(history.find((event) => event.type === "event_consumed")).toMatchObject({ stepId: "approval", data: { event: "approved" } });
   });
 

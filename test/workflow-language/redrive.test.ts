@@ -65,7 +65,7 @@ describe("redrive", () => {
 
     const history = await historyOf(id);
     const redrive = history.find((event) => event.type === "workflow_redriven");
-    expect(redrive?.data).toEqual({ steps: ["charge", "ship"], redriveCount: 1 });
+    expect(redrive?.data).toEqual({ steps: ["charge", "ship"], redriveCount: 1, actor: "default" });
     const types = history.map((event) => event.type);
     expect(types.indexOf("workflow_redriven")).toBeGreaterThan(types.indexOf("workflow_failed"));
     expect(types.at(-1)).toBe("workflow_completed");
@@ -89,7 +89,7 @@ describe("redrive", () => {
     expect(workflow.output.b).toEqual({ path: "/b", key: `${id}:b:redrive-1` });
     // Attempt numbers run on, so the old attempts stay fenced.
     expect(stepOf(workflow, "b").attempts.map((attempt) => attempt.n)).toEqual([1, 2]);
-    expect((await historyOf(id)).find((event) => event.type === "workflow_redriven")?.data).toEqual({ fromStep: "b", steps: ["b", "c"], redriveCount: 1 });
+    expect((await historyOf(id)).find((event) => event.type === "workflow_redriven")?.data).toEqual({ fromStep: "b", steps: ["b", "c"], redriveCount: 1, actor: "default" });
   });
 
   it("re-runs a cancelled workflow; a step whose effect compensation undid runs under a key of its own", async () => {
@@ -111,7 +111,7 @@ describe("redrive", () => {
     expect(keysSentTo(remote, "/charge")).toEqual([`${id}:charge`, `${id}:charge:redrive-1`]);
     expect(keysSentTo(remote, "/ship")).toEqual([`${id}:ship`, `${id}:ship`]);
     expect(remote.callsTo("/refund")).toHaveLength(1);
-    expect((await historyOf(id)).find((event) => event.type === "workflow_redriven")?.data).toEqual({ steps: ["charge", "ship"], redriveCount: 1 });
+    expect((await historyOf(id)).find((event) => event.type === "workflow_redriven")?.data).toEqual({ steps: ["charge", "ship"], redriveCount: 1, actor: "default" });
     expect(workflow.redriveCount).toBe(1);
     // Attempt numbers ran on: the attempt fenced by the cancel stays fenced after the redrive.
     expect(stepOf(workflow, "ship").attempts.map((attempt) => attempt.n)).toEqual([1, 2]);
@@ -153,8 +153,8 @@ describe("redrive", () => {
     expect(keysSentTo(remote, "/a")).toEqual([`${id}:a`, `${id}:a:redrive-1`, `${id}:a:redrive-2`]);
     const redrives = (await historyOf(id)).filter((event) => event.type === "workflow_redriven");
     expect(redrives.map((event) => event.data)).toEqual([
-      { fromStep: "a", steps: ["a", "approval"], redriveCount: 1 },
-      { fromStep: "a", steps: ["a", "approval"], redriveCount: 2 },
+      { fromStep: "a", steps: ["a", "approval"], redriveCount: 1, actor: "default" },
+      { fromStep: "a", steps: ["a", "approval"], redriveCount: 2, actor: "default" },
     ]);
   });
 

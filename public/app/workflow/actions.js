@@ -27,31 +27,38 @@ export function anyActionAllowed(view) {
   return Object.values(allowedActions(view)).some((value) => (Array.isArray(value) ? value.length > 0 : value));
 }
 
-/** POSTs one of the table's commands for this workflow (and step), at the command's own path. */
-function runCommand(name, view, { stepId, body } = {}) {
+/**
+ * POSTs one of the table's commands for this workflow (and step), at the command's own path, with the reason the
+ * operator gave (every command takes one: the history keeps it with the token's name).
+ */
+function runCommand(name, view, { stepId, body = {}, reason } = {}) {
   const path = OPERATOR_COMMANDS[name].path.replace("{id}", encodeURIComponent(view.id)).replace("{stepId}", encodeURIComponent(stepId ?? ""));
-  return api(path, { method: "POST", body });
+  return api(path, { method: "POST", body: withReason(body, reason) });
+}
+
+function withReason(body, reason) {
+  return reason === undefined ? body : { ...body, reason };
 }
 
 export function WorkflowActions({ view, onDone }) {
   const allowed = allowedActions(view);
-  const post = (name, body) => runCommand(name, view, { body });
-  const common = { onDone };
+  const post = (name) => (_input, reason) => runCommand(name, view, { reason });
+  const common = { onDone, askReason: true };
   // Retry and skip apply to the same failed steps; each step gets its row of the buttons it takes.
   const steps = [...new Set([...allowed.retryStep, ...allowed.skipStep])];
   return html`
     <div class="wf-actions" data-testid="actions">
       ${steps.map((stepId) => html`<${StepActions} key=${stepId} view=${view} stepId=${stepId} allowed=${allowed} onDone=${onDone} />`)}
       <div class="toolbar">
-        ${allowed.pause && html`<${ConfirmButton} ...${common} label="Pause" testId="pause" message="Nothing new is dispatched and no sleep or wait completes until you resume it. Running attempts go on." run=${() => post("pause")} />`}
-        ${allowed.resume && html`<${ConfirmButton} ...${common} label="Resume" testId="resume" message="The workflow runs again; what fell due while it was paused happens now." run=${() => post("resume")} />`}
+        ${allowed.pause && html`<${ConfirmButton} ...${common} label="Pause" testId="pause" message="Nothing new is dispatched and no sleep or wait completes until you resume it. Running attempts go on." run=${post("pause")} />`}
+        ${allowed.resume && html`<${ConfirmButton} ...${common} label="Resume" testId="resume" message="The workflow runs again; what fell due while it was paused happens now." run=${post("resume")} />`}
         ${allowed.sendEvent && html`<${SendEvent} view=${view} onDone=${onDone} />`}
         ${allowed.redrive && html`<${Redrive} view=${view} onDone=${onDone} />`}
-        ${allowed.compensate && html`<${ConfirmButton} ...${common} label="Compensate" testId="compensate" danger message="Give up: the compensations of the steps that succeeded run in reverse order, then the workflow ends compensated." run=${() => post("compensate")} />`}
-        ${allowed.cancel && html`<${ConfirmButton} ...${common} label="Cancel" testId="cancel" danger message="Running attempts are fenced and the steps that succeeded are compensated; the workflow ends cancelled." run=${() => post("cancel")} />`}
+        ${allowed.compensate && html`<${ConfirmButton} ...${common} label="Compensate" testId="compensate" danger message="Give up: the compensations of the steps that succeeded run in reverse order, then the workflow ends compensated." run=${post("compensate")} />`}
+        ${allowed.cancel && html`<${ConfirmButton} ...${common} label="Cancel" testId="cancel" danger message="Running attempts are fenced and the steps that succeeded are compensated; the workflow ends cancelled." run=${post("cancel")} />`}
         ${allowed.terminate &&
-        html`<${ConfirmButton} ...${common} label="Terminate" testId="terminate" danger message="Stop now: running attempts are fenced and nothing is compensated."
-          field=${{ label: "Reason (optional)", rows: 2 }} run=${(reason) => post("terminate", reason.trim() ? { reason: reason.trim() } : {})} />`}
+        html`<${ConfirmButton} ...${common} label="Terminate" testId="terminate" danger message="Stop now: running attempts are fenced and nothing is compensated. The reason is also the workflow's error."
+          run=${post("terminate")} />`}
       </div>
     </div>
   `;
@@ -62,13 +69,13 @@ function StepActions({ view, stepId, allowed, onDone }) {
     <div class="toolbar step-actions" data-testid=${`step-actions-${stepId}`}>
       <span>Step <code>${stepId}</code> failed:</span>
       ${allowed.retryStep.includes(stepId) &&
-      html`<${ConfirmButton} label="Retry step" title=${`Retry ${stepId}`} testId=${`retry-${stepId}`} onDone=${onDone}
-        message="The step gets a fresh attempt budget and runs again." run=${() => runCommand("retryStep", view, { stepId })} />`}
+      html`<${ConfirmButton} label="Retry step" title=${`Retry ${stepId}`} testId=${`retry-${stepId}`} onDone=${onDone} askReason
+        message="The step gets a fresh attempt budget and runs again." run=${(_input, reason) => runCommand("retryStep", view, { stepId, reason })} />`}
       ${allowed.skipStep.includes(stepId) &&
-      html`<${ConfirmButton} label="Skip with output…" title=${`Skip ${stepId}`} testId=${`skip-${stepId}`} onDone=${onDone}
+      html`<${ConfirmButton} label="Skip with output…" title=${`Skip ${stepId}`} testId=${`skip-${stepId}`} onDone=${onDone} askReason
         message="The step counts as succeeded with this output, and the steps after it run (a failed compensation counts as done)."
         field=${{ label: "Output (JSON; empty for null)", initial: "{}", rows: 4 }}
-        run=${(text) => runCommand("skipStep", view, { stepId, body: optionalJson(text, "output") })} />`}
+        run=${(text, reason) => runCommand("skipStep", view, { stepId, body: optionalJson(text, "output"), reason })} />`}
     </div>
   `;
 }
@@ -77,12 +84,12 @@ function SendEvent({ view, onDone }) {
   const awaited = view.steps.find((step) => step.waitingFor)?.waitingFor.event ?? "";
   const [name, setName] = useState(undefined);
   const event = name ?? awaited;
-  const run = (payload) => {
+  const run = (payload, reason) => {
     if (!event.trim()) throw new Error("Name the event.");
-    return api(`${workflowPath(view.id)}/events`, { method: "POST", body: { event: event.trim(), ...optionalJson(payload, "payload") } });
+    return api(`${workflowPath(view.id)}/events`, { method: "POST", body: withReason({ event: event.trim(), ...optionalJson(payload, "payload") }, reason) });
   };
   return html`
-    <${ConfirmButton} label="Send event…" title="Send an event" testId="send-event" onDone=${onDone} run=${run}
+    <${ConfirmButton} label="Send event…" title="Send an event" testId="send-event" onDone=${onDone} run=${run} askReason
       message=${awaited ? `A step waits for "${awaited}". An event no step waits for yet is kept in the inbox.` : "No step waits for an event now: it is kept in the inbox for the first wait that starts later."}
       field=${{ label: "Payload (JSON, optional)", initial: "{}", rows: 4 }}>
       <label>Event name <input name="event" value=${event} onInput=${(e) => setName(e.currentTarget.value)} /></label>
@@ -92,9 +99,9 @@ function SendEvent({ view, onDone }) {
 
 function Redrive({ view, onDone }) {
   const [fromStep, setFromStep] = useState("");
-  const run = () => runCommand("redrive", view, { body: fromStep ? { fromStep } : {} });
+  const run = (_input, reason) => runCommand("redrive", view, { body: fromStep ? { fromStep } : {}, reason });
   return html`
-    <${ConfirmButton} label="Redrive…" title="Redrive" testId="redrive" onDone=${onDone} run=${run} confirmLabel="Redrive"
+    <${ConfirmButton} label="Redrive…" title="Redrive" testId="redrive" onDone=${onDone} run=${run} confirmLabel="Redrive" askReason
       message="Steps that did not succeed run again with fresh attempt budgets; the outputs of the others are kept.">
       <label>From step (optional: that step and everything after it run again)
         <select name="fromStep" value=${fromStep} onChange=${(e) => setFromStep(e.currentTarget.value)}>

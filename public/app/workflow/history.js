@@ -1,5 +1,6 @@
-// The history as an operator reads it: newest or oldest first, a page at a time, each event's type, time, step
-// and a short summary, with its full JSON one click away. A map's item events are folded into one line per map
+// The history as an operator reads it: newest or oldest first, a page at a time, each event's type, time, step,
+// who acted (an operator's action: the token's name, and the reason they gave) and a short summary, with its full
+// JSON one click away. A map's item events are folded into one line per map
 // (history-fold.js) unless the operator asks for them.
 import { useMemo, useState } from "preact/hooks";
 import { html } from "../html.js";
@@ -43,7 +44,7 @@ export function History({ events, onSelectStep }) {
       </div>
       <${FoldedMaps} maps=${folded.maps} unfolded=${unfolded} />
       <table class="events">
-        <thead><tr><th>#</th><th>Time</th><th>Event</th><th>Step</th><th>Details</th></tr></thead>
+        <thead><tr><th>#</th><th>Time</th><th>Event</th><th>Step</th><th>By</th><th>Details</th></tr></thead>
         <tbody>${ordered.slice(0, shown).map((event) => html`<${EventRow} key=${event.seq} event=${event} onSelectStep=${onSelectStep} />`)}</tbody>
       </table>
       ${ordered.length > shown &&
@@ -79,6 +80,8 @@ function EventRow({ event, onSelectStep }) {
       <td><span class=${`event-type ${tone ?? ""}`}>${eventTypeWords(event.type)}</span></td>
       <td>${event.stepId && html`<button type="button" class="step-link" onClick=${() => onSelectStep(event.stepId)}>${event.stepId}</button>`}
         ${event.attempt !== undefined && html` <span class="muted">#${event.attempt}</span>`}</td>
+      <td class="acted-by">${event.data?.actor !== undefined && html`<span class="actor">${event.data.actor}</span>`}
+        ${typeof event.data?.reason === "string" && html`<div class="reason">${event.data.reason}</div>`}</td>
       <td>
         ${event.data === undefined
           ? html`<span class="muted">—</span>`

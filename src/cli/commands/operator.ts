@@ -47,11 +47,18 @@ const event: Command = {
     payload: { type: "string", value: "<json>", description: "the event's payload, as JSON (the waiting step's output)" },
     "payload-file": { type: "string", value: "<file>", description: "the payload, from a JSON or YAML file" },
     "event-id": { type: "string", value: "<key>", description: "a dedupe key: the same key again is delivered once" },
+    reason: { type: "string", value: "<text>", description: "why, recorded in the history with who sent it" },
   },
   async run({ client, out, args: [id = "", name = ""], flags }) {
-    const request: SendEventRequest = { event: name, ...payloadOf(flags.payload, flags["payload-file"]) };
     const eventId = stringFlag(flags, "event-id");
-    const answer = await client.sendEvent(id, eventId === undefined ? request : { ...request, id: eventId });
+    const reason = stringFlag(flags, "reason");
+    const request: SendEventRequest = {
+      event: name,
+      ...payloadOf(flags.payload, flags["payload-file"]),
+      ...(eventId === undefined ? {} : { id: eventId }),
+      ...(reason === undefined ? {} : { reason }),
+    };
+    const answer = await client.sendEvent(id, request);
     out.result(answer, ({ consumed }) => [consumed ? `${name} sent to ${id}: a waiting step took it` : `${name} sent to ${id}: kept in its inbox for a later wait`]);
   },
 };

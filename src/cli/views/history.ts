@@ -1,10 +1,24 @@
 import type { Diagnosis, HistoryEvent, HistoryPage } from "../api-types";
 import { compactJson, fields, relative, table, time } from "../format";
 
-/** `shepherd history`: one row per event, in order, and how to get the next page. */
+/**
+ * `shepherd history`: one row per event, in order, and how to get the next page. Who acted on an operator's
+ * event (and why, when they said) has a column of its own, out of the data, so it is never cut off.
+ */
 export function historyLines(page: HistoryPage): string[] {
-  const rows = page.events.map((event) => [String(event.seq), time(event.at), event.type, eventStep(event), event.data === undefined ? "" : compactJson(event.data, 90)]);
-  return [...table(["SEQ", "AT", "TYPE", "STEP", "DATA"], rows), ...(page.nextAfter === undefined ? [] : [`more: --after ${page.nextAfter}`])];
+  const rows = page.events.map((event) => {
+    const { by, rest } = actedBy(event.data);
+    return [String(event.seq), time(event.at), event.type, eventStep(event), by, rest === undefined ? "" : compactJson(rest, 90)];
+  });
+  return [...table(["SEQ", "AT", "TYPE", "STEP", "BY", "DATA"], rows), ...(page.nextAfter === undefined ? [] : [`more: --after ${page.nextAfter}`])];
+}
+
+/** `alice: "ticket 42"` from an event's `actor` and `reason`, and the rest of its data. */
+function actedBy(data: unknown): { by: string; rest: unknown } {
+  if (typeof data !== "object" || data === null || !("actor" in data)) return { by: "", rest: data };
+  const { actor, reason, ...rest } = data as { actor: unknown; reason?: unknown };
+  const by = `${String(actor)}${typeof reason === "string" ? `: ${JSON.stringify(reason)}` : ""}`;
+  return { by, rest: Object.keys(rest).length === 0 ? undefined : rest };
 }
 
 function eventStep(event: HistoryEvent): string {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ActionSchema, HttpActionSchema } from "./actions";
+import { REASON_MAX_LENGTH } from "../contract";
 import { LIMITS } from "./limits";
 import { IdSchema, MAX_TIMER_MS, PayloadSchema, PrioritySchema } from "./primitives";
 import { STEP_KIND_FIELDS } from "./steps";
@@ -122,7 +123,17 @@ export const DefinitionShapeSchema = z.strictObject({
   steps: z.array(StepSchema).min(1).max(LIMITS.stepsPerDefinition),
 });
 
-export const SkipStepSchema = z.strictObject({ output: PayloadSchema.optional() });
+/**
+ * Why an operator acted: every operator command (and an event) takes one, and the history keeps it with who
+ * acted. Bounded, as it is stored in the history of every workflow a bulk action touches.
+ */
+export const ReasonSchema = z.string().min(1).max(REASON_MAX_LENGTH);
+const reason = { reason: ReasonSchema.optional() };
+
+/** The bodies of the operator commands: each its own fields, and the reason every command takes. */
+export const ReasonOnlySchema = z.strictObject(reason);
+export const SkipStepSchema = z.strictObject({ output: PayloadSchema.optional(), ...reason });
+export const RedriveSchema = z.strictObject({ fromStep: IdSchema.optional(), ...reason });
 export const TaskHeartbeatSchema = z.strictObject({ progress: PayloadSchema.optional() });
 export const TaskCompleteSchema = z.strictObject({ output: PayloadSchema.optional() });
 export const TaskFailSchema = z.strictObject({
@@ -134,10 +145,8 @@ export const SendEventSchema = z.strictObject({
   event: IdSchema,
   payload: PayloadSchema.optional(),
   id: IdSchema.optional(),
+  ...reason,
 });
-
-export const TerminateSchema = z.strictObject({ reason: z.string().min(1).max(1024).optional() });
-export const RedriveSchema = z.strictObject({ fromStep: IdSchema.optional() });
 
 export type RetryPolicyInput = z.infer<typeof RetryPolicySchema>;
 export type TimeoutsInput = z.infer<typeof TimeoutsSchema>;

@@ -5,6 +5,7 @@
  */
 import type { AttemptKind, CompensationState, ParentRef, PinnedDefinition, StepError, WorkflowStatus } from "./state";
 import type { OnParentClose, StepKindName } from "../language/steps";
+import type { ActedBy } from "../language/operator-commands";
 
 type OfStep = { stepId: string };
 type OfAttempt = { stepId: string; attempt: number };
@@ -13,6 +14,8 @@ type OfOutcome = OfStep & { attempt?: number };
 type Timeout = "schedule_to_start" | "start_to_close" | "heartbeat";
 /** What an operator (or an expired escalation, on their behalf) does to a workflow that waits on them. */
 export type EscalationAction = "compensate" | "fail" | "skip" | "retry";
+/** An operator's command (or event) records who acted (`actor`) and why (`reason`, when given) in its data. */
+type ByOperator = ActedBy;
 
 interface HistoryEventFields {
   workflow_started: { data: { name: string; definition?: PinnedDefinition; schedule?: string; parent?: ParentRef } };
@@ -23,22 +26,22 @@ interface HistoryEventFields {
   workflow_compensated: object;
   workflow_cancelled: object;
   compensation_started: { data: { steps: string[]; endStatus: CompensationState["endStatus"] } };
-  workflow_paused: object;
-  workflow_resumed: { data: { pausedMs: number } };
-  workflow_terminated: { data: { reason?: string } };
-  workflow_redriven: { data: { fromStep?: string; steps: string[]; redriveCount: number } };
+  workflow_paused: { data: ByOperator };
+  workflow_resumed: { data: { pausedMs: number } & ByOperator };
+  workflow_terminated: { data: ByOperator };
+  workflow_redriven: { data: { fromStep?: string; steps: string[]; redriveCount: number } & ByOperator };
   /** The end's notice (the start's `notify`) was posted: the receiver answered 2xx on try `attempts`. */
   workflow_notified: { data: { noticeId: string; status: WorkflowStatus; attempts: number; httpStatus: number } };
   /** The end's notice was given up: its URL was refused, or it failed `attempts` times. */
   workflow_notify_failed: { data: { noticeId: string; status: WorkflowStatus; attempts: number; error: string; httpStatus?: number } };
-  operator_action: Partial<OfStep> & { data: { action: "cancel" | "retry_step" | "skip_step" | "compensate" } };
+  operator_action: Partial<OfStep> & { data: { action: "cancel" | "retry_step" | "skip_step" | "compensate" } & ByOperator };
   step_sleeping: OfStep & { data: { until: number } };
   /** A map started its items (`again`: a redrive or retry runs again this many that did not succeed). */
   map_started: OfStep & { data: { total: number; maxConcurrency: number; again?: number } };
   step_waiting_for_event: OfStep & { data: { event: string; timeoutAt: number } };
   step_skipped: OfStep & { data: { reason: "when" | "wait_timed_out" } };
   wait_timed_out: OfStep & { data: { event: string; onTimeout: "fail" | "skip"; timeoutAt: number; overdueMs: number } };
-  event_received: { data: { event: string; id?: string; buffered: boolean } };
+  event_received: { data: { event: string; id?: string; buffered: boolean } & ByOperator };
   event_consumed: OfStep & { data: { event: string; id?: string } };
   step_scheduled: OfAttempt & { data: { kind: AttemptKind } };
   step_started: OfAttempt & { data: { kind: AttemptKind } };

@@ -4,7 +4,7 @@ import type { QueueLagSample } from "../admission/back-pressure";
 import type { ParentRef, PinnedDefinition, StepError, WorkflowState } from "./state";
 import type { AttemptReport, CircuitOpened } from "./task-message";
 import type { HistoryEntryFields } from "./history";
-import type { CommandReply, OperatorEvent } from "../language/operator-commands";
+import type { ActedBy, CommandReply, OperatorEvent } from "../language/operator-commands";
 import { TransitionContext } from "./context";
 import { attemptSends, type AttemptEffect, type ChildEffect, type EnqueueAttempt } from "./effects";
 import { superviseDeadlines } from "./deadlines";
@@ -52,7 +52,7 @@ export type WorkflowEvent =
   | { type: "TaskDeadLettered"; stepId: string; attempt: number }
   /** The supervisor's tick; `queueLag` is the task queue's lag, read when a queued attempt's check is due. */
   | { type: "DeadlinesReached"; queueLag?: QueueLagSample }
-  | ({ type: "EventReceived" } & SentEvent)
+  | ({ type: "EventReceived"; by: ActedBy } & SentEvent)
   /** An operator's command: the table in domain/operator-commands.ts says which event each one becomes. */
   | OperatorEvent
   /** A `workflow` step's child started, was refused or ended (children.ts). */
@@ -177,7 +177,7 @@ function apply(ctx: TransitionContext, event: WorkflowEvent): unknown {
       superviseDeadlines(ctx, event.queueLag);
       return { ok: true };
     case "EventReceived":
-      return receiveEvent(ctx, { event: event.event, ...(event.payload === undefined ? {} : { payload: event.payload }), ...(event.id === undefined ? {} : { id: event.id }) });
+      return receiveEvent(ctx, { event: event.event, ...(event.payload === undefined ? {} : { payload: event.payload }), ...(event.id === undefined ? {} : { id: event.id }) }, event.by);
     case "ChildWorkflowStarted":
     case "ChildWorkflowRefused":
     case "ChildWorkflowEnded":

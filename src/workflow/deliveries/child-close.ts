@@ -21,11 +21,13 @@ export class ChildCloseDelivery extends EachRowDelivery {
   }
 
   protected async deliverRow(workflow: DeliveredFor, row: OutboxRow): Promise<boolean> {
-    const { childId, action } = row.payload as ChildCloseRow;
+    const { stepId, childId, action } = row.payload as ChildCloseRow;
     const log = { message: "child workflow not closed yet; the alarm tries again", workflowId: workflow.id, childId, action };
     try {
       const child = workflowObject(this.env, workflow.tenant, childId);
-      const reply = await child.command(action === "cancel" ? { command: "cancel" } : { command: "terminate", body: { reason: `its parent workflow "${workflow.id}" was terminated` } });
+      // The parent acts, not a token: its own history says who ended it, the child's which workflow closed it.
+      const by = { actor: `workflow:${workflow.id}`, reason: `its parent workflow "${workflow.id}" closed step "${stepId}"` };
+      const reply = await child.command({ command: action, by });
       if (!reply.ok && reply.code === "not_found" && this.startPending(childId)) return this.later(row, { ...log, error: "its start is still to be made" });
     } catch (error) {
       return this.later(row, { ...log, error: String(error) });

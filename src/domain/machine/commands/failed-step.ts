@@ -1,5 +1,5 @@
 /** The step commands: retry or skip a failed step (or, during compensation, the compensation that failed). */
-import { allowsStep, allowsWorkflow, type CommandReply } from "../../language/operator-commands";
+import { actedBy, allowsStep, allowsWorkflow, type ActedBy, type CommandReply } from "../../language/operator-commands";
 import type { StepState } from "../state";
 import type { TransitionContext } from "../context";
 import { dispatchReadySteps, settleAttentionStatus } from "../dispatch";
@@ -23,10 +23,10 @@ function failedStep(ctx: TransitionContext, command: "retryStep" | "skipStep", s
 }
 
 /** A fresh attempt budget for a failed step (or its failed compensation). */
-export function retryStep(ctx: TransitionContext, stepId: string): CommandReply {
+export function retryStep(ctx: TransitionContext, stepId: string, by: ActedBy): CommandReply {
   const found = failedStep(ctx, "retryStep", stepId);
   if (!("step" in found)) return found;
-  ctx.record({ type: "operator_action", stepId, data: { action: "retry_step" } });
+  ctx.record({ type: "operator_action", stepId, data: { action: "retry_step", ...actedBy(by) } });
   retryFailedStep(ctx, found.step);
   return { ok: true };
 }
@@ -46,10 +46,10 @@ export function retryFailedStep(ctx: TransitionContext, step: StepState): void {
 }
 
 /** Treats a failed step as succeeded with the given output (or its compensation as done). */
-export function skipStep(ctx: TransitionContext, stepId: string, output: unknown): CommandReply {
+export function skipStep(ctx: TransitionContext, stepId: string, output: unknown, by: ActedBy): CommandReply {
   const found = failedStep(ctx, "skipStep", stepId);
   if (!("step" in found)) return found;
-  ctx.record({ type: "operator_action", stepId, data: { action: "skip_step" } });
+  ctx.record({ type: "operator_action", stepId, data: { action: "skip_step", ...actedBy(by) } });
   skipFailedStep(ctx, found.step, output);
   return { ok: true };
 }

@@ -3,7 +3,7 @@
  * leaves out the timers that would start or finish work and dispatch starts nothing, so nothing wakes for them;
  * resume runs the supervisor's tick at once, which finds them due.
  */
-import { allowsWorkflow, type CommandReply } from "../../language/operator-commands";
+import { actedBy, allowsWorkflow, type ActedBy, type CommandReply } from "../../language/operator-commands";
 import { isTerminal } from "../state";
 import type { TransitionContext } from "../context";
 import { superviseDeadlines } from "../deadlines";
@@ -13,23 +13,23 @@ import { conflict } from "./refusal";
 import { mapItemOf } from "../../language/plan";
 
 /** Only a running workflow pauses: one that unwinds or waits on an operator is already not moving forward. */
-export function pauseWorkflow(ctx: TransitionContext): CommandReply {
+export function pauseWorkflow(ctx: TransitionContext, by: ActedBy): CommandReply {
   const { state } = ctx;
   if (state.status === "paused") return { ok: true, unchanged: true };
   if (isTerminal(state.status)) return conflict(`workflow has already ended (${state.status})`);
   if (!allowsWorkflow("pause", state.status)) return conflict(`only a running workflow can be paused (it is ${state.status})`);
   state.status = "paused";
   state.pausedAt = ctx.now;
-  ctx.record({ type: "workflow_paused" });
+  ctx.record({ type: "workflow_paused", data: actedBy(by) });
   return { ok: true };
 }
 
 /** Back to running; what fell due while paused happens now, in the order a running workflow would have seen it. */
-export function resumeWorkflow(ctx: TransitionContext): CommandReply {
+export function resumeWorkflow(ctx: TransitionContext, by: ActedBy): CommandReply {
   const { state } = ctx;
   if (!allowsWorkflow("resume", state.status)) return conflict(`only a paused workflow can be resumed (it is ${state.status})`);
   state.status = "running";
-  ctx.record({ type: "workflow_resumed", data: { pausedMs: ctx.now - (state.pausedAt ?? ctx.now) } });
+  ctx.record({ type: "workflow_resumed", data: { pausedMs: ctx.now - (state.pausedAt ?? ctx.now), ...actedBy(by) } });
   delete state.pausedAt;
   // Events sent while paused were kept: they reach their waits before any wait's timeout is looked at.
   deliverInbox(ctx);

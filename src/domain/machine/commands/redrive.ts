@@ -1,4 +1,4 @@
-import { allowsWorkflow, type CommandReply } from "../../language/operator-commands";
+import { actedBy, allowsWorkflow, type ActedBy, type CommandReply } from "../../language/operator-commands";
 import type { StepState } from "../state";
 import type { TransitionContext } from "../context";
 import { dispatchReadySteps } from "../dispatch";
@@ -11,7 +11,7 @@ const KEPT = new Set(["succeeded", "skipped"]);
  * (and with `fromStep`, that step and everything downstream) start over with fresh budgets; outputs of the
  * others are kept. Attempt numbers run on, so a report from before the redrive is still stale.
  */
-export function redriveWorkflow(ctx: TransitionContext, fromStep: string | undefined): CommandReply {
+export function redriveWorkflow(ctx: TransitionContext, fromStep: string | undefined, by: ActedBy): CommandReply {
   const { state } = ctx;
   if (!allowsWorkflow("redrive", state.status)) {
     return conflict(`only a failed, cancelled or terminated workflow can be redriven (it is ${state.status})`);
@@ -34,7 +34,7 @@ export function redriveWorkflow(ctx: TransitionContext, fromStep: string | undef
   delete state.compensation;
   if (state.plan.timeoutMs === undefined) delete state.deadlineAt;
   else state.deadlineAt = ctx.now + state.plan.timeoutMs;
-  ctx.record({ type: "workflow_redriven", data: { ...(fromStep === undefined ? {} : { fromStep }), steps: reset, redriveCount } });
+  ctx.record({ type: "workflow_redriven", data: { ...(fromStep === undefined ? {} : { fromStep }), steps: reset, redriveCount, ...actedBy(by) } });
   dispatchReadySteps(ctx);
   return { ok: true };
 }

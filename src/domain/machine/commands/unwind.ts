@@ -1,28 +1,28 @@
 /** The commands that unwind a workflow: cancel it, or give up on one that waits on an operator. */
-import { allowsWorkflow, type CommandReply } from "../../language/operator-commands";
+import { actedBy, allowsWorkflow, type ActedBy, type CommandReply } from "../../language/operator-commands";
 import { isTerminal } from "../state";
 import type { TransitionContext } from "../context";
 import { beginCompensation } from "../saga";
 import { conflict } from "./refusal";
 
 /** Cancel fences running attempts, compensates what succeeded, then ends `cancelled`. Repeating it is harmless. */
-export function cancelWorkflow(ctx: TransitionContext): CommandReply {
+export function cancelWorkflow(ctx: TransitionContext, by: ActedBy): CommandReply {
   const { state } = ctx;
   if (isTerminal(state.status)) return conflict(`workflow has already ended (${state.status})`);
   if (state.compensation?.endStatus === "cancelled") return { ok: true };
   if (state.compensation) return conflict("workflow is already compensating after a failure");
-  ctx.record({ type: "operator_action", data: { action: "cancel" } });
+  ctx.record({ type: "operator_action", data: { action: "cancel", ...actedBy(by) } });
   beginCompensation(ctx, "cancelled");
   return { ok: true };
 }
 
 /** Gives up on a workflow that waits on an operator: unwind it (or carry on unwinding it). */
-export function compensateWorkflow(ctx: TransitionContext): CommandReply {
+export function compensateWorkflow(ctx: TransitionContext, by: ActedBy): CommandReply {
   const { state } = ctx;
   if (!allowsWorkflow("compensate", state.status)) {
     return conflict(`operator actions need a workflow in needs_attention (it is ${state.status})`);
   }
-  ctx.record({ type: "operator_action", data: { action: "compensate" } });
+  ctx.record({ type: "operator_action", data: { action: "compensate", ...actedBy(by) } });
   giveUp(ctx, "compensated by an operator");
   return { ok: true };
 }
