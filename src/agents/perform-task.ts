@@ -48,7 +48,7 @@ export async function performTask(message: TaskMessage, task: ClaimedTask, env: 
     report = await guardedByBreaker(env, message.tenant, task, controller.signal, perform);
   } catch (error) {
     // Only a broken setting (ALLOWED_TARGETS) gets here; the attempt fails as retryable until it is fixed.
-    report = { type: "failed", error: { message: `agent could not perform the attempt: ${String(error)}`, retryable: true } };
+    report = { type: "failed", error: { message: `agent could not perform the attempt: ${String(error)}`, retryable: true, rule: "default" } };
   } finally {
     clearInterval(heartbeats);
     clearTimeout(deadline);

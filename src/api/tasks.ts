@@ -89,7 +89,8 @@ export const taskRoutes = new OpenAPIHono<AppEnv>()
     const { error } = c.req.valid("json");
     const reply = await schedulerOf(c.env, claims).report(claims.stepId, claims.attempt, {
       type: "failed",
-      error: { message: error.message, retryable: error.retryable ?? true },
+      // The reporter's own word decides, whatever the step's status lists say (there is no status).
+      error: { message: error.message, retryable: error.retryable ?? true, rule: "reported" },
     });
     tellPool(c.env, c.executionCtx, claims);
     if (!reply.ok) throw workflowRejectionToError(claims.workflowId, reply);

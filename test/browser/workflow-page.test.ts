@@ -64,6 +64,16 @@ describe("the workflow page", () => {
     expect(await page.locator('[data-testid="timeline-step-sync"] .tl-attempt').count()).toBe(3);
   });
 
+  it("says which retry rule decided a step's failure", async () => {
+    const id = uniqueId("rules");
+    // /decline answers 422, which the default fails at once; this step's list retries it, until its 2 attempts are spent.
+    await start(id, { name: "rules", onFailure: "fail", steps: [{ id: "charge", ...http("/decline", { retry: { maxAttempts: 2, initialIntervalMs: 100, retryableStatuses: [422] } }) }] });
+    const page = await openWorkflow(id);
+    await workflowShows(page, "failed");
+
+    expect(await page.getByTestId("step-error-charge").textContent()).toMatch(/failed after 2 attempts: HTTP 422 — remote answered 422: \{"error":"declined"\} \(retried: the step's retryableStatuses\)/);
+  });
+
   it("pauses a running workflow with a reason and resumes it; the history says who acted and why", async () => {
     const id = uniqueId("hold");
     await start(id, { name: "hold", steps: [{ id: "reserve", ...http("/reserve") }, { id: "hold", sleep: { durationMs: 4_000 } }, { id: "ship", ...http("/ship") }] });

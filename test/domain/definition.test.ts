@@ -176,6 +176,12 @@ describe("DefinitionSchema", () => {
     { name: "an unknown onFailure", input: { ...valid, onFailure: "ignore" }, path: ["onFailure"] },
     { name: "an action type other than http", input: { name: "shop", steps: [{ id: "a", action: { type: "grpc", url: "x" } }] }, path: ["steps", 0, "action", "type"] },
     { name: "a maxAttempts of zero", input: { name: "shop", steps: [step("a", { retry: { maxAttempts: 0 } })] }, path: ["steps", 0, "retry", "maxAttempts"] },
+    { name: "a status in both retry lists", input: { name: "shop", steps: [step("a", { retry: { retryableStatuses: [404, 409], nonRetryableStatuses: [500, 409] } })] }, path: ["steps", 0, "retry", "nonRetryableStatuses", 1] },
+    { name: "a status in both lists of the defaults", input: { name: "shop", defaults: { retry: { retryableStatuses: [404], nonRetryableStatuses: [404] } }, steps: [step("a")] }, path: ["defaults", "retry", "nonRetryableStatuses", 0] },
+    { name: "a retryable status under 100", input: { name: "shop", steps: [step("a", { retry: { retryableStatuses: [99] } })] }, path: ["steps", 0, "retry", "retryableStatuses", 0] },
+    { name: "a non-retryable status over 599", input: { name: "shop", steps: [step("a", { retry: { nonRetryableStatuses: [409, 600] } })] }, path: ["steps", 0, "retry", "nonRetryableStatuses", 1] },
+    { name: "a status that is not an integer", input: { name: "shop", steps: [step("a", { retry: { retryableStatuses: [404.5] } })] }, path: ["steps", 0, "retry", "retryableStatuses", 0] },
+    { name: "a status list that is not a list", input: { name: "shop", steps: [{ ...step("a"), retry: { retryableStatuses: 404 } }] }, path: ["steps", 0, "retry", "retryableStatuses"] },
     { name: "more than 200 steps", input: { name: "shop", steps: Array.from({ length: 201 }, (_, i) => step(`s${i}`)) }, path: ["steps"] },
     { name: "a duplicate step id", input: { name: "shop", steps: [step("a"), step("a")] }, path: ["steps", 1, "id"] },
     { name: "a dependency cycle", input: { name: "shop", steps: [step("a", { dependsOn: ["b"] }), step("b")] }, path: ["steps", 0, "dependsOn"] },
@@ -185,6 +191,16 @@ describe("DefinitionSchema", () => {
     const parsed = DefinitionSchema.safeParse(input);
     expect(parsed.success).toBe(false);
     expect(parsed.error?.issues.map((issue) => issue.path)).toContainEqual(path);
+  });
+
+  it("says which status is in both retry lists", () => {
+    const parsed = DefinitionSchema.safeParse({ name: "shop", steps: [step("a", { retry: { retryableStatuses: [404], nonRetryableStatuses: [404] } })] });
+    expect(parsed.error?.issues).toEqual([expect.objectContaining({ message: "404 is also in retryableStatuses: a status is retried or not, never both" })]);
+  });
+
+  it("accepts disjoint retry lists, and an empty one", () => {
+    const retry = { retryableStatuses: [404, 425], nonRetryableStatuses: [409, 503] };
+    expect(DefinitionSchema.safeParse({ name: "shop", steps: [step("a", { retry }), step("b", { retry: { retryableStatuses: [] } })] }).success).toBe(true);
   });
 
   it("names the unknown field it rejects", () => {

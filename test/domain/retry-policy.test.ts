@@ -70,4 +70,21 @@ describe("resolving policies", () => {
     expect(resolveTimeouts(undefined, { heartbeatMs: 5_000 })).toEqual({ startToCloseMs: 300_000, heartbeatMs: 5_000 });
     expect(resolveTimeouts({ scheduleToStartMs: 2_000 }, { heartbeatMs: 5_000 })).toEqual({ scheduleToStartMs: 2_000, startToCloseMs: 300_000, heartbeatMs: 5_000 });
   });
+
+  const lists = (policy: RetryPolicy) => ({ retryableStatuses: policy.retryableStatuses, nonRetryableStatuses: policy.nonRetryableStatuses });
+
+  it.each([
+    { name: "no lists anywhere", defaults: undefined, own: undefined, retryable: undefined, nonRetryable: undefined },
+    { name: "the definition's lists, inherited", defaults: { retryableStatuses: [404], nonRetryableStatuses: [409] }, own: {}, retryable: [404], nonRetryable: [409] },
+    { name: "a step's list, replacing the definition's (not merged)", defaults: { retryableStatuses: [404] }, own: { retryableStatuses: [425] }, retryable: [425], nonRetryable: undefined },
+    { name: "a step's empty list, clearing the definition's", defaults: { nonRetryableStatuses: [409] }, own: { nonRetryableStatuses: [] }, retryable: undefined, nonRetryable: [] },
+    { name: "a step's retryable status, leaving the inherited non-retryable list", defaults: { nonRetryableStatuses: [409, 503] }, own: { retryableStatuses: [409] }, retryable: [409], nonRetryable: [503] },
+    { name: "a step's non-retryable status, leaving the inherited retryable list", defaults: { retryableStatuses: [404, 409] }, own: { nonRetryableStatuses: [404] }, retryable: [409], nonRetryable: [404] },
+  ])("resolves the status lists: $name", ({ defaults, own, retryable, nonRetryable }) => {
+    expect(lists(resolveRetryPolicy(defaults, own))).toEqual({ retryableStatuses: retryable, nonRetryableStatuses: nonRetryable });
+  });
+
+  it("adds no status list to a policy that sets none, so stored plans keep their shape", () => {
+    expect(Object.keys(resolveRetryPolicy({ maxAttempts: 2 }, { jitter: 0 })).sort()).toEqual(["backoffCoefficient", "initialIntervalMs", "jitter", "maxAttempts", "maxIntervalMs"]);
+  });
 });

@@ -111,6 +111,19 @@ describe("a worker pool", () => {
     expect(task).toMatchObject({ workflowId: id, attempt: 1 });
   });
 
+  it("fails the step for good at once when its worker reports a failure with retryable: false, and says the report decided", async () => {
+    const pool = uniquePool();
+    const id = await startPooled(pool, { stepFields: { retry: { maxAttempts: 5, initialIntervalMs: 10 } } });
+    const [task] = (await poll(pool)).body.tasks;
+
+    expect((await api("POST", `/v1/tasks/${task.token}/fail`, { error: { message: "corrupt image", retryable: false } })).status).toBe(200);
+
+    const ended = await waitForStatus(id, "compensated");
+    expect(ended.steps[0]).toMatchObject({ status: "failed", attempt: 1, error: { message: "corrupt image", retryable: false, rule: "reported" } });
+    expect((await historyOf(id)).find((event) => event.type === "step_failed")?.data).toMatchObject({ final: true, error: { rule: "reported" } });
+    expect((await poll(pool)).body.tasks).toEqual([]);
+  });
+
   it("refuses a bad poll with a 400 naming the field", async () => {
     const bad = await api("POST", "/v1/pools/gpu/tasks/poll", { workerId: "", waitMs: 120_000 });
     expect(bad.status).toBe(400);

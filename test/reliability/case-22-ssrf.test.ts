@@ -146,7 +146,7 @@ describe("case 22: SSRF", () => {
           cases.redirects += 1;
           const fetchSpy = vi.spyOn(globalThis, "fetch").mockResolvedValue(redirectTo(location));
           const report = await performHttpAction(claimedTask("https://api.example.com/start"), "token", strict, new AbortController().signal);
-          expect(report, location).toEqual({ type: "failed", error: { message: expect.stringMatching(/^target refused: /), retryable: false } });
+          expect(report, location).toEqual({ type: "failed", error: { message: expect.stringMatching(/^target refused: /), retryable: false, rule: "default" } });
           expect(fetchSpy).toHaveBeenCalledTimes(1);
           expect(String(fetchSpy.mock.calls[0]![0])).toBe("https://api.example.com/start");
           fetchSpy.mockRestore();

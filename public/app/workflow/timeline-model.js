@@ -100,14 +100,25 @@ export function attemptDetail(attempt) {
   }
 }
 
-/** "HTTP 503 — remote answered 503: …" or the message alone. */
+/**
+ * "HTTP 409 — remote answered 409: … (not retried: the step's nonRetryableStatuses)", or the message alone. The
+ * rule that decided is named when it is not the default one: a step's status list, or the reporter's own word.
+ */
 export function errorWords(error) {
   if (!error) return "no error recorded";
   const parts = [];
   if (error.status !== undefined) parts.push(`HTTP ${error.status}`);
   if (error.timeout !== undefined) parts.push(`${error.timeout.replaceAll("_", " ")} timeout`);
   parts.push(error.message);
-  return parts.join(" — ");
+  const rule = ruleWords(error);
+  return `${parts.join(" — ")}${rule ? ` (${rule})` : ""}`;
+}
+
+function ruleWords({ rule, retryable }) {
+  if (rule === "nonRetryableStatuses") return "not retried: the step's nonRetryableStatuses";
+  if (rule === "retryableStatuses") return "retried: the step's retryableStatuses";
+  if (rule === "reported") return retryable === false ? "not retried: the report said so" : "retryable, as reported";
+  return "";
 }
 
 /** Evenly spaced, round tick times for an axis from start to end. */

@@ -1,6 +1,6 @@
 import { HttpActionSchema } from "../../domain/language/actions";
 import { jsonLimitProblem, LIMITS } from "../../domain/language/limits";
-import { classifyHttpStatus } from "../../domain/machine/remote-outcome";
+import { classifyHttpStatus, type RetryRule, type StatusRules } from "../../domain/machine/remote-outcome";
 import type { ClaimedTask } from "../../domain/machine";
 import type { AttemptReport } from "../../domain/machine/task-message";
 import { checkTarget, type TargetPolicy } from "../../domain/security/target-policy";
@@ -52,7 +52,7 @@ export async function performHttpAction(
         url = new URL(location, url).toString();
         continue;
       }
-      return await readOutcome(response);
+      return await readOutcome(response, task.statusRules);
     }
   } catch (error) {
     if (signal.aborted) return failed(`request aborted: ${String(signal.reason ?? "deadline passed")}`, true);
@@ -60,8 +60,8 @@ export async function performHttpAction(
   }
 }
 
-async function readOutcome(response: Response): Promise<AttemptReport> {
-  const outcome = classifyHttpStatus(response.status, response.headers.get("Retry-After"), Date.now());
+async function readOutcome(response: Response, rules: StatusRules | undefined): Promise<AttemptReport> {
+  const outcome = classifyHttpStatus(response.status, response.headers.get("Retry-After"), Date.now(), rules);
   const text = await readCapped(response);
   if (text === undefined) return failed(`response body exceeds ${MAX_RESPONSE_BYTES} bytes`, true, response.status);
   switch (outcome.kind) {
@@ -73,16 +73,17 @@ async function readOutcome(response: Response): Promise<AttemptReport> {
     case "accepted":
       return { type: "accepted" };
     case "transient": {
-      const report = failed(`remote answered ${response.status}${summary(text)}`, true, response.status);
+      const report = failed(`remote answered ${response.status}${summary(text)}`, true, response.status, outcome.rule);
       return outcome.retryAfterMs === undefined ? report : { ...report, retryAfterMs: outcome.retryAfterMs };
     }
     case "permanent":
-      return failed(`remote answered ${response.status}${summary(text)}`, false, response.status);
+      return failed(`remote answered ${response.status}${summary(text)}`, false, response.status, outcome.rule);
   }
 }
 
-function failed(message: string, retryable: boolean, status?: number): AttemptReport & { type: "failed" } {
-  return { type: "failed", error: { message, retryable, ...(status === undefined ? {} : { status }) } };
+/** A failure this agent classified: by the remote's status (and the step's lists), else by its own default. */
+function failed(message: string, retryable: boolean, status?: number, rule: RetryRule = "default"): AttemptReport & { type: "failed" } {
+  return { type: "failed", error: { message, retryable, ...(status === undefined ? {} : { status }), rule } };
 }
 
 function summary(text: string): string {

@@ -11,6 +11,6 @@ export const workerActionType: ActionType<"worker"> = {
   perform: (task) =>
     Promise.resolve({
       type: "failed",
-      error: { message: `a worker action is done by the workers of pool "${task.action.type === "worker" ? task.action.pool : "?"}", not by an agent`, retryable: true },
+      error: { message: `a worker action is done by the workers of pool "${task.action.type === "worker" ? task.action.pool : "?"}", not by an agent`, retryable: true, rule: "default" },
     }),
 };

@@ -1,13 +1,15 @@
 import { z } from "zod";
 import type { RetryPolicyInput, TimeoutsInput } from "./schemas";
 
-/** A policy with every default applied, as the scheduler stores it. */
+/** A policy with every default applied, as the scheduler stores it; a status list only when one was set. */
 export const ResolvedRetryPolicySchema = z.object({
   maxAttempts: z.number(),
   initialIntervalMs: z.number(),
   backoffCoefficient: z.number(),
   maxIntervalMs: z.number(),
   jitter: z.number(),
+  retryableStatuses: z.array(z.number()).optional(),
+  nonRetryableStatuses: z.array(z.number()).optional(),
 });
 
 export const ResolvedTimeoutsSchema = z.object({
@@ -36,8 +38,26 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
   heartbeatMs: 30_000,
 };
 
+/**
+ * The definition's `defaults.retry`, then the step's own, over the contract's defaults: each field of a later
+ * layer replaces the earlier one, a status list included (lists are not merged). A status a later layer lists
+ * leaves the other list it inherited, so a step's `retryableStatuses: [409]` wins over a default's
+ * `nonRetryableStatuses: [409]` (within one layer, a status in both lists is refused by the schema).
+ */
 export function resolveRetryPolicy(...layers: (RetryPolicyInput | undefined)[]): RetryPolicy {
-  return Object.assign({}, DEFAULT_RETRY, ...layers.map(stripUndefined)) as RetryPolicy;
+  let policy: RetryPolicy = { ...DEFAULT_RETRY };
+  for (const layer of layers.map(stripUndefined)) {
+    policy = { ...policy, ...layer };
+    if (layer.retryableStatuses) policy = withoutStatuses(policy, "nonRetryableStatuses", layer.retryableStatuses);
+    if (layer.nonRetryableStatuses) policy = withoutStatuses(policy, "retryableStatuses", layer.nonRetryableStatuses);
+  }
+  return policy;
+}
+
+function withoutStatuses(policy: RetryPolicy, list: "retryableStatuses" | "nonRetryableStatuses", statuses: readonly number[]): RetryPolicy {
+  const kept = policy[list]?.filter((status) => !statuses.includes(status));
+  if (kept === undefined) return policy;
+  return { ...policy, [list]: kept };
 }
 
 export function resolveTimeouts(...layers: (TimeoutsInput | undefined)[]): Timeouts {

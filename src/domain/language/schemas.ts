@@ -9,22 +9,37 @@ export { ID_PATTERN, IdSchema, MAX_TIMER_MS, PayloadSchema } from "./primitives"
 export { ActionSchema, HttpActionSchema, type Action, type HttpAction } from "./actions";
 export { SleepSchema, WaitForEventSchema, WAIT_TIMEOUT_OUTCOMES, type Sleep, type WaitForEvent } from "./steps";
 
+/** HTTP statuses a step moves across the transient/permanent line of its `http` action. */
+const StatusListSchema = z.array(z.int().min(100).max(599)).max(100);
+
 /**
  * Retry policy of a step (and of its compensation).
- * Defaults: maxAttempts 3, initialIntervalMs 1000, backoffCoefficient 2, maxIntervalMs 60000, jitter 0.2.
+ * Defaults: maxAttempts 3, initialIntervalMs 1000, backoffCoefficient 2, maxIntervalMs 60000, jitter 0.2, no
+ * status lists (408, 425, 429, 5xx and unexpected 1xx/3xx are retried; any other 4xx is not).
  */
-export const RetryPolicySchema = z.strictObject({
-  /** Attempts in all, the first included. Default 3. */
-  maxAttempts: z.int().min(1).max(100).optional(),
-  /** Delay before the first retry. Default 1000 ms. */
-  initialIntervalMs: z.int().min(0).max(86_400_000).optional(),
-  /** Each further retry waits this much longer than the one before. Default 2. */
-  backoffCoefficient: z.number().min(1).max(100).optional(),
-  /** Upper bound of any one delay, `Retry-After` included. Default 60000 ms. */
-  maxIntervalMs: z.int().min(0).max(86_400_000).optional(),
-  /** Fraction of the delay added or removed at random, so retries of many workflows spread out. Default 0.2. */
-  jitter: z.number().min(0).max(1).optional(),
-});
+export const RetryPolicySchema = z
+  .strictObject({
+    /** Attempts in all, the first included. Default 3. */
+    maxAttempts: z.int().min(1).max(100).optional(),
+    /** Delay before the first retry. Default 1000 ms. */
+    initialIntervalMs: z.int().min(0).max(86_400_000).optional(),
+    /** Each further retry waits this much longer than the one before. Default 2. */
+    backoffCoefficient: z.number().min(1).max(100).optional(),
+    /** Upper bound of any one delay, `Retry-After` included. Default 60000 ms. */
+    maxIntervalMs: z.int().min(0).max(86_400_000).optional(),
+    /** Fraction of the delay added or removed at random, so retries of many workflows spread out. Default 0.2. */
+    jitter: z.number().min(0).max(1).optional(),
+    /** Statuses retried though the default calls them permanent (a 404 until a record has replicated). Default none. */
+    retryableStatuses: StatusListSchema.optional(),
+    /** Statuses that fail the step for good though the default would retry them (a 409 "done already"). Default none. */
+    nonRetryableStatuses: StatusListSchema.optional(),
+  })
+  .superRefine(({ retryableStatuses = [], nonRetryableStatuses = [] }, ctx) => {
+    for (const [index, status] of nonRetryableStatuses.entries()) {
+      if (!retryableStatuses.includes(status)) continue;
+      ctx.addIssue({ code: "custom", path: ["nonRetryableStatuses", index], message: `${status} is also in retryableStatuses: a status is retried or not, never both` });
+    }
+  });
 
 /**
  * Deadlines of one attempt.

@@ -7,6 +7,8 @@ import { failAttempt } from "./failure";
 import { locateAttempt, type ReportRejection } from "./fencing";
 import { followsAmbiguousAttempt } from "./ambiguous";
 import type { ClaimedTask } from "./claimed-task";
+import type { RetryPolicy } from "../language/retry-policy";
+import type { StatusRules } from "./remote-outcome";
 import { mapItemOf } from "../language/plan";
 
 export type { ClaimedTask } from "./claimed-task";
@@ -67,6 +69,7 @@ export function claimAttempt(
       ...(action.type === "http" ? hostOf(action.url) : {}),
       breaker: plan.breaker ?? DEFAULT_BREAKER,
       ...(attempt.afterParking ? { afterParking: true as const } : {}),
+      ...(action.type === "http" ? statusRulesOf(plan.retry) : {}),
     },
   };
 }
@@ -80,6 +83,11 @@ function idempotencyBase(ctx: TransitionContext, stepId: string): string {
   const keyRound = ctx.step(stepId)?.keyRound ?? (item && ctx.step(item.map)?.keyRound);
   const round = keyRound === undefined ? "" : `:redrive-${keyRound}`;
   return `${ctx.state.id}:${item ? `${item.map}:${item.index}` : stepId}${round}`;
+}
+
+function statusRulesOf({ retryableStatuses, nonRetryableStatuses }: RetryPolicy): { statusRules?: StatusRules } {
+  if (retryableStatuses === undefined && nonRetryableStatuses === undefined) return {};
+  return { statusRules: { ...(retryableStatuses ? { retryableStatuses } : {}), ...(nonRetryableStatuses ? { nonRetryableStatuses } : {}) } };
 }
 
 function hostOf(url: string): { host?: string } {

@@ -1,6 +1,7 @@
 import type { Action, HttpAction } from "../language/schemas";
 import type { BreakerSettings } from "../breaker/settings";
 import type { Attempt } from "./state";
+import type { StatusRules } from "./remote-outcome";
 
 /** What an agent needs to perform one attempt. */
 export interface ClaimedTask {
@@ -25,4 +26,6 @@ export interface ClaimedTask {
   breaker?: BreakerSettings;
   /** The attempt after a parking: the agent asks the breaker and reports to it, whatever it remembers. */
   afterParking?: true;
+  /** The step's `retry` status lists, for an `http` action's answer (only when the step sets one). */
+  statusRules?: StatusRules;
 }

@@ -3,6 +3,7 @@ import { findStepPlan, WorkflowPlanSchema, type WorkflowPlan } from "../language
 import { KindStateSchema, STEP_KIND_NAMES } from "../language/steps";
 import { NotifySchema } from "../language/notify";
 import { WorkflowMetricsSchema } from "./metrics";
+import { RETRY_RULES } from "./remote-outcome";
 import { STEP_STATUSES, TERMINAL_WORKFLOW_STATUSES, WORKFLOW_STATUSES, type StepStatus, type WorkflowStatus } from "../contract";
 
 export { STEP_STATUSES, TERMINAL_WORKFLOW_STATUSES, WORKFLOW_STATUSES, type StepStatus, type WorkflowStatus };
@@ -16,6 +17,11 @@ export const StepErrorSchema = z.object({
   retryable: z.boolean().optional(),
   /** The remote's HTTP status, when there was one. */
   status: z.number().optional(),
+  /**
+   * Which rule decided `retryable` (remote-outcome.ts), on every failure an agent or a worker reported; absent
+   * where the supervisor decided (a deadline, which `timeout` names; a dead letter; a template that did not render).
+   */
+  rule: z.enum(RETRY_RULES).optional(),
   /** Why a deadline passed: schedule_to_start, start_to_close, heartbeat, stalled, wait_timeout or workflow_timeout. */
   timeout: z.string().optional(),
 });

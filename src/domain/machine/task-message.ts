@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { RetryRule } from "./remote-outcome";
 
 /** One queue message names one attempt of one step; everything else the agent gets by claiming it. */
 export const TaskMessageSchema = z.object({
@@ -20,7 +21,8 @@ export type AttemptReport =
   | { type: "accepted" }
   /** The step's `verify` call found the effect of an earlier attempt: its answer is the step's output. */
   | { type: "verified"; output: unknown; status: number }
-  | { type: "failed"; error: { message: string; retryable: boolean; status?: number }; retryAfterMs?: number; circuitOpened?: CircuitOpened }
+  /** `rule`: which rule decided `retryable` (remote-outcome.ts), kept on the attempt's error. */
+  | { type: "failed"; error: { message: string; retryable: boolean; status?: number; rule?: RetryRule }; retryAfterMs?: number; circuitOpened?: CircuitOpened }
   /** The host's breaker is open: the attempt was set aside before any request, without using an attempt. */
   | { type: "parked"; host: string; openUntil: number };
 
