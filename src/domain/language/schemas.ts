@@ -10,7 +10,7 @@ export { ActionSchema, HttpActionSchema, type Action, type HttpAction } from "./
 export { SleepSchema, WaitForEventSchema, WAIT_TIMEOUT_OUTCOMES, type Sleep, type WaitForEvent } from "./steps";
 
 /** HTTP statuses a step moves across the transient/permanent line of its `http` action. */
-const StatusListSchema = z.array(z.int().min(100).max(599)).max(100);
+const StatusListSchema = z.array(z.int().min(100).max(599)).max(100).describe("HTTP statuses (100-599)");
 
 /**
  * Retry policy of a step (and of its compensation).
@@ -142,7 +142,7 @@ export const DefinitionShapeSchema = z.strictObject({
  * Why an operator acted: every operator command (and an event) takes one, and the history keeps it with who
  * acted. Bounded, as it is stored in the history of every workflow a bulk action touches.
  */
-export const ReasonSchema = z.string().min(1).max(REASON_MAX_LENGTH);
+export const ReasonSchema = z.string().min(1).max(REASON_MAX_LENGTH).describe("Why: recorded in the workflow's history with the name of the token that acted");
 const reason = { reason: ReasonSchema.optional() };
 
 /** The bodies of the operator commands: each its own fields, and the reason every command takes. */
