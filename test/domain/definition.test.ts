@@ -195,7 +195,7 @@ describe("DefinitionSchema", () => {
 
   it("says which status is in both retry lists", () => {
     const parsed = DefinitionSchema.safeParse({ name: "shop", steps: [step("a", { retry: { retryableStatuses: [404], nonRetryableStatuses: [404] } })] });
-    expect(parsed.error?.issues).toEqual([expect.objectContaining({ message: "404 is also in retryableStatuses: a status is retried or not, never both" })]);
+    expect(parsed.error?.issues).toEqual([expect.objectContaining({ message: "cannot be in retryableStatuses too: 404 is retried or not, never both" })]);
   });
 
   it("accepts disjoint retry lists, and an empty one", () => {

@@ -101,7 +101,7 @@ describe("a step's status lists", () => {
 
     expect(response.status).toBe(400);
     expect(response.body.error.code).toBe("validation_failed");
-    expect(response.body.error.message).toContain("definition.steps.0.retry.nonRetryableStatuses.0: 409 is also in retryableStatuses");
+    expect(response.body.error.message).toBe("Invalid request: definition.steps.0.retry.nonRetryableStatuses.0 cannot be in retryableStatuses too: 409 is retried or not, never both.");
     expect((await api("GET", `/v1/workflows/${id}`)).status).toBe(404);
   });
 });

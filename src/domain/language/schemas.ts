@@ -37,7 +37,7 @@ export const RetryPolicySchema = z
   .superRefine(({ retryableStatuses = [], nonRetryableStatuses = [] }, ctx) => {
     for (const [index, status] of nonRetryableStatuses.entries()) {
       if (!retryableStatuses.includes(status)) continue;
-      ctx.addIssue({ code: "custom", path: ["nonRetryableStatuses", index], message: `${status} is also in retryableStatuses: a status is retried or not, never both` });
+      ctx.addIssue({ code: "custom", path: ["nonRetryableStatuses", index], message: `cannot be in retryableStatuses too: ${status} is retried or not, never both` });
     }
   });
 
