@@ -95,10 +95,16 @@ const TASK_QUEUE_FAULTS: Replacements<{ env: Env }> = {
     faultFires(env, "enqueueFails", tenantOf((messages as { body?: unknown }[])[0]?.body)) ? Promise.reject(new InjectedFault("enqueueFails")) : original(messages),
 };
 
-/** `indexWriteFails`: D1 refuses the write of an index entry (the one statement that inserts into `workflows`). */
+/**
+ * `indexWriteFails`: D1 refuses the write of an index entry (the one statement that inserts into `workflows`), run
+ * alone or in a batch (the index write's, with its minute of the series).
+ */
 function faultyIndexDb(env: Env, db: object): object {
   return overriding(db, INDEX_DB_FAULTS, { env });
 }
+
+/** The index writes bound through a wrapped database, with their tenant, so a batch that holds one is known. */
+const indexWrites = new WeakMap<object, string | undefined>();
 
 const INDEX_DB_FAULTS: Replacements<{ env: Env }> = {
   prepare: (original, { env }) => (sql) => {
@@ -106,13 +112,20 @@ const INDEX_DB_FAULTS: Replacements<{ env: Env }> = {
     if (typeof sql !== "string" || !/^\s*INSERT INTO workflows\b/.test(sql)) return statement;
     return overriding(statement, INDEX_WRITE_FAULTS, { env });
   },
+  batch: (batch, { env }) => (statements) => {
+    const write = (statements as object[]).find((statement) => indexWrites.has(statement));
+    if (write && faultFires(env, "indexWriteFails", indexWrites.get(write))) return Promise.reject(new InjectedFault("indexWriteFails"));
+    return batch(statements);
+  },
 };
 
 const INDEX_WRITE_FAULTS: Replacements<{ env: Env }> = {
   bind: (bind, { env }) => (...values) => {
     const bound = bind(...values) as object;
     const tenant = typeof values[0] === "string" ? values[0] : undefined;
-    return overriding(bound, INDEX_RUN_FAULTS, { env, tenant });
+    const faulty = overriding(bound, INDEX_RUN_FAULTS, { env, tenant });
+    indexWrites.set(faulty, tenant);
+    return faulty;
   },
 };
 

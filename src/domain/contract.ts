@@ -179,3 +179,14 @@ export type OperatorCommandName = keyof typeof OPERATOR_COMMANDS;
 /** The items one map may run by default, and the most a deployment may allow (MAP_MAX_ITEMS). */
 export const MAX_MAP_ITEMS = 10_000;
 export const MAP_ITEMS_CEILING = 100_000;
+
+/**
+ * `GET /v1/metrics/series`: the service keeps each tenant's figures per minute for `METRICS_SERIES_RETENTION_MS`,
+ * and answers at most `METRICS_SERIES_MAX_POINTS` points a `stepMs` apart, `stepMs` being whole minutes up to a day.
+ * Without `from` and `to` it answers the last `METRICS_SERIES_DEFAULT_SPAN_MS`.
+ */
+export const METRICS_SERIES_MINUTE_MS = 60_000;
+export const METRICS_SERIES_MAX_STEP_MS = 86_400_000;
+export const METRICS_SERIES_MAX_POINTS = 1_440;
+export const METRICS_SERIES_DEFAULT_SPAN_MS = 3_600_000;
+export const METRICS_SERIES_RETENTION_MS = 14 * 86_400_000;

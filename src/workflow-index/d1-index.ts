@@ -6,6 +6,7 @@
 import type { IndexEntry } from "../domain/machine/index-entry";
 import type { WorkflowStatus } from "../domain/machine/state";
 import { METRICS_INSERT_COLUMNS, METRICS_PLACEHOLDERS, METRICS_UPDATES, metricsValues } from "./metrics-rows";
+import { seriesDeltaStatement } from "./metrics-series";
 
 export interface ListedWorkflow {
   id: string;
@@ -34,9 +35,17 @@ export interface ListQuery {
 
 type ListedRow = { id: string; name: string; status: WorkflowStatus; created_at: number; updated_at: number; parent_id: string | null };
 
-/** Writes the entry unless the index already holds a newer version: late or repeated writes can't regress it. */
+/**
+ * Writes the entry unless the index already holds a newer version: late or repeated writes can't regress it. The
+ * minute's series takes what the entry adds to the counters in the same batch, a transaction, so a write counts
+ * in both or in neither (metrics-series.ts).
+ */
 export async function upsertIndexEntry(db: D1Database, entry: IndexEntry): Promise<void> {
-  await db
+  await db.batch([seriesDeltaStatement(db, entry), indexUpsertStatement(db, entry)]);
+}
+
+function indexUpsertStatement(db: D1Database, entry: IndexEntry): D1PreparedStatement {
+  return db
     .prepare(
       `INSERT INTO workflows (tenant, id, name, status, created_at, updated_at, ended_at, next_deadline_at, version, parent_id, ${METRICS_INSERT_COLUMNS})
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${METRICS_PLACEHOLDERS})
@@ -58,8 +67,7 @@ export async function upsertIndexEntry(db: D1Database, entry: IndexEntry): Promi
       entry.version,
       entry.parentId ?? null,
       ...metricsValues(entry.metrics),
-    )
-    .run();
+    );
 }
 
 /**

@@ -55,18 +55,43 @@ export async function refuseIndexWrites(id: string, tenant = "default") {
   return refused;
 }
 
+/** An index upsert as `interceptIndexWrites` hands it over: `run()` makes the write (its batch) and answers its result. */
+export interface IndexWrite {
+  run(): Promise<D1Result>;
+}
+
 /**
  * Intercepts the index upserts (`INSERT INTO workflows …`) prepared on `db`: each bound one goes to `wrap` with its
- * values, and what `wrap` returns stands in for it; every other statement is left as it is.
+ * values, and what `wrap` returns stands in for it; every other statement is left as it is. An upsert is sent in a
+ * batch with its minute of the series (src/workflow-index/d1-index.ts), so the batch is what `run()` sends.
  */
-export function interceptIndexWrites(db: D1Database, wrap: (values: unknown[], bound: D1PreparedStatement) => unknown) {
+export function interceptIndexWrites(db: D1Database, wrap: (values: unknown[], bound: IndexWrite) => IndexWrite) {
+  // A mark on the bound statement itself: the fault bindings wrap it (a proxy reads the mark through) before it is batched.
+  const valuesOf = (statement: object): unknown[] | undefined => (statement as { [UPSERT_VALUES]?: unknown[] })[UPSERT_VALUES];
   const prepare = db.prepare.bind(db);
-  return vi.spyOn(db, "prepare").mockImplementation((query: string) => {
+  const batch = db.batch.bind(db);
+  const prepared = vi.spyOn(db, "prepare").mockImplementation((query: string) => {
     const statement = prepare(query);
     if (!/^\s*INSERT INTO workflows/i.test(query)) return statement;
-    return { bind: (...values: unknown[]) => wrap(values, statement.bind(...values)) } as unknown as D1PreparedStatement;
+    return new Proxy(statement, {
+      get: (target, key) => {
+        if (key !== "bind") return Reflect.get(target, key);
+        return (...values: unknown[]) => Object.assign(target.bind(...values), { [UPSERT_VALUES]: values });
+      },
+    });
   });
+  const batched = vi.spyOn(db, "batch").mockImplementation(async <T>(statements: D1PreparedStatement[]) => {
+    const index = statements.findIndex((statement) => valuesOf(statement) !== undefined);
+    if (index === -1) return batch<T>(statements);
+    let results: D1Result<T>[] | undefined;
+    const write: IndexWrite = { run: async () => ((results = await batch<T>(statements)), results[index]!) };
+    const result = await wrap(valuesOf(statements[index]!)!, write).run();
+    return results ?? statements.map(() => result as D1Result<T>);
+  });
+  return { mockRestore: () => (prepared.mockRestore(), batched.mockRestore()) };
 }
+
+const UPSERT_VALUES = Symbol("index upsert values");
 
 /**
  * Holds the first index write of one workflow's entry with `status` in flight, unanswered, until `release()`, as
