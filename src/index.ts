@@ -3,6 +3,7 @@ import { withConsumerFaults } from "./dev/fault-bindings";
 import { consumeTaskBatch } from "./agents/task-consumer";
 import { createApp } from "./api/app";
 import { sweepOverdueWorkflows } from "./supervisor/sweep";
+import { pruneMetricsSeries } from "./workflow-index/series-retention";
 import { consumeWebhookBatch } from "./webhooks/consumer";
 import { consumeStartBatch } from "./starts/start-consumer";
 import { recordGivenUpStarts } from "./starts/dead-letter-consumer";
@@ -27,6 +28,6 @@ export default {
     else await withConsumerFaults(consumeTaskBatch)(batch, env);
   },
   async scheduled(controller, env, _ctx) {
-    await sweepOverdueWorkflows(env, controller.scheduledTime);
+    await Promise.all([sweepOverdueWorkflows(env, controller.scheduledTime), pruneMetricsSeries(env, controller.scheduledTime)]);
   },
 } satisfies ExportedHandler<Env>;

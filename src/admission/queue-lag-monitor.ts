@@ -1,6 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { QUEUE_LAG_FRESH_MS, type QueueGauge, type QueueLagSample } from "../domain/admission/back-pressure";
 import { sumDeliveries, type DeliveryCount } from "../domain/admission/fair-share";
+import { METRICS_SERIES_MINUTE_MS } from "../domain/contract";
+import { recordLagMinutes } from "./queue-lag-minutes";
 
 /** Consumers report at most this often per isolate and queue; the front door re-reads at most this often per isolate. */
 const REPORT_EVERY_MS = 1_000;
@@ -11,6 +13,15 @@ const READ_EVERY_MS = 1_000;
  * backlog the lag measures.
  */
 const DELIVERY_WINDOW_MS = 10_000;
+
+/**
+ * A minute's worst lag is written to D1 (GET /v1/metrics/series) at most this long after it was sampled: one write
+ * per this long while the queues report, none while they do not. Kept in memory until then, as the samples are, so an
+ * eviction loses at most this much of the series.
+ */
+const WRITE_MINUTES_AFTER_MS = 10_000;
+/** A written minute is forgotten this long after it ended; a sample that late is older than any report sends. */
+const KEEP_WRITTEN_MS = 2 * METRICS_SERIES_MINUTE_MS;
 
 /** One task queue's sample, as its consumer reports it. */
 export interface QueueLagReport extends QueueLagSample {
@@ -31,14 +42,47 @@ export class QueueLagMonitor extends DurableObject<Env> {
   private deliveries: (DeliveryCount & { at: number })[] = [];
   /** The window ends at the newest report, as the lag's freshness is judged against the newest sample. */
   private newestReportAt = 0;
+  /** Each recent minute's worst sample, and whether D1 has it yet. */
+  private readonly minutes = new Map<number, { lagMs: number; written: boolean }>();
 
-  record(report: QueueLagReport): void {
+  async record(report: QueueLagReport): Promise<void> {
     const { queue, lagMs, at } = report;
     const previous = this.latest.get(queue);
     if (!previous || at >= previous.at) this.latest.set(queue, { lagMs, at });
     this.newestReportAt = Math.max(this.newestReportAt, at);
     for (const row of report.deliveries ?? []) this.deliveries.push({ ...row, at });
     this.deliveries = this.deliveries.filter((row) => row.at > this.newestReportAt - DELIVERY_WINDOW_MS);
+    if (this.noteMinute(at, lagMs)) await this.armAlarm();
+  }
+
+  /** Keeps the sample if it is its minute's worst so far; true when D1 must be told. */
+  private noteMinute(at: number, lagMs: number): boolean {
+    const minuteAt = Math.floor(at / METRICS_SERIES_MINUTE_MS) * METRICS_SERIES_MINUTE_MS;
+    const known = this.minutes.get(minuteAt);
+    if (known && known.lagMs >= lagMs) return false;
+    this.minutes.set(minuteAt, { lagMs, written: false });
+    return true;
+  }
+
+  /** Writes the minutes D1 does not have yet; on failure they stay for the next alarm. */
+  override async alarm(): Promise<void> {
+    const unwritten = [...this.minutes].filter(([, minute]) => !minute.written).map(([minuteAt, { lagMs }]) => ({ minuteAt, lagMs }));
+    try {
+      await recordLagMinutes(this.env.DB, unwritten);
+      // A worse sample that came during the write is written by the next alarm.
+      for (const { minuteAt, lagMs } of unwritten) if (this.minutes.get(minuteAt)?.lagMs === lagMs) this.minutes.set(minuteAt, { lagMs, written: true });
+    } catch (error) {
+      console.error(JSON.stringify({ message: "could not write the queue's lag per minute; the next alarm will", minutes: unwritten.length, error: String(error) }));
+    }
+    for (const [minuteAt, minute] of this.minutes) if (minute.written && minuteAt < Date.now() - KEEP_WRITTEN_MS) this.minutes.delete(minuteAt);
+    await this.armAlarm();
+  }
+
+  /** The one place the alarm is set: WRITE_MINUTES_AFTER_MS on while a minute waits for D1, and only then. */
+  private async armAlarm(): Promise<void> {
+    const waiting = [...this.minutes.values()].some((minute) => !minute.written);
+    if (!waiting) return this.ctx.storage.deleteAlarm();
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + WRITE_MINUTES_AFTER_MS);
   }
 
   /**

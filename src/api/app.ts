@@ -13,6 +13,7 @@ import { docsRoutes } from "./docs";
 import { eventRoutes } from "./events";
 import { operatorCommandRoutes } from "./operator-commands";
 import { metricsRoutes } from "./metrics";
+import { metricsSeriesRoutes } from "./metrics-series";
 import { scheduleRoutes } from "./schedules";
 import { targetRoutes } from "./targets";
 import { taskRoutes } from "./tasks";
@@ -40,6 +41,7 @@ export type ApiRoutes = OpenAPIHono<
     RoutesOf<typeof definitionRoutes> &
     RoutesOf<typeof scheduleRoutes> &
     RoutesOf<typeof metricsRoutes> &
+    RoutesOf<typeof metricsSeriesRoutes> &
     RoutesOf<typeof poolRoutes> &
     RoutesOf<typeof startRoutes>
 >;
@@ -91,6 +93,7 @@ export function createApp() {
   app.route("/", targetRoutes);
   app.route("/", webhookRoutes);
   app.route("/", metricsRoutes);
+  app.route("/", metricsSeriesRoutes);
   app.route("/", poolRoutes);
   app.route("/", startRoutes);
   app.route("/", taskRoutes);

@@ -43,6 +43,7 @@ export type DefinitionBody = InferRequestType<Definition["$put"]>["json"];
 export type DefinitionListQuery = InferRequestType<Api["v1"]["definitions"]["$get"]>["query"];
 export type ScheduleSpec = InferRequestType<Api["v1"]["schedules"]["$post"]>["json"];
 export type ScheduleListQuery = InferRequestType<Api["v1"]["schedules"]["$get"]>["query"];
+export type MetricsSeriesQuery = InferRequestType<Api["v1"]["metrics"]["series"]["$get"]>["query"];
 export type StartDeadLetterQuery = InferRequestType<Api["v1"]["starts"]["dead-letters"]["$get"]>["query"];
 
 /** A typed client of the Shepherd API: request and response types are the server's own route schemas. */
@@ -58,6 +59,8 @@ export function createShepherdClient(options: ShepherdClientOptions) {
     definitions: definitionOperations(api),
     schedules: scheduleOperations(api),
     metrics: () => unwrap(api.v1.metrics.$get()),
+    /** The tenant's figures per step over a range (default: the last hour, a point a minute). */
+    metricsSeries: (query: MetricsSeriesQuery = {}) => unwrap(api.v1.metrics.series.$get({ query })),
     /** The tenant's worker pools: tasks pending and running, the oldest wait, the workers seen in the last 5 minutes. */
     pools: () => unwrap(api.v1.pools.$get()),
     /** A page of the STARTS queue's messages of the tenant that could never start, newest first, with their errors. */

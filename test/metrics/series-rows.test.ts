@@ -9,9 +9,12 @@ import { upsertIndexEntry } from "../../src/workflow-index/d1-index";
 import { allIndexDbs, indexDbFor, tenantIndexDbs } from "../../src/workflow-index/index-shards";
 import { pruneMetricsMinutes, readTenantSeries } from "../../src/workflow-index/metrics-series";
 import { readTenantMetrics } from "../../src/workflow-index/metrics-rows";
+import { recordLagMinutes, readLagSteps } from "../../src/admission/queue-lag-minutes";
 import { uniqueId } from "../helpers/api";
+import { runCron } from "../helpers/time";
 
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
 /** A whole minute well in the past, so the steps below are minutes from it. */
 const T0 = 1_700_000_040_000;
 
@@ -121,6 +124,22 @@ describe("the per-minute series in D1", () => {
 
     expect(steps.get(0)).toMatchObject({ started: 6, ended: { completed: 6 }, figures: { attempts: 6 } });
     expect(steps.get(1)).toMatchObject({ started: 6, ended: { completed: 6 }, figures: { attempts: 6 } });
+  });
+
+  it("are deleted by the minute's cron once older than 14 days, with the queues' lag", async () => {
+    const tenant = uniqueId("tenant");
+    const now = Date.now();
+    const [old, kept] = [now - 15 * DAY, now - 13 * DAY];
+    await write(entry(tenant, "old", { updatedAt: old, metrics: counters({ attempts: 1 }) }));
+    await write(entry(tenant, "kept", { updatedAt: kept, metrics: counters({ attempts: 2 }) }));
+    await recordLagMinutes(env.DB, [{ minuteAt: Math.floor(old / MINUTE) * MINUTE, lagMs: 900 }, { minuteAt: Math.floor(kept / MINUTE) * MINUTE, lagMs: 800 }]);
+
+    await runCron(now);
+
+    const range = { from: Math.floor(old / MINUTE) * MINUTE, to: now, stepMs: DAY, points: 15 };
+    const steps = await readTenantSeries(tenantIndexDbs(env, tenant), tenant, range);
+    expect([...steps.values()].map((step) => step.figures.attempts)).toEqual([2]);
+    expect([...(await readLagSteps(env.DB, range)).values()]).toEqual([800]);
   });
 
   it("prunes the minutes older than a date, a bounded number at a time", async () => {

@@ -45,21 +45,25 @@ export function parseInstant(text: string): number | undefined {
   return Number.isFinite(ms) && ms >= 0 && ms <= LAST_INSTANT_MS ? ms : undefined;
 }
 
+const startOfMinute = (ms: number) => Math.floor(ms / METRICS_SERIES_MINUTE_MS) * METRICS_SERIES_MINUTE_MS;
+const endOfMinute = (ms: number) => Math.ceil(ms / METRICS_SERIES_MINUTE_MS) * METRICS_SERIES_MINUTE_MS;
+
 /**
- * The range to answer. `to` defaults to now and `from` to `METRICS_SERIES_DEFAULT_SPAN_MS` before `to`; `from` is
- * taken back to its minute's start, and the last step ends at or after `to`, so every point covers whole minutes.
+ * The range to answer. `to` defaults to now and `from` to `METRICS_SERIES_DEFAULT_SPAN_MS` before the end of `to`'s
+ * minute (an hour is 60 points, the last one now's minute); `from` is taken back to its minute's start, and the last
+ * step ends at or after `to`, so every point covers whole minutes.
  * `stepMs` (default a minute) is checked by the route's schema: whole minutes, at most a day.
  */
 export function seriesRange(query: SeriesQuery, now: number): RangeResult {
   const to = query.to === undefined ? now : parseInstant(query.to);
   if (to === undefined) return issue("to", "is not a date: give epoch milliseconds or an ISO 8601 date-time such as 2024-05-01T12:00:00Z");
-  const from = query.from === undefined ? to - METRICS_SERIES_DEFAULT_SPAN_MS : parseInstant(query.from);
+  const from = query.from === undefined ? endOfMinute(to) - METRICS_SERIES_DEFAULT_SPAN_MS : parseInstant(query.from);
   if (from === undefined) return issue("from", "is not a date: give epoch milliseconds or an ISO 8601 date-time such as 2024-05-01T12:00:00Z");
   const stepMs = query.stepMs ?? METRICS_SERIES_MINUTE_MS;
   if (stepMs % METRICS_SERIES_MINUTE_MS !== 0 || stepMs < METRICS_SERIES_MINUTE_MS || stepMs > METRICS_SERIES_MAX_STEP_MS) {
     return issue("stepMs", `must be a whole number of minutes (a multiple of ${METRICS_SERIES_MINUTE_MS}) from ${METRICS_SERIES_MINUTE_MS} to ${METRICS_SERIES_MAX_STEP_MS}`);
   }
-  const start = Math.max(0, Math.floor(from / METRICS_SERIES_MINUTE_MS) * METRICS_SERIES_MINUTE_MS);
+  const start = Math.max(0, startOfMinute(from));
   if (to <= start) return issue("to", `must be after from (${new Date(start).toISOString()})`);
   const points = Math.ceil((to - start) / stepMs);
   if (points > METRICS_SERIES_MAX_POINTS) {
