@@ -30,7 +30,7 @@ const SeriesQuerySchema = z.strictObject({
     .max(METRICS_SERIES_MAX_STEP_MS, { error: `must be at most ${METRICS_SERIES_MAX_STEP_MS} (a day)` })
     .multipleOf(METRICS_SERIES_MINUTE_MS, { error: `must be a whole number of minutes (a multiple of ${METRICS_SERIES_MINUTE_MS})` })
     .optional()
-    .openapi({ description: `Each point's width: whole minutes, at most a day (default ${METRICS_SERIES_MINUTE_MS})`, example: 300_000 }),
+    .openapi({ description: `Each point's width: whole minutes, at most a day (default ${METRICS_SERIES_MINUTE_MS})`, example: 300_000, multipleOf: METRICS_SERIES_MINUTE_MS }),
 });
 
 const count = z.number().int().min(0);

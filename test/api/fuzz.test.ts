@@ -882,6 +882,41 @@ describe("GET /v1/metrics with a random Accept header", () => {
   });
 });
 
+/** A series range: instants as epoch ms or ISO 8601 (some of them the same minute), and steps of whole minutes or not. */
+const seriesRange = fc.record(
+  {
+    from: fc.integer({ min: 0, max: 4_102_444_800_000 }),
+    span: fc.oneof(fc.integer({ min: -3_600_000, max: 3 * 86_400_000 }), fc.integer({ min: 1, max: 180 }).map((minutes) => minutes * 60_000)),
+    stepMs: fc.oneof(fc.integer({ min: 1, max: 1_440 }).map((minutes) => minutes * 60_000), fc.integer({ min: -1, max: 200_000_000 })),
+    iso: fc.boolean(),
+  },
+  { requiredKeys: ["from", "span", "iso"] },
+);
+
+describe("GET /v1/metrics/series with random ranges", () => {
+  it("answers every step of the range, gaps as zeros, or a 400 naming from, to or stepMs", { timeout: 60_000 }, async () => {
+    await property("GET /v1/metrics/series random ranges", seriesRange, 80, async ({ from, span, stepMs, iso }) => {
+      const instant = (ms: number) => (iso ? new Date(ms).toISOString() : String(ms));
+      const query = new URLSearchParams({ from: instant(from), to: instant(from + span), ...(stepMs === undefined ? {} : { stepMs: String(stepMs) }) });
+      const response = await rawRequest("GET", `/v1/metrics/series?${query}`, { headers: bearer("default") });
+      const context = `?${query}`;
+      if (response.status === 400) {
+        expectErrorShape(response, 400, "validation_failed", context);
+        expect(response.body.error.details.map((issue: { path: string[] }) => issue.path[0]), context).toEqual(expect.arrayContaining([expect.stringMatching(/^(from|to|stepMs)$/)]));
+        return;
+      }
+      expect(response.status, `${context}: ${response.text.slice(0, 300)}`).toBe(200);
+      const { body } = response;
+      const step = stepMs ?? 60_000;
+      expect(body.from, context).toBe(Math.floor(from / 60_000) * 60_000);
+      expect(body.series.length, context).toBe(Math.ceil((from + span - body.from) / step));
+      expect(body.series.length, context).toBeLessThanOrEqual(1_440);
+      expect(body.to, context).toBe(body.from + body.series.length * step);
+      body.series.forEach((point: { at: number }, i: number) => expect(point.at, context).toBe(body.from + i * step));
+    });
+  });
+});
+
 describe("path parameters", () => {
   const withParams = v1Routes.filter((route) => route.pathParams.length > 0);
 

@@ -84,6 +84,7 @@ const CONTRACT_ROUTES: [method: string, path: string][] = [
   ["get", "/v1/webhooks/{id}/deliveries"],
   // v1.1: metrics.
   ["get", "/v1/metrics"],
+  ["get", "/v1/metrics/series"],
   // v1.1: circuit breakers.
   ["get", "/v1/targets"],
   // v1.2: a map's items.
@@ -364,6 +365,25 @@ describe("the metrics in the OpenAPI document", () => {
     expect(property(metrics, "detectionLatenessMs").required).toEqual(expect.arrayContaining(["count", "p50", "p99", "max"]));
     expect(Object.keys(operation("get", "/v1/metrics").responses["200"]?.content ?? {})).toEqual(["application/json", "text/plain"]);
     expect(Object.keys(operation("get", "/v1/metrics").responses)).toContain("401");
+  });
+
+  it("describes the series: its range, a point per step with every outcome and counter, and the range's total", () => {
+    const series = responseSchema("get", "/v1/metrics/series", "200");
+    const point = resolve(property(series, "series").items);
+    const fields = ["started", "completed", "failed", "compensated", "cancelled", "terminated", "attempts", "retries", "timeouts", "compensations", "escalations", "detectionLatenessMs", "queueLagMs"];
+
+    expect(operation("get", "/v1/metrics/series").operationId).toBe("getMetricsSeries");
+    expect(series.required).toEqual(expect.arrayContaining(["from", "to", "stepMs", "series", "total"]));
+    expect(point.required).toEqual(expect.arrayContaining(["at", ...fields]));
+    expect(resolve(property(series, "total")).required).toEqual(expect.arrayContaining(fields));
+    const parameters = operation("get", "/v1/metrics/series").parameters ?? [];
+    expect(parameters.map((parameter) => [parameter.name, parameter.in, parameter.required ?? false])).toEqual([
+      ["from", "query", false],
+      ["to", "query", false],
+      ["stepMs", "query", false],
+    ]);
+    expect(parameters.find((parameter) => parameter.name === "stepMs")?.schema).toMatchObject({ type: "integer", minimum: 60_000, maximum: 86_400_000, multipleOf: 60_000 });
+    expect(Object.keys(operation("get", "/v1/metrics/series").responses)).toEqual(expect.arrayContaining(["200", "400", "401", "503"]));
   });
 });
 

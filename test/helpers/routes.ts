@@ -95,6 +95,8 @@ export const EXPECTED_ROUTES = [
   "DELETE /v1/webhooks/{id}",
   "GET /v1/webhooks/{id}/deliveries",
   "GET /v1/metrics",
+  // The tenant's figures per minute, kept by the service.
+  "GET /v1/metrics/series",
   // v1.2: the user's own workers pull from their pools.
   "POST /v1/pools/{pool}/tasks/poll",
   "GET /v1/pools",
