@@ -1,12 +1,12 @@
-// Workflows by outcome over time. GET /v1/metrics gives totals only, so the series is counted from the
-// workflow list: an ended workflow's updatedAt is its last status change, i.e. when it ended.
-import { isTerminal, OUTCOMES } from "../statuses.js";
+// The metrics page's time windows, and the series (GET /v1/metrics/series) as the charts' buckets.
+import { METRICS_SERIES_MINUTE_MS } from "../generated/contract.js";
+import { OUTCOMES } from "../statuses.js";
 
-const MINUTE = 60_000;
+const MINUTE = METRICS_SERIES_MINUTE_MS;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-/** The windows an operator can pick, each with a bucket size that gives it 7 to 24 bars. */
+/** The windows an operator can pick, each with a step that gives it 7 to 24 bars. */
 export const WINDOWS = {
   "15m": { label: "15 min", spanMs: 15 * MINUTE, bucketMs: MINUTE, bucketWord: "minute" },
   "1h": { label: "1 hour", spanMs: HOUR, bucketMs: 5 * MINUTE, bucketWord: "5 minutes" },
@@ -19,24 +19,24 @@ export const DEFAULT_WINDOW = "1h";
 export const OUTCOME_SERIES = OUTCOMES.map((key) => ({ key, label: key }));
 
 /**
- * Buckets of the time window `span` ending with the one that holds `now`, aligned to local clock boundaries (whole minutes,
- * hours, days), each counting the listed workflows that ended in it by status.
+ * The series to ask for: the window's steps ending with the one that holds `now`, aligned to local clock boundaries
+ * (whole minutes, hours, days), so day bars start at local midnight.
  */
-export function bucketOutcomes(workflows, span, now) {
+export function windowRange(span, now) {
   const { bucketMs } = span;
-  const end = floorLocal(now, bucketMs) + bucketMs;
-  const count = Math.round(span.spanMs / bucketMs);
-  const start = end - count * bucketMs;
-  const buckets = Array.from({ length: count }, (_, i) => ({ start: start + i * bucketMs, end: start + (i + 1) * bucketMs, values: {} }));
-  for (const workflow of workflows) {
-    if (!isTerminal(workflow.status) || workflow.updatedAt < start || workflow.updatedAt >= end) continue;
-    const values = buckets[Math.floor((workflow.updatedAt - start) / bucketMs)].values;
-    values[workflow.status] = (values[workflow.status] ?? 0) + 1;
-  }
-  return buckets;
+  const to = floorLocal(now, bucketMs) + bucketMs;
+  return { from: to - Math.round(span.spanMs / bucketMs) * bucketMs, to, stepMs: bucketMs };
 }
 
-/** Floors to a multiple of `size` in local time, so day buckets start at local midnight. */
+/** The series' points as bars: `pick(point)` gives a bar's values by series key. */
+export function bucketsOf(series, pick) {
+  return series.series.map((point) => ({ start: point.at, end: point.at + series.stepMs, values: pick(point) }));
+}
+
+/** A point's ends, by outcome. */
+export const outcomesOf = (point) => Object.fromEntries(OUTCOMES.map((outcome) => [outcome, point[outcome]]));
+
+/** Floors to a multiple of `size` in local time. */
 function floorLocal(ms, size) {
   const offset = new Date(ms).getTimezoneOffset() * MINUTE;
   return Math.floor((ms - offset) / size) * size + offset;

@@ -1,18 +1,21 @@
-// A few charts of the tenant's figures: workflows by outcome over time, attempts/retries/timeouts, and how
-// late the supervisor acted on deadlines. Drawn by hand as SVG (public/app/charts), no chart library.
+// A few charts of the tenant's figures: workflows by outcome over time, attempts/retries/timeouts and how late the
+// supervisor acted on deadlines in the window, and the task queues' lag over time. All but the all-time figures come
+// from the series the service keeps (GET /v1/metrics/series). Drawn by hand as SVG (public/app/charts), no chart library.
 import { clock, duration } from "../format.js";
 import { html } from "../html.js";
 import { useLive } from "../live.js";
 import { href } from "../router.js";
 import { HBars } from "../charts/hbars.js";
 import { loadMetrics } from "../charts/metrics-data.js";
-import { bucketLabel, DEFAULT_WINDOW, OUTCOME_SERIES, WINDOWS } from "../charts/outcome-series.js";
+import { bucketLabel, bucketsOf, DEFAULT_WINDOW, OUTCOME_SERIES, outcomesOf, WINDOWS } from "../charts/outcome-series.js";
 import { StackedBars } from "../charts/stacked-bars.js";
+import { METRICS_SERIES_RETENTION_MS } from "../generated/contract.js";
 import { OUTCOMES } from "../statuses.js";
 
 const REFRESH_MS = 5_000;
 /** The contract's promise: a missed deadline is acted on within 1 s. */
 const PROMISE_MS = 1_000;
+const RETENTION_DAYS = METRICS_SERIES_RETENTION_MS / 86_400_000;
 
 const openWorkflows = (figures) => Object.entries(figures.workflows.byStatus).reduce((sum, [status, n]) => (OUTCOMES.includes(status) ? sum : sum + n), 0);
 
@@ -28,11 +31,12 @@ export function MetricsPage({ route }) {
     ${!data && loading && html`<p class="muted">Loading metrics…</p>`}
     ${data && html`
       <${Figures} figures=${data.figures} />
-      <${OutcomesPanel} data=${data} windowKey=${key} />
+      <${OutcomesPanel} series=${data.series} windowKey=${key} />
       <div class="chart-row">
-        <${RetriesPanel} figures=${data.figures} />
-        <${LatenessPanel} lateness=${data.figures.detectionLatenessMs} />
-      </div>`}
+        <${RetriesPanel} total=${data.series.total} span=${WINDOWS[key]} />
+        <${LatenessPanel} lateness=${data.series.total.detectionLatenessMs} span=${WINDOWS[key]} />
+      </div>
+      <${QueueLagPanel} series=${data.series} span=${WINDOWS[key]} />`}
   `;
 }
 
@@ -46,12 +50,16 @@ function Figures({ figures }) {
     ["Step attempts", steps.attempts],
     ["Retries", steps.retries],
   ];
-  return html`<dl class="figures">${items.map(([label, value]) => html`<div key=${label}><dt>${label}</dt><dd>${value}</dd></div>`)}</dl>`;
+  return html`
+    <dl class="figures" data-testid="all-time-figures">${items.map(([label, value]) => html`<div key=${label}><dt>${label}</dt><dd>${value}</dd></div>`)}</dl>
+    <p class="caption figures-caption">All time, over the tenant's workflows; the panels below cover the window picked.</p>
+  `;
 }
 
-function OutcomesPanel({ data, windowKey }) {
+function OutcomesPanel({ series, windowKey }) {
   const span = WINDOWS[windowKey];
-  const { listed } = data;
+  const { total } = series;
+  const ended = OUTCOME_SERIES.reduce((sum, one) => sum + total[one.key], 0);
   return html`
     <section class="panel" data-testid="outcomes-panel">
       <div class="panel-head">
@@ -60,38 +68,37 @@ function OutcomesPanel({ data, windowKey }) {
           ${Object.entries(WINDOWS).map(([key, one]) => html`<a key=${key} href=${href("metrics", { window: key })} class=${`chip${key === windowKey ? " selected" : ""}`} aria-current=${key === windowKey ? "page" : undefined}>${one.label}</a>`)}
         </nav>
       </div>
-      <${StackedBars} buckets=${data.outcomes} series=${OUTCOME_SERIES} formatX=${bucketLabel(span)} yLabel="workflows ended" title="Workflows ended per interval, by outcome" testId="chart-outcomes" />
-      <p class="caption">
-        Workflows that ended in each ${span.bucketWord}, by how they ended, over the last ${span.label}. Counted from the workflow
-        list (their last status change is when they ended): the ${listed.workflows.length} workflows started since ${clock(listed.since)}${listed.capped ? " (capped: older ones are not counted)" : ""}.
+      <${StackedBars} buckets=${bucketsOf(series, outcomesOf)} series=${OUTCOME_SERIES} formatX=${bucketLabel(span)} yLabel="workflows ended" title="Workflows ended per interval, by outcome" testId="chart-outcomes" />
+      <p class="caption" data-testid="outcomes-caption">
+        Workflows that ended in each ${span.bucketWord}, by how they ended, over the last ${span.label}: ${ended} ended, ${total.started} started.
+        Kept by the service a minute at a time for every workflow, for ${RETENTION_DAYS} days.
       </p>
     </section>
   `;
 }
 
-function RetriesPanel({ figures }) {
-  const { steps } = figures;
+function RetriesPanel({ total, span }) {
   const rows = [
-    { key: "attempts", label: "attempts", value: steps.attempts },
-    { key: "retries", label: "retries", value: steps.retries },
-    { key: "timeout", label: "heartbeat timeouts", value: steps.timeouts.heartbeat },
-    { key: "timeout", label: "start-to-close", value: steps.timeouts.start_to_close },
-    { key: "timeout", label: "schedule-to-start", value: steps.timeouts.schedule_to_start },
-    { key: "timeout", label: "stalled", value: steps.timeouts.stalled },
-    { key: "compensations", label: "compensations", value: figures.compensations },
-    { key: "escalations", label: "escalations", value: figures.escalations },
+    { key: "attempts", label: "attempts", value: total.attempts },
+    { key: "retries", label: "retries", value: total.retries },
+    { key: "timeout", label: "heartbeat timeouts", value: total.timeouts.heartbeat },
+    { key: "timeout", label: "start-to-close", value: total.timeouts.start_to_close },
+    { key: "timeout", label: "schedule-to-start", value: total.timeouts.schedule_to_start },
+    { key: "timeout", label: "stalled", value: total.timeouts.stalled },
+    { key: "compensations", label: "compensations", value: total.compensations },
+    { key: "escalations", label: "escalations", value: total.escalations },
   ].map((row, i) => ({ ...row, key: `${row.key}-${i}`, series: row.key }));
-  const rate = steps.attempts > 0 ? `${Math.round((100 * steps.retries) / steps.attempts)} % of attempts were retries` : "no attempts yet";
+  const rate = total.attempts > 0 ? `${Math.round((100 * total.retries) / total.attempts)} % of attempts were retries` : "no attempts";
   return html`
     <section class="panel" data-testid="retries-panel">
       <h2>Attempts, retries and timeouts</h2>
       <${HBars} rows=${rows} title="Step attempts, retries and timeouts by kind" testId="chart-retries" />
-      <p class="caption">All time, summed over the tenant's workflows; ${rate}.</p>
+      <p class="caption">Over the last ${span.label}; ${rate}.</p>
     </section>
   `;
 }
 
-function LatenessPanel({ lateness }) {
+function LatenessPanel({ lateness, span }) {
   const rows = [
     { key: "p50", label: "median (p50)", value: lateness.p50 },
     { key: "p99", label: "p99", value: lateness.p99 },
@@ -101,11 +108,29 @@ function LatenessPanel({ lateness }) {
     <section class="panel" data-testid="lateness-panel">
       <h2>Detection lateness</h2>
       ${lateness.count === 0
-        ? html`<p class="empty" role="status">No deadline has passed yet, so the supervisor has not been late on any.</p>`
+        ? html`<p class="empty" role="status">No deadline passed in the last ${span.label}, so the supervisor was not late on any.</p>`
         : html`<${HBars} rows=${rows} log=${true} tickValues=${DURATION_TICKS} marker=${{ at: PROMISE_MS, label: "1 s promise" }} formatTick=${tickDuration} title="How late the supervisor acted on deadlines" testId="chart-lateness" />`}
       <p class="caption">
-        From a deadline (heartbeat, timeout, a wait's end) to the supervisor's action on it, over ${lateness.count} detections; log scale.
-        p50 and p99 are the upper bounds of their histogram buckets.
+        From a deadline (heartbeat, timeout, a wait's end) to the supervisor's action on it, over the ${lateness.count} detections of the
+        last ${span.label}; log scale. Each is an upper bound: p50 and p99 are their histogram buckets' bounds.
+      </p>
+    </section>
+  `;
+}
+
+const QUEUE_LAG_SERIES = [{ key: "queue-lag", label: "worst lag" }];
+
+function QueueLagPanel({ series, span }) {
+  const sampled = series.series.some((point) => point.queueLagMs !== null);
+  return html`
+    <section class="panel" data-testid="queue-lag-panel">
+      <h2>Task queue lag</h2>
+      ${sampled
+        ? html`<${StackedBars} buckets=${bucketsOf(series, (point) => ({ "queue-lag": point.queueLagMs ?? 0 }))} series=${QUEUE_LAG_SERIES} formatX=${bucketLabel(span)} yLabel="worst lag" formatY=${tickDuration} formatValue=${duration} title="The task queues' worst lag per interval" testId="chart-queue-lag" />`
+        : html`<p class="empty" role="status">The task queues delivered nothing in the last ${span.label}, so no lag was sampled.</p>`}
+      <p class="caption">
+        The longest a task waited in the queues before an agent took it, worst in each ${span.bucketWord} (0 while the queues kept up). The
+        queues are the service's, shared by every tenant; past the back-pressure bound, starts are refused with 503 until they catch up.
       </p>
     </section>
   `;
