@@ -38,6 +38,13 @@ describe("schedules through the typed client", () => {
     expect(metrics).toHaveProperty("asOf");
   });
 
+  it("reads the tenant's metrics series, and throws a bad range as the API's 400", async () => {
+    const series = await client.metricsSeries({ from: "2024-05-01T00:00:00Z", to: "2024-05-01T01:00:00Z", stepMs: "900000" });
+    expect(series.series.map((point) => point.at)).toEqual([0, 1, 2, 3].map((i) => Date.parse("2024-05-01T00:00:00Z") + i * 900_000));
+    expect((await client.metricsSeries()).series).toHaveLength(60);
+    await expect(client.metricsSeries({ stepMs: "90000" })).rejects.toMatchObject({ status: 400, code: "validation_failed" });
+  });
+
   it("pages the tenant's start dead letters", async () => {
     await deliverStarts([1, 2].map((n) => ({ id: `client-dead-${n}`, body: { tenant: "default", start: { definition: { name: "no-steps", steps: [] } } } })));
     const first = await client.startDeadLetters({ limit: "1" });
