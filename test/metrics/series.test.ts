@@ -196,16 +196,14 @@ describe("GET /v1/metrics/series", () => {
     expect(status).toBe(400);
     expect(body.error.code).toBe("validation_failed");
     if (field) {
-      expect(body.error.message).toMatch(new RegExp(`^Invalid request: ${field}: `));
+      expect(body.error.message).toMatch(new RegExp(`^Invalid request: ${field} `));
       expect(body.error.details.map((issue: { path: string[] }) => issue.path)).toContainEqual([field]);
     }
   });
 
   it("says which step would do when a range has too many points", async () => {
     const { body } = await series("?from=2024-05-01T00:00:00Z&to=2024-05-03T00:00:00Z&stepMs=60000");
-    expect(body.error.message).toContain("2880 points");
-    expect(body.error.message).toContain("at most 1440");
-    expect(body.error.message).toContain("stepMs of at least 120000");
+    expect(body.error.message).toMatch(/^Invalid request: stepMs must give at most 1440 points, and 60000 gives 2880 from 2024-05-01T00:00:00\.000Z to 2024-05-03T00:00:00\.000Z: use a stepMs of at least 120000, or a shorter range\.$/);
   });
 
   it("shows each tenant only its own workflows", async () => {

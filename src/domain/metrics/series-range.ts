@@ -70,7 +70,7 @@ export function seriesRange(query: SeriesQuery, now: number): RangeResult {
     const fewest = Math.ceil((to - start) / METRICS_SERIES_MAX_POINTS / METRICS_SERIES_MINUTE_MS) * METRICS_SERIES_MINUTE_MS;
     const remedy = fewest <= METRICS_SERIES_MAX_STEP_MS ? `use a stepMs of at least ${fewest}, or a shorter range` : "ask for a shorter range";
     const span = `from ${new Date(start).toISOString()} to ${new Date(to).toISOString()}`;
-    return issue("stepMs", `${stepMs} gives ${points} points ${span}; at most ${METRICS_SERIES_MAX_POINTS} are answered: ${remedy}`);
+    return issue("stepMs", `must give at most ${METRICS_SERIES_MAX_POINTS} points, and ${stepMs} gives ${points} ${span}: ${remedy}`);
   }
   return { ok: true, range: { from: start, to: start + points * stepMs, stepMs, points } };
 }
