@@ -14,6 +14,7 @@ export { QueueLagMonitor } from "./admission/queue-lag-monitor";
 export { CronSchedule } from "./cron/cron-schedule";
 export { WorkflowScheduler } from "./workflow/object";
 export { WorkerPool } from "./pools/pool-object";
+export { BulkJob } from "./bulk/bulk-job";
 
 const app = createApp();
 

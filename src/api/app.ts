@@ -23,6 +23,7 @@ import { mapItemRoutes } from "./map-items";
 import { poolRoutes } from "./pools";
 import { startRoutes } from "./starts";
 import { workflowResultRoutes } from "./workflow-result";
+import { bulkRoutes } from "./bulk";
 
 type RoutesOf<T> = T extends OpenAPIHono<AppEnv, infer S> ? S : never;
 
@@ -43,7 +44,8 @@ export type ApiRoutes = OpenAPIHono<
     RoutesOf<typeof metricsRoutes> &
     RoutesOf<typeof metricsSeriesRoutes> &
     RoutesOf<typeof poolRoutes> &
-    RoutesOf<typeof startRoutes>
+    RoutesOf<typeof startRoutes> &
+    RoutesOf<typeof bulkRoutes>
 >;
 
 /** The front door: JSON routes validated by the same zod schemas that generate `GET /openapi.json`. */
@@ -96,6 +98,7 @@ export function createApp() {
   app.route("/", metricsSeriesRoutes);
   app.route("/", poolRoutes);
   app.route("/", startRoutes);
+  app.route("/", bulkRoutes);
   app.route("/", taskRoutes);
   app.route("/", devRoutes);
   app.route("/", docsRoutes);

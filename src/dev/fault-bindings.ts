@@ -58,6 +58,22 @@ const DELIVERY_FAULTS: Replacements<{ env: Env; owner: Owner }> = {
 };
 
 /**
+ * A bulk job's calls with the `abortAfterBulkAction` fault: the job's object is reset as a workflow's answer comes
+ * back, so the action landed and the job's record of it did not (the worst moment for "never act twice").
+ */
+export function withBulkFaults<C extends { act(workflowId: string): Promise<unknown> }>(caller: C, env: Env, owner: Owner, tenant: string): C {
+  if (!devHooksEnabled(env)) return caller;
+  return {
+    ...caller,
+    async act(workflowId: string) {
+      const outcome = await caller.act(workflowId);
+      if (faultFires(env, "abortAfterBulkAction", tenant)) owner.abort("injected fault: abortAfterBulkAction");
+      return outcome;
+    },
+  };
+}
+
+/**
  * The task queue's consumer with the `consumerThrows` fault: a message it picks crashes the consumer, which
  * answers the rest of the batch and then throws, so the platform sends back just what was never answered.
  */

@@ -16,6 +16,8 @@ export const FAULT_NAMES = [
   "consumerThrows",
   /** The object resets (`ctx.abort()`) after a `workflow` step's child was started, before it recorded the start. */
   "abortAfterChildStart",
+  /** A bulk job's object resets (`ctx.abort()`) right after a workflow accepted its action, before the job recorded it. */
+  "abortAfterBulkAction",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

@@ -190,3 +190,19 @@ export const METRICS_SERIES_MAX_STEP_MS = 86_400_000;
 export const METRICS_SERIES_MAX_POINTS = 1_440;
 export const METRICS_SERIES_DEFAULT_SPAN_MS = 3_600_000;
 export const METRICS_SERIES_RETENTION_MS = 14 * 86_400_000;
+
+/**
+ * What a bulk job (`POST /v1/bulk`) can do to every workflow its filter matches: an operator command of the table
+ * above, or `event` (the same body as `POST /v1/workflows/{id}/events`).
+ */
+export const BULK_ACTIONS = ["cancel", "terminate", "redrive", "pause", "resume", "event"] as const;
+export type BulkAction = (typeof BULK_ACTIONS)[number];
+
+/** A bulk job is `running` until every matching workflow has been acted on (or refused), then `done`. */
+export const BULK_JOB_STATUSES = ["running", "done"] as const;
+export type BulkJobStatus = (typeof BULK_JOB_STATUSES)[number];
+
+/** The most workflow ids one bulk filter may name (the dashboard's selection is at most a page of them). */
+export const MAX_BULK_IDS = 1_000;
+/** The refusals a bulk job's view lists: its first ones (`failed` counts them all). */
+export const BULK_ERRORS_SHOWN = 100;

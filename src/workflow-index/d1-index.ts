@@ -29,6 +29,11 @@ export interface ListQuery {
   name?: string | undefined;
   /** Only the children of this workflow. */
   parentId?: string | undefined;
+  /** Only workflows created in [createdAfter, createdBefore) (a bulk job's filter). */
+  createdAfter?: number | undefined;
+  createdBefore?: number | undefined;
+  /** Only these workflows (a bulk job's filter). */
+  ids?: readonly string[] | undefined;
   limit: number;
   after?: ListPosition | undefined;
 }
@@ -88,6 +93,19 @@ export async function listShardWorkflows(db: D1Database, tenant: string, query: 
   if (query.parentId !== undefined) {
     conditions.push("parent_id = ?");
     params.push(query.parentId);
+  }
+  if (query.createdAfter !== undefined) {
+    conditions.push("created_at >= ?");
+    params.push(query.createdAfter);
+  }
+  if (query.createdBefore !== undefined) {
+    conditions.push("created_at < ?");
+    params.push(query.createdBefore);
+  }
+  if (query.ids !== undefined) {
+    // One bound JSON array, not a placeholder per id: D1 binds at most 100 parameters to a statement.
+    conditions.push("id IN (SELECT value FROM json_each(?))");
+    params.push(JSON.stringify(query.ids));
   }
   if (query.after !== undefined) {
     conditions.push("(created_at < ? OR (created_at = ? AND id < ?))");

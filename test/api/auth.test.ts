@@ -101,6 +101,8 @@ function validBody(route: Route, startId: string): string | undefined {
     "POST /v1/workflows/{id}/redrive": { fromStep: "charge", reason: "auth test" },
     // No wait: a refusal is answered before the poll would wait, and the control's poll returns at once.
     "POST /v1/pools/{pool}/tasks/poll": { workerId: "auth-worker", waitMs: 0 },
+    // Aimed at the id a start would create: the control's job matches nothing, and a refused one must make no job.
+    "POST /v1/bulk": { action: "cancel", filter: { ids: [startId] }, reason: "auth test" },
   };
   if (!(route.name in bodies)) throw new Error(`no valid body known for ${route.name}: add one`);
   return JSON.stringify(bodies[route.name]);
@@ -182,6 +184,8 @@ describe.each(apiRoutes)("$name without a valid API token", (route) => {
       expect((await api("GET", `/v1/definitions/${startId}`, undefined, as(tenant))).status).toBe(404);
       expect((await api("GET", `/v1/schedules/${startId}`, undefined, as(tenant))).status).toBe(404);
       expect((await api("GET", `/v1/webhooks/${startId}`, undefined, as(tenant))).status).toBe(404);
+      const jobs = (await api("GET", "/v1/bulk?limit=100", undefined, as(tenant))).body.jobs as { filter: { ids?: string[] } }[];
+      expect(jobs.filter((job) => job.filter.ids?.includes(startId))).toEqual([]);
     }
   }
 
@@ -219,7 +223,8 @@ describe.each(apiRoutes)("$name without a valid API token", (route) => {
     });
 
     const creates = ["POST /v1/workflows", "PUT /v1/definitions/{name}", "POST /v1/schedules", "PUT /v1/webhooks/{id}"].includes(route.name);
-    expect(response.status, response.text.slice(0, 300)).toBe(creates ? 201 : /\{(id|name)\}/.test(route.path) ? 404 : 200);
+    const accepts = route.name === "POST /v1/bulk";
+    expect(response.status, response.text.slice(0, 300)).toBe(creates ? 201 : accepts ? 202 : /\{(id|name)\}/.test(route.path) ? 404 : 200);
     if (response.status === 404) expect(response.body.error.code).toBe("not_found");
     // Let a started control workflow settle before the fake remote is taken away.
     if (route.name === "POST /v1/workflows" && response.status === 201) await waitForOwnStatus("default", controlId, "needs_attention");
@@ -352,6 +357,30 @@ describe("case 20 (API auth and tenancy): the start dead letters of another tena
       expect(listed.body.deadLetters.map((letter: { messageId: string }) => letter.messageId)).not.toContain("auth-dead-1");
       expect((await api("GET", "/v1/starts/dead-letters", undefined, as(tenant))).body.deadLetters).not.toContainEqual(expect.objectContaining({ tenant: "alpha" }));
     }
+  });
+});
+
+describe("case 20 (API auth and tenancy): a bulk job of another tenant", () => {
+  let owned: string;
+
+  beforeAll(async () => {
+    const created = await api("POST", "/v1/bulk", { action: "pause", filter: { name: uniqueId("auth-bulk") } }, as("alpha"));
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    owned = created.body.id;
+  });
+
+  it("is a 404 not_found for GET /v1/bulk/{id}", async () => {
+    const response = await api("GET", `/v1/bulk/${owned}`, undefined, as("beta"));
+
+    expect(response.status, JSON.stringify(response.body)).toBe(404);
+    expect(response.body.error.code).toBe("not_found");
+    expect((await api("GET", `/v1/bulk/${owned}`, undefined, as("alpha"))).body).toMatchObject({ id: owned, actor: "alpha" });
+  });
+
+  it("is not in the other tenant's list", async () => {
+    const listed = await api("GET", "/v1/bulk?limit=100", undefined, as("beta"));
+    expect(listed.status).toBe(200);
+    expect(listed.body.jobs.map((job: { id: string }) => job.id)).not.toContain(owned);
   });
 });
 

@@ -17,6 +17,7 @@ const START = "POST /v1/workflows";
 const PUBLISH = "PUT /v1/definitions/{name}";
 const SCHEDULE = "POST /v1/schedules";
 const WEBHOOK = "PUT /v1/webhooks/{id}";
+const BULK = "POST /v1/bulk";
 
 /**
  * Runs per property (schema mutations: per mutation site). About 1,500 cases, some 20 s on two cores: the
@@ -155,6 +156,13 @@ const VALID_BODIES: Record<string, (id: string) => Record<string, unknown>> = {
   "POST /v1/tasks/{token}/heartbeat": () => ({ progress: { percent: 10 } }),
   "POST /v1/tasks/{token}/complete": () => ({ output: { ok: true } }),
   "POST /v1/tasks/{token}/fail": () => ({ error: { message: "boom", retryable: false } }),
+  // Every field set, so each is mutated; it matches no workflow of its tenant (an accepted job would act on none).
+  [BULK]: () => ({
+    action: "event",
+    filter: { status: "running", name: "fuzz-bulk", createdBefore: 2_000_000_000_000, createdAfter: 1, parentId: "fuzz-parent", ids: ["fuzz-bulk-a", "fuzz-bulk-b"] },
+    reason: "fuzz",
+    event: { event: "approved", payload: { by: "fuzz" }, id: "fuzz-bulk-event" },
+  }),
   // The secret set too, so that it is mutated.
   [WEBHOOK]: () => ({ url: "https://hooks.example/fuzz", events: ["workflow.*", "step.timed_out"], secret: `whsec_${btoa("fuzz key of twenty-four b")}` }),
 };
@@ -182,6 +190,13 @@ async function listDefinitions(tenant: TestTenant): Promise<unknown[]> {
     cursor = page.body.nextCursor;
   } while (cursor);
   return all;
+}
+
+/** Every bulk job of the tenant (at most a page of them: the fuzzing makes few): a job created changes the list. */
+async function listBulkJobs(tenant: TestTenant): Promise<unknown[]> {
+  const response = await api("GET", "/v1/bulk?limit=100", undefined, as(tenant));
+  expect(response.status).toBe(200);
+  return response.body.jobs.map((job: { id: string }) => job.id);
 }
 
 /** Every schedule of the tenant, as it reads them: a created or changed schedule changes the list. */
@@ -280,6 +295,18 @@ function subjectFor(route: Route, fixtures: Fixtures, startTenant: TestTenant = 
         }
         expect(await listSchedules(tenant)).toEqual(before);
       },
+    };
+  }
+  if (route.name === BULK) {
+    // A tenant of its own for the refusals (the controls' jobs go to beta), whose list of jobs records every job made.
+    const tenant = startTenant === "alpha" ? "lister" : startTenant;
+    return {
+      route,
+      tenant,
+      path: route.path,
+      base,
+      before: () => listBulkJobs(tenant),
+      expectUnchanged: async (before) => expect(await listBulkJobs(tenant)).toEqual(before),
     };
   }
   if (route.name === WEBHOOK) {

@@ -96,6 +96,10 @@ const CONTRACT_ROUTES: [method: string, path: string][] = [
   ["get", "/v1/starts/dead-letters"],
   // v1.2: the result, by long poll.
   ["get", "/v1/workflows/{id}/result"],
+  // v1.2: bulk operations.
+  ["post", "/v1/bulk"],
+  ["get", "/v1/bulk"],
+  ["get", "/v1/bulk/{id}"],
 ];
 
 let doc: OpenApiDocument;
@@ -407,6 +411,34 @@ describe("the webhooks in the OpenAPI document", () => {
     expect(delivery.required).toEqual(expect.arrayContaining(["eventId", "type", "workflowId", "status", "attempts", "firstAt", "lastAt"]));
     expect(property(delivery, "status").enum).toEqual(["delivered", "failing", "failed"]);
     expect(Object.keys(operation("get", "/v1/webhooks/{id}/deliveries").responses)).toContain("404");
+  });
+});
+
+describe("the bulk jobs in the OpenAPI document", () => {
+  it("takes an action, a filter of the contract's fields, an optional reason and an event", () => {
+    const body = requestBodySchema("post", "/v1/bulk");
+
+    expect(body.required).toEqual(["action", "filter"]);
+    expect(property(body, "action").enum).toEqual(["cancel", "terminate", "redrive", "pause", "resume", "event"]);
+    expect(Object.keys(property(body, "filter").properties ?? {}).sort()).toEqual(["createdAfter", "createdBefore", "ids", "name", "parentId", "status"]);
+    expect(property(body, "filter", "ids").maxItems).toBe(1000);
+    expect(property(body, "event").required).toEqual(["event"]);
+    expect(body.properties).toHaveProperty("reason");
+  });
+
+  it("answers a start with 202 and the job, whose status is running or done, with its counts and errors", () => {
+    const job = responseSchema("post", "/v1/bulk", "202");
+
+    expect(job.required).toEqual(expect.arrayContaining(["id", "action", "status", "matched", "done", "failed", "errors"]));
+    expect(property(job, "status").enum).toEqual(["running", "done"]);
+    expect(resolve(property(job, "errors").items).required).toEqual(["workflowId", "code", "message"]);
+    expect(responseSchema("get", "/v1/bulk/{id}", "200")).toEqual(job);
+    expect(Object.keys(operation("get", "/v1/bulk/{id}").responses)).toContain("404");
+    expect(resolve(property(responseSchema("get", "/v1/bulk", "200"), "jobs").items)).toEqual(job);
+  });
+
+  it("names the operations startBulkJob, getBulkJob and listBulkJobs", () => {
+    expect([operation("post", "/v1/bulk").operationId, operation("get", "/v1/bulk/{id}").operationId, operation("get", "/v1/bulk").operationId]).toEqual(["startBulkJob", "getBulkJob", "listBulkJobs"]);
   });
 });
 

@@ -102,6 +102,10 @@ export const EXPECTED_ROUTES = [
   "GET /v1/pools",
   // v1.2: the STARTS queue's messages that could never start.
   "GET /v1/starts/dead-letters",
+  // v1.2: bulk operations, each a durable job.
+  "POST /v1/bulk",
+  "GET /v1/bulk",
+  "GET /v1/bulk/{id}",
   "POST /v1/tasks/{token}/heartbeat",
   "POST /v1/tasks/{token}/complete",
   "POST /v1/tasks/{token}/fail",
