@@ -15,3 +15,5 @@ export type PublishedDefinition = Answer<ShepherdClient["definitions"]["get"]>;
 export type DefinitionVersion = Answer<ShepherdClient["definitions"]["publish"]>;
 export type ScheduleView = Answer<ShepherdClient["schedules"]["get"]>;
 export type ScheduleList = Answer<ShepherdClient["schedules"]["list"]>;
+export type BulkJobView = Answer<ShepherdClient["bulk"]["get"]>;
+export type BulkJobList = Answer<ShepherdClient["bulk"]["list"]>;

@@ -11,3 +11,10 @@ export function positiveInteger(flag: string, text: string, usage: string): numb
 export function definedOnly(values: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
+
+/** A time flag: epoch milliseconds, or an ISO 8601 date or time ("2026-05-01", "2026-05-01T12:00:00Z"). */
+export function timeFlag(flag: string, text: string, usage: string): number {
+  const value = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
+  if (!Number.isSafeInteger(value) || value < 0) throw new UsageError(`--${flag} must be epoch milliseconds or an ISO 8601 time (got "${text}")`, usage);
+  return value;
+}

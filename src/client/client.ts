@@ -45,6 +45,8 @@ export type ScheduleSpec = InferRequestType<Api["v1"]["schedules"]["$post"]>["js
 export type ScheduleListQuery = InferRequestType<Api["v1"]["schedules"]["$get"]>["query"];
 export type MetricsSeriesQuery = InferRequestType<Api["v1"]["metrics"]["series"]["$get"]>["query"];
 export type StartDeadLetterQuery = InferRequestType<Api["v1"]["starts"]["dead-letters"]["$get"]>["query"];
+export type BulkRequest = InferRequestType<Api["v1"]["bulk"]["$post"]>["json"];
+export type BulkListQuery = InferRequestType<Api["v1"]["bulk"]["$get"]>["query"];
 
 /** A typed client of the Shepherd API: request and response types are the server's own route schemas. */
 export function createShepherdClient(options: ShepherdClientOptions) {
@@ -58,6 +60,7 @@ export function createShepherdClient(options: ShepherdClientOptions) {
     ...commandOperations<WorkflowView>(connection),
     definitions: definitionOperations(api),
     schedules: scheduleOperations(api),
+    bulk: bulkOperations(api),
     metrics: () => unwrap(api.v1.metrics.$get()),
     /** The tenant's figures per step over a range (default: the last hour, a point a minute). */
     metricsSeries: (query: MetricsSeriesQuery = {}) => unwrap(api.v1.metrics.series.$get({ query })),
@@ -113,5 +116,14 @@ function scheduleOperations(api: Api) {
     resume: (id: string) => unwrap(schedule.resume.$post({ param: { id } })),
     trigger: (id: string) => unwrap(schedule.trigger.$post({ param: { id } })),
     delete: (id: string) => unwrap(schedule.$delete({ param: { id } })),
+  };
+}
+
+function bulkOperations(api: Api) {
+  return {
+    /** Starts a bulk job: the action on every workflow the filter matches, paced, in the background. */
+    start: (request: BulkRequest) => unwrap(api.v1.bulk.$post({ json: request })),
+    get: (id: string) => unwrap(api.v1.bulk[":id"].$get({ param: { id } })),
+    list: (query: BulkListQuery = {}) => unwrap(api.v1.bulk.$get({ query })),
   };
 }

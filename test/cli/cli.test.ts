@@ -250,3 +250,66 @@ describe.concurrent("the API's refusals", () => {
     expect(body.error.details).toContainEqual(expect.objectContaining({ path: ["definition", "steps"] }));
   });
 });
+
+/** `count` workflows of the definition `name` that wait for an event, started straight through the API. */
+async function startWaiting(name: string, count: number): Promise<string[]> {
+  const definition = { name, steps: [{ id: "approve", waitForEvent: { event: "approved", timeoutMs: 600_000 } }] };
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const id = uniqueId(name);
+      const response = await fetch(`${service?.url}/v1/workflows`, { method: "POST", headers: { Authorization: `Bearer ${TENANT_TOKEN}`, "Content-Type": "application/json" }, body: JSON.stringify({ id, definition }) });
+      expect(response.status).toBe(201);
+      return id;
+    }),
+  );
+}
+
+/** Waits until the list (an index that follows each workflow closely) holds all of them. */
+async function listed(name: string, count: number): Promise<void> {
+  await vi.waitFor(async () => expect(expectOk(await shepherd("list", "--name", name, "--json")).json().workflows).toHaveLength(count), { timeout: 10_000, interval: 250 });
+}
+
+describe.concurrent("bulk operations through the CLI", () => {
+  it("cancels every running workflow of a definition with bulk cancel --wait; bulk status and bulk list show the job", async () => {
+    const name = uniqueId("cli-bulk");
+    await startWaiting(name, 3);
+    await listed(name, 3);
+
+    const run = expectOk(await shepherd("bulk", "cancel", "--status", "running", "--name", name, "--reason", "release rolled back", "--wait"));
+    const id = /^bulk job (\S+): cancel of the workflows matching status=running name=/.exec(run.stdout)?.[1];
+    expect(id, run.stdout).toBeDefined();
+    expect(run.stdout).toMatch(/done: 3 matched, 3 done, 0 failed\n/);
+    expect(run.stdout).toMatch(/reason: +release rolled back\n[\s\S]*matched: +3\ndone: +3\nfailed: +0\n/);
+
+    const [status, list] = await Promise.all([shepherd("bulk", "status", id!, "--json"), shepherd("bulk", "list")]);
+    expect(expectOk(status).json()).toMatchObject({ id, action: "cancel", status: "done", matched: 3, done: 3, failed: 0, reason: "release rolled back", filter: { status: "running", name } });
+    expect(expectOk(list).stdout).toMatch(new RegExp(`\\n${id} +cancel +done +3/3 +0 `));
+  });
+
+  it("sends an event with bulk event, and bulk status --wait lists the workflows that refused it and why", async () => {
+    const name = uniqueId("cli-bulk-event");
+    const [ended, waiting] = await startWaiting(name, 2);
+    expectOk(await shepherd("cancel", ended!));
+    await listed(name, 2);
+
+    const job = expectOk(await shepherd("bulk", "event", "approved", "--name", name, "--payload", '{"by":"ops"}', "--json")).json();
+    expect(job).toMatchObject({ action: "event", event: { event: "approved", payload: { by: "ops" } }, status: "running" });
+    const status = expectOk(await shepherd("bulk", "status", job.id, "--wait"));
+
+    expect(status.stdout).toMatch(/matched: +2\ndone: +1\nfailed: +1\n/);
+    expect(status.stdout).toMatch(new RegExp(`WORKFLOW +CODE +WHY\\n${ended} +conflict +workflow has already ended \\(cancelled\\)`));
+    expect(expectOk(await shepherd("get", waiting!, "--json")).json()).toMatchObject({ status: "completed", output: { approve: { by: "ops" } } });
+  });
+
+  it("refuses an empty filter or a time it cannot read before sending anything (exit 2), and shows the API's refusal (exit 1)", async () => {
+    const [empty, time, refused] = await Promise.all([
+      runCli(["bulk", "cancel", "--reason", "x"], { SHEPHERD_URL: UNREACHABLE_URL, SHEPHERD_TOKEN: "t" }),
+      runCli(["bulk", "pause", "--created-before", "yesterday"], { SHEPHERD_URL: UNREACHABLE_URL, SHEPHERD_TOKEN: "t" }),
+      shepherd("bulk", "pause", "--status", "asleep"),
+    ]);
+    expect(empty).toMatchObject({ status: 2, stderr: expect.stringContaining("error: give at least one of --status, --name") });
+    expect(time).toMatchObject({ status: 2, stderr: expect.stringContaining('error: --created-before must be epoch milliseconds or an ISO 8601 time (got "yesterday")') });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/^error: validation_failed: Invalid request: filter\.status: /);
+  });
+});

@@ -1,4 +1,5 @@
 import type { Command } from "../command";
+import { BULK_COMMANDS } from "./bulk";
 import { OPERATOR_COMMANDS } from "./operator";
 import { REGISTRY_COMMANDS } from "./registry";
 import { result } from "./result";
@@ -10,6 +11,7 @@ import { WORKFLOW_COMMANDS } from "./workflows";
 export const COMMAND_GROUPS: { title: string; commands: Command[] }[] = [
   { title: "Workflows", commands: [...WORKFLOW_COMMANDS, watch, result] },
   { title: "Operator actions", commands: OPERATOR_COMMANDS },
+  { title: "Bulk operations", commands: BULK_COMMANDS },
   { title: "Definitions and schedules", commands: REGISTRY_COMMANDS },
   { title: "Worker pools", commands: [worker] },
 ];
