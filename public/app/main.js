@@ -7,6 +7,7 @@ import { href, useRoute } from "./router.js";
 import { currentToken, signOut } from "./session.js";
 import { SignIn } from "./sign-in.js";
 import { DeadLettersPage } from "./pages/dead-letters.js";
+import { BulkPage } from "./pages/bulk.js";
 import { MetricsPage } from "./pages/metrics.js";
 import { PoolsPage } from "./pages/pools.js";
 import { SchedulesPage } from "./pages/schedules.js";
@@ -18,6 +19,7 @@ const NAV = [
   ["schedules", "Schedules"],
   ["pools", "Pools"],
   ["dead-letters", "Dead letters"],
+  ["bulk", "Bulk jobs"],
   ["metrics", "Metrics"],
 ];
 
@@ -26,6 +28,7 @@ function Page({ route }) {
   if (route.page === "schedules") return html`<${SchedulesPage} route=${route} />`;
   if (route.page === "pools") return html`<${PoolsPage} />`;
   if (route.page === "dead-letters") return html`<${DeadLettersPage} route=${route} />`;
+  if (route.page === "bulk") return html`<${BulkPage} route=${route} />`;
   if (route.page === "metrics") return html`<${MetricsPage} route=${route} />`;
   return html`<${WorkflowsPage} route=${route} />`;
 }

@@ -1,5 +1,6 @@
 // The default page: the tenant's workflows, filtered by status, searched by id or definition name, paged
-// with the API's cursor, and kept current while any workflow on the page is still open.
+// with the API's cursor, and kept current while any workflow on the page is still open. Rows can be selected
+// (or every workflow the filter matches) and acted on at once, as a bulk job.
 import { clock } from "../format.js";
 import { html } from "../html.js";
 import { REFRESH_MS, useLive } from "../live.js";
@@ -9,6 +10,8 @@ import { SearchBox } from "../list/search-box.js";
 import { isTerminal, statusLabel } from "../statuses.js";
 import { StatusFilter } from "../list/status-filter.js";
 import { WorkflowTable } from "../list/workflow-table.js";
+import { BulkBar } from "../list/bulk-bar.js";
+import { useSelection } from "../list/selection.js";
 import { listHref, loadWorkflowPage, PAGE_SIZES, readListQuery } from "../list/workflow-query.js";
 
 const hasOpenRows = (data) => data?.rows.some((row) => !isTerminal(row.status)) ?? false;
@@ -20,6 +23,7 @@ export function WorkflowsPage({ route }) {
   // Until the new page arrives the previous one stays, dimmed, and offers no paging of its own.
   const fresh = data?.key === key;
   const to = (changes) => listHref(current, changes);
+  const selection = useSelection(key);
   return html`
     <div class="list-head">
       <h1>Workflows</h1>
@@ -31,7 +35,8 @@ export function WorkflowsPage({ route }) {
     </div>
     <${StatusFilter} current=${current.status} counts=${data?.counts} linkTo=${(status) => to({ status })} />
     ${error && html`<p class="error" role="alert">${error.message}</p>`}
-    ${data && data.rows.length > 0 && html`<${WorkflowTable} rows=${data.rows} busy=${!fresh} nameHref=${(q) => to({ q })} now=${data.loadedAt} />`}
+    ${fresh && html`<${BulkBar} selection=${selection} query=${current} pageIds=${data.rows.map((row) => row.id)} />`}
+    ${data && data.rows.length > 0 && html`<${WorkflowTable} rows=${data.rows} busy=${!fresh} nameHref=${(q) => to({ q })} now=${data.loadedAt} selection=${selection} />`}
     ${fresh && data.rows.length === 0 && html`<${EmptyList} query=${current} invalidSearch=${data.invalidSearch} clearHref=${to({ q: undefined, status: undefined })} />`}
     ${!data && loading && html`<p class="muted">Loading workflows…</p>`}
     <${Pager} trail=${current.trail} nextCursor=${fresh ? data.nextCursor : undefined} linkTo=${(trail) => to({ trail })} label="Workflow pages" />
