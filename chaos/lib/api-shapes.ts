@@ -169,6 +169,19 @@ export interface PoolList {
   pools: PoolRow[];
 }
 
+/** `GET /v1/bulk/{id}`: a bulk job's progress (contract v1.2, "Bulk operations"). */
+export interface BulkJobView {
+  id: string;
+  action: string;
+  status: string;
+  matched: number;
+  done: number;
+  failed: number;
+  errors: { workflowId: string; code: string; message: string }[];
+  createdAt: number;
+  endedAt?: number;
+}
+
 /** The dev-only `GET /dev/workflows/{id}`: the object's alarm beside its next deadline. */
 export interface DevWorkflow {
   status: string;
@@ -211,6 +224,9 @@ export const isScheduleView = (body: unknown): body is ScheduleView => typeof fi
 export const isTargetList = (body: unknown): body is TargetList => Array.isArray(field(body, "targets"));
 
 export const isPoolList = (body: unknown): body is PoolList => Array.isArray(field(body, "pools"));
+
+export const isBulkJob = (body: unknown): body is BulkJobView =>
+  typeof field(body, "id") === "string" && typeof field(body, "matched") === "number" && typeof field(body, "done") === "number" && typeof field(body, "failed") === "number" && Array.isArray(field(body, "errors"));
 
 export const isDevWorkflow = (body: unknown): body is DevWorkflow => typeof field(body, "status") === "string";
 

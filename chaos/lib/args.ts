@@ -9,6 +9,7 @@ import type { RemoteFaults } from "./faults.ts";
 import { CHILDREN_PER_MAP, DEFAULT_PARENTS, PARENT_SHAPES } from "./children.ts";
 import { DEFAULT_MAP_SIZES, MAX_MAP_ITEMS } from "./map.ts";
 import { DEFAULT_POOL_WORKFLOWS, POOL_STEPS } from "./pool.ts";
+import { DEFAULT_BULK_WORKFLOWS } from "./bulk.ts";
 
 export const SERVER_FAULT_KEYS: readonly string[] = [...FAULT_NAMES];
 
@@ -26,6 +27,8 @@ export interface ChaosOptions {
   parents: number;
   /** The pool phase's workflows of worker steps (0: no phase, and no worker processes). */
   poolWorkflows: number;
+  /** The bulk phase's workflows, cancelled by one bulk job across the restart (0: no phase). */
+  bulkWorkflows: number;
   seed: string;
   maxSeconds: number;
   restart: boolean;
@@ -52,6 +55,8 @@ const SOAK_SERVER_FAULTS: Record<string, number> = {
   dropHeartbeats: 0.02,
   // Per child start: a handful of a quick soak's ~40 children find their parent crashed before it recorded them.
   abortAfterChildStart: 0.05,
+  // Per workflow a bulk job acts on: a few of the full soak's 2 000 find the job's object reset before it recorded them.
+  abortAfterBulkAction: 0.003,
 };
 for (const name of Object.keys(SOAK_SERVER_FAULTS)) {
   // A fault renamed or removed in src/ must not silently leave the soak.
@@ -73,12 +78,15 @@ const PORT_COUNT = 5;
 const BURST_SECONDS_PER_WORKFLOW: Record<Preset, number> = { soak: 0.12, quick: 0.2 };
 /** The same per map item: items run 50 at a time beside everything else, and their histories are read at the end. */
 const MAP_SECONDS_PER_ITEM: Record<Preset, number> = { soak: 0.01, quick: 0.02 };
+/** The same per workflow of the bulk phase: its start, its share of the job, and its reading at the end. */
+const BULK_SECONDS_PER_WORKFLOW: Record<Preset, number> = { soak: 0.05, quick: 0.1 };
 export const DEFAULT_BURST: Record<Preset, number> = { soak: 2000, quick: 300 };
 
 export const USAGE = `npm run chaos -- [flags]
 
   --quick               CI preset: 30 workflows, 5 concurrent, a burst of ${DEFAULT_BURST.quick}, maps of ${DEFAULT_MAP_SIZES.quick.join(", ")} items, ${DEFAULT_PARENTS.quick} parents, ${DEFAULT_POOL_WORKFLOWS.quick} pool workflows,
-                        bound 90 s + ${BURST_SECONDS_PER_WORKFLOW.quick} s per burst workflow + ${MAP_SECONDS_PER_ITEM.quick} s per map item
+                        ${DEFAULT_BULK_WORKFLOWS.quick} bulk workflows, bound 90 s + ${BURST_SECONDS_PER_WORKFLOW.quick} s per burst workflow + ${MAP_SECONDS_PER_ITEM.quick} s per map item
+                        + ${BULK_SECONDS_PER_WORKFLOW.quick} s per bulk workflow
   --workflows N         workflows to run (default 200)
   --concurrency C       workflows in flight at once (default 10)
   --burst N             extra 3-step workflows (no scheduleToStartMs) started at once while the soak runs (default ${DEFAULT_BURST.soak}; 0 = none)
@@ -88,9 +96,12 @@ export const USAGE = `npm run chaos -- [flags]
                         a map of ${CHILDREN_PER_MAP} children) (default ${DEFAULT_PARENTS.soak}; --quick ${DEFAULT_PARENTS.quick}; 0 = none)
   --pool-workflows N    the pool phase: workflows of ${POOL_STEPS.length} worker steps, done by the soak's worker processes
                         (default ${DEFAULT_POOL_WORKFLOWS.soak}; --quick ${DEFAULT_POOL_WORKFLOWS.quick}; 0 = none)
+  --bulk-workflows N    the bulk phase: waiting workflows that one bulk job cancels, created just before the restart
+                        (default ${DEFAULT_BULK_WORKFLOWS.soak}; --quick ${DEFAULT_BULK_WORKFLOWS.quick}; 0 = none)
   --seed S              seed of the workload and the remote's faults (default 1)
   --max-seconds T       bound on the whole run, start-up and checks included
-                        (default 180 s + ${BURST_SECONDS_PER_WORKFLOW.soak} s per burst workflow + ${MAP_SECONDS_PER_ITEM.soak} s per map item)
+                        (default 180 s + ${BURST_SECONDS_PER_WORKFLOW.soak} s per burst workflow + ${MAP_SECONDS_PER_ITEM.soak} s per map item
+                        + ${BULK_SECONDS_PER_WORKFLOW.soak} s per bulk workflow)
   --no-restart          skip the mid-run restart of Shepherd
   --fault NAME=P        set one fault probability (repeatable). Remote: ${Object.keys(DEFAULT_REMOTE_FAULTS).join(", ")}
                         (decline is per action key, itemHttp503 and itemHang once per map item's key, the others per attempt). Server: ${SERVER_FAULT_KEYS.join(", ")}
@@ -102,7 +113,7 @@ export const USAGE = `npm run chaos -- [flags]
   --help`;
 
 const FLAGS = flagSpec({
-  values: ["workflows", "concurrency", "burst", "burst-clients", "map-items", "parents", "pool-workflows", "seed", "max-seconds", "port-base"],
+  values: ["workflows", "concurrency", "burst", "burst-clients", "map-items", "parents", "pool-workflows", "bulk-workflows", "seed", "max-seconds", "port-base"],
   switches: ["quick", "no-restart", "no-remote-faults", "no-server-faults", "allow-skips", "keep"],
   repeatable: ["fault"],
 });
@@ -130,6 +141,7 @@ export function parseArgs(argv: string[]): ChaosOptions {
   };
   const burst = pick("burst", 0, DEFAULT_BURST.soak, DEFAULT_BURST.quick);
   const mapItems = typeof flags["map-items"] === "string" ? mapSizes(flags["map-items"]) : [...DEFAULT_MAP_SIZES[preset]];
+  const bulkWorkflows = pick("bulk-workflows", 0, DEFAULT_BULK_WORKFLOWS.soak, DEFAULT_BULK_WORKFLOWS.quick);
   const options: ChaosOptions = {
     workflows: pick("workflows", 1, 200, 30),
     concurrency: pick("concurrency", 1, 10, 5),
@@ -138,8 +150,9 @@ export function parseArgs(argv: string[]): ChaosOptions {
     mapItems,
     parents: pick("parents", 0, DEFAULT_PARENTS.soak, DEFAULT_PARENTS.quick),
     poolWorkflows: pick("pool-workflows", 0, DEFAULT_POOL_WORKFLOWS.soak, DEFAULT_POOL_WORKFLOWS.quick),
+    bulkWorkflows,
     seed: typeof flags.seed === "string" ? flags.seed : "1",
-    maxSeconds: pick("max-seconds", 30, 180, 90) + (flags["max-seconds"] === undefined ? defaultAllowance(preset, burst, mapItems) : 0),
+    maxSeconds: pick("max-seconds", 30, 180, 90) + (flags["max-seconds"] === undefined ? defaultAllowance(preset, burst, mapItems, bulkWorkflows) : 0),
     restart: !flags["no-restart"],
     allowSkips: Boolean(flags["allow-skips"]),
     keep: Boolean(flags.keep),
@@ -160,10 +173,10 @@ export function parseArgs(argv: string[]): ChaosOptions {
   return options;
 }
 
-/** The bound's time beyond the preset's for the burst's workflows and the maps' items. */
-function defaultAllowance(preset: Preset, burst: number, mapItems: readonly number[]): number {
+/** The bound's time beyond the preset's for the burst's workflows, the maps' items and the bulk phase's workflows. */
+function defaultAllowance(preset: Preset, burst: number, mapItems: readonly number[], bulkWorkflows: number): number {
   const items = mapItems.reduce((sum, n) => sum + n, 0);
-  return Math.ceil(burst * BURST_SECONDS_PER_WORKFLOW[preset] + items * MAP_SECONDS_PER_ITEM[preset]);
+  return Math.ceil(burst * BURST_SECONDS_PER_WORKFLOW[preset] + items * MAP_SECONDS_PER_ITEM[preset] + bulkWorkflows * BULK_SECONDS_PER_WORKFLOW[preset]);
 }
 
 /** `--map-items 150,250`: a map per count, each 1–${MAX_MAP_ITEMS} items; `0` runs none. */

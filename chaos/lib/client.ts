@@ -4,8 +4,8 @@
 /* global URL, Buffer */
 import { requestJson } from "../../scripts/lib/http-json.ts";
 import { API_TOKEN } from "./shepherd.ts";
-import { field, isDevDispatch, isDevWorkflow, isHistoryEvent, isIndexPage, isMapItemsPage, isPoolList, isScheduleView, isTargetList, isWorkflowView } from "./api-shapes.ts";
-import type { DevDispatch, DevWorkflow, HistoryEvent, IndexPage, MapItemsPage, PoolList, ScheduleView, TargetList } from "./api-shapes.ts";
+import { field, isBulkJob, isDevDispatch, isDevWorkflow, isHistoryEvent, isIndexPage, isMapItemsPage, isPoolList, isScheduleView, isTargetList, isWorkflowView } from "./api-shapes.ts";
+import type { BulkJobView, DevDispatch, DevWorkflow, HistoryEvent, IndexPage, MapItemsPage, PoolList, ScheduleView, TargetList } from "./api-shapes.ts";
 import { TERMINAL_WORKFLOW_STATUSES } from "../../src/domain/contract.ts";
 
 const REQUEST_TIMEOUT_MS = 5_000;
@@ -63,8 +63,8 @@ export function createClient(baseUrl: string, { token = API_TOKEN }: { token?: s
     request,
     startWorkflow: (payload: unknown) => request("POST", "/v1/workflows", { body: payload }),
     getWorkflow: (workflowId: string) => read(`/v1/workflows/${id(workflowId)}`, isWorkflowView),
-    listWorkflows: (cursor?: string | null, { name, parentId }: { name?: string; parentId?: string } = {}): Promise<TypedAnswer<IndexPage>> =>
-      read(`/v1/workflows?limit=100${name ? `&name=${id(name)}` : ""}${parentId ? `&parentId=${id(parentId)}` : ""}${cursor ? `&cursor=${id(cursor)}` : ""}`, isIndexPage),
+    listWorkflows: (cursor?: string | null, { name, parentId, limit = 100 }: { name?: string; parentId?: string; limit?: number } = {}): Promise<TypedAnswer<IndexPage>> =>
+      read(`/v1/workflows?limit=${limit}${name ? `&name=${id(name)}` : ""}${parentId ? `&parentId=${id(parentId)}` : ""}${cursor ? `&cursor=${id(cursor)}` : ""}`, isIndexPage),
     cancelWorkflow: (workflowId: string, reason: string) => request("POST", `/v1/workflows/${id(workflowId)}/cancel`, { body: { reason } }),
     /** An event (signal) for a workflow: {event, payload?, id?}. */
     sendEvent: (workflowId: string, event: unknown) => request("POST", `/v1/workflows/${id(workflowId)}/events`, { body: event }),
@@ -79,6 +79,9 @@ export function createClient(baseUrl: string, { token = API_TOKEN }: { token?: s
     listTargets: (): Promise<TypedAnswer<TargetList>> => read("/v1/targets?limit=100", isTargetList),
     /** The tenant's worker pools (contract v1.2, "The user's own agents: worker pools"). */
     listPools: (): Promise<TypedAnswer<PoolList>> => read("/v1/pools", isPoolList),
+    /** A bulk job: the action on every workflow its filter matches, run by the service (contract v1.2, "Bulk operations"). */
+    startBulkJob: (job: unknown): Promise<TypedAnswer<BulkJobView>> => request("POST", "/v1/bulk", { body: job }).then((answer) => typed(answer, isBulkJob)),
+    getBulkJob: (jobId: string) => read(`/v1/bulk/${id(jobId)}`, isBulkJob),
     getDevWorkflow: (workflowId: string): Promise<TypedAnswer<DevWorkflow>> => read(`/dev/workflows/${id(workflowId)}`, isDevWorkflow),
     getDevDispatch: (): Promise<TypedAnswer<DevDispatch>> => read("/dev/dispatch", isDevDispatch),
     /** Runs the Worker's cron handler (the sweep) now; wrangler dev has --test-scheduled for it. */

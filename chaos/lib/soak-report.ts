@@ -15,6 +15,8 @@ import type { ParentFigures } from "./children-report.ts";
 import { mapReport } from "./map-report.ts";
 import type { MapFigures } from "./map-report.ts";
 import type { NeighbourReport } from "./neighbour.ts";
+import { bulkReport } from "./bulk-report.ts";
+import type { BulkFigures } from "./bulk-report.ts";
 import { poolReport } from "./pool-report.ts";
 import type { PoolFigures } from "./pool-report.ts";
 import type { KeyRecord, RemoteStats } from "./remote-ledger.ts";
@@ -49,6 +51,8 @@ export interface SoakReport {
   parents: ParentFigures[];
   /** The pool phase: its workflows, workers, polls, the worker killed and what the restart found (null: none ran). */
   pool: PoolFigures | null;
+  /** The bulk phase: how its workflows ended, the job's course and pace, the front door meanwhile (null: none ran). */
+  bulk: BulkFigures | null;
   /** The regular workload meets the same front door; its back-pressure answers are counted apart. */
   regularBackPressure: Record<string, number>;
   checks: Check[];
@@ -90,6 +94,7 @@ export function buildReport(soak: SoakRun, judged: Judgement, { options, sandbox
     maps: mapReport(soak.mapWorkflows, soak.mapRun.records, finals, judged.remoteStats, outage),
     parents: childReport(soak.parentFamily, soak.childRun, finals, outage),
     pool: poolReport(soak.poolWorkflows, soak.poolRun, finals, outage, runStart),
+    bulk: bulkReport(soak.bulkWorkflows, soak.bulkRun, finals, outage, runStart),
     regularBackPressure: sumCounts(soak.regular.map((r) => r.backPressure ?? {})),
     checks: judged.checks,
     measurements,

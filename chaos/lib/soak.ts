@@ -1,12 +1,15 @@
 // The soak itself, between Shepherd's start and the final reading: the regular workload with its one restart, and
 // beside it the burst, the noisy neighbour, the cron schedule, the supervisor's scenarios, the map phase, the
-// parent/child phase, the pool phase and the samplers of the alarms and the queue's lag; then everything beside the
-// workload is brought to its end.
+// parent/child phase, the pool phase, the bulk phase and the samplers of the alarms and the queue's lag; then
+// everything beside the workload is brought to its end.
 import { startAlarmSampler } from "./alarms.ts";
 import type { AlarmSamples } from "./alarms.ts";
 import type { ChaosOptions } from "./args.ts";
 import { buildBurstWorkflows, driveBurst } from "./burst.ts";
 import type { Burst, BurstRun } from "./burst.ts";
+import { buildBulkWorkflows } from "./bulk.ts";
+import { driveBulk } from "./bulk-driver.ts";
+import type { BulkPhase, BulkRun } from "./bulk-driver.ts";
 import { createClient } from "./client.ts";
 import type { ShepherdClient } from "./client.ts";
 import type { SoakWorkflow } from "./definitions.ts";
@@ -56,6 +59,8 @@ const PARENT_ALARM_SAMPLE = 4;
 const POOL_ALARM_SAMPLE = 4;
 /** The final reading of views and histories, and the checks' own reads, per burst workflow (2 cores, loaded). */
 const CHECKS_RESERVE_PER_BURST_MS = 25;
+/** The same per workflow of the bulk phase: each is read at the end like any other. */
+const CHECKS_RESERVE_PER_BULK_MS = 25;
 
 export interface SoakSetup {
   options: ChaosOptions;
@@ -76,6 +81,7 @@ export interface SoakPlan {
   mapWorkflows: SoakWorkflow[];
   parentFamily: ParentFamily;
   poolWorkflows: SoakWorkflow[];
+  bulkWorkflows: SoakWorkflow[];
 }
 
 export interface SoakRun extends SoakPlan {
@@ -90,6 +96,9 @@ export interface SoakRun extends SoakPlan {
   mapRun: MapRun;
   childRun: ChildRun;
   poolRun: PoolRun;
+  bulkRun: BulkRun;
+  /** Whether the run asked for Shepherd's restart (it may still not have come). */
+  restartAsked: boolean;
   neighbourRecords: NeighbourRecord[] | null;
   scheduleRun: ScheduleResult;
   alarms: AlarmSamples;
@@ -107,6 +116,7 @@ interface Beside {
   maps: ReturnType<typeof driveMaps>;
   parents: ReturnType<typeof driveParents>;
   pool: PoolPhase;
+  bulk: BulkPhase;
   burst: Burst | null;
   neighbour: Promise<NeighbourRecord[]> | null;
   alarms: ReturnType<typeof startAlarmSampler>;
@@ -120,13 +130,13 @@ export async function runSoak(setup: SoakSetup): Promise<SoakRun> {
   const plan = planSoak(options, setup.hosts);
   const bound = runStart + options.maxSeconds * 1000;
   // Time kept back at the end for reading every workflow and running the checks.
-  const checksReserveMs = Math.max(12_000, options.maxSeconds * 140) + options.burst * CHECKS_RESERVE_PER_BURST_MS;
+  const checksReserveMs = Math.max(12_000, options.maxSeconds * 140) + options.burst * CHECKS_RESERVE_PER_BURST_MS + options.bulkWorkflows * CHECKS_RESERVE_PER_BULK_MS;
   const deadline = bound - checksReserveMs;
   const restarts = restarter(setup.shepherd, runStart, log);
   const soakStart = Date.now();
   const inFlight = new Set<string>();
   const beside = await startBeside(setup, client, plan, { restarts, soakStart, deadline, inFlight });
-  log(`running ${plan.workflows.length} workflows, ${options.concurrency} at a time` + (plan.burstWorkflows.length ? `, and a burst of ${plan.burstWorkflows.length} from ${options.burstClients} clients` : "") + (options.mapItems.length ? `; maps of ${options.mapItems.join(", ")} items` : "") + (options.parents ? `; ${options.parents} parents of child workflows` : "") + (options.poolWorkflows ? `; ${options.poolWorkflows} pool workflows` : ""));
+  log(`running ${plan.workflows.length} workflows, ${options.concurrency} at a time` + (plan.burstWorkflows.length ? `, and a burst of ${plan.burstWorkflows.length} from ${options.burstClients} clients` : "") + (options.mapItems.length ? `; maps of ${options.mapItems.join(", ")} items` : "") + (options.parents ? `; ${options.parents} parents of child workflows` : "") + (options.poolWorkflows ? `; ${options.poolWorkflows} pool workflows` : "") + (options.bulkWorkflows ? `; ${options.bulkWorkflows} workflows for a bulk cancel` : ""));
   const regular = await driveWorkload({
     client,
     workflows: plan.workflows,
@@ -145,6 +155,8 @@ export async function runSoak(setup: SoakSetup): Promise<SoakRun> {
   beside.maps.windDown();
   // A pool wave the restart did not start (it never came) starts now.
   beside.pool.windDown();
+  // So does a bulk job the restart did not create.
+  beside.bulk.windDown();
   // The schedule's end: last reading, delete, its workflows followed until they end and one more grid time
   // has passed (at least 12 s, at most 25 s, and never into the second half of the checks' reserve).
   const scheduleUntil = Math.max(Date.now() + 12_000, Math.min(Date.now() + 25_000, bound - checksReserveMs / 2));
@@ -152,10 +164,10 @@ export async function runSoak(setup: SoakSetup): Promise<SoakRun> {
   const soakMs = Date.now() - soakStart;
   log(`soak over after ${(soakMs / 1000).toFixed(1)} s; reading every workflow and its history`);
   const { parents, children } = plan.parentFamily;
-  const allWorkflows = [...plan.workflows, ...plan.burstWorkflows, ...plan.supervisionPlan.workflows, ...plan.mapWorkflows, ...parents, ...children, ...plan.poolWorkflows, ...scheduleWorkflows];
+  const allWorkflows = [...plan.workflows, ...plan.burstWorkflows, ...plan.supervisionPlan.workflows, ...plan.mapWorkflows, ...parents, ...children, ...plan.poolWorkflows, ...plan.bulkWorkflows, ...scheduleWorkflows];
   const { parentResults, childResults } = ended.childRun;
-  const results = [...regular, ...ended.burstRun.results, ...ended.supervisionRun.results, ...ended.mapRun.results, ...parentResults, ...childResults, ...ended.poolRun.results, ...scheduleResults];
-  return { ...plan, ...ended, client, allWorkflows, results, regular, restarts, soakMs, bound };
+  const results = [...regular, ...ended.burstRun.results, ...ended.supervisionRun.results, ...ended.mapRun.results, ...parentResults, ...childResults, ...ended.poolRun.results, ...ended.bulkRun.results, ...scheduleResults];
+  return { ...plan, ...ended, client, allWorkflows, results, regular, restarts, restartAsked: options.restart, soakMs, bound };
 }
 
 function planSoak(options: ChaosOptions, hosts: Hosts): SoakPlan {
@@ -168,6 +180,7 @@ function planSoak(options: ChaosOptions, hosts: Hosts): SoakPlan {
     mapWorkflows: buildMapWorkflows({ seed, sizes: options.mapItems, remoteUrl }),
     parentFamily: buildParentFamily({ seed, count: options.parents, remoteUrl }),
     poolWorkflows: buildPoolWorkflows({ seed, count: options.poolWorkflows }),
+    bulkWorkflows: buildBulkWorkflows({ seed, count: options.bulkWorkflows }),
   };
 }
 
@@ -192,6 +205,10 @@ async function startBeside(setup: SoakSetup, client: ShepherdClient, plan: SoakP
   const pool = drivePool({ client, workflows: plan.poolWorkflows, restart: options.restart, deadline, workers: { dir: setup.workDir, shepherdUrl: setup.shepherdUrl, remoteUrl: hosts.remote.url, token: API_TOKEN, log } });
   pool.done.catch(() => {});
   restarts.beforeKill(pool.beforeKill);
+  // And the bulk phase: its workflows start now, its job just before the kill, which finds it part way (case 34).
+  const bulk = driveBulk({ client, workflows: plan.bulkWorkflows, restart: options.restart, deadline });
+  bulk.done.catch(() => {});
+  restarts.beforeKill(bulk.beforeKill);
   const burst = plan.burstWorkflows.length
     ? driveBurst({
         client,
@@ -211,11 +228,11 @@ async function startBeside(setup: SoakSetup, client: ShepherdClient, plan: SoakP
   // A second tenant starting one workflow a second through the burst: what the burst costs everyone else.
   const neighbour = burst ? driveNeighbour({ baseUrl: setup.shepherdUrl, remoteUrl: hosts.quietHost.url, runId: setup.runStart, burstDone: burst.done, deadline, paused }) : null;
   neighbour?.catch(() => {});
-  return { schedule, supervision, maps, parents, pool, burst, neighbour, alarms, dispatch };
+  return { schedule, supervision, maps, parents, pool, bulk, burst, neighbour, alarms, dispatch };
 }
 
 /** What came of everything beside the workload. */
-type Ended = Pick<SoakRun, "burstRun" | "supervisionRun" | "mapRun" | "childRun" | "poolRun" | "neighbourRecords" | "scheduleRun" | "alarms" | "dispatch"> & {
+type Ended = Pick<SoakRun, "burstRun" | "supervisionRun" | "mapRun" | "childRun" | "poolRun" | "bulkRun" | "neighbourRecords" | "scheduleRun" | "alarms" | "dispatch"> & {
   scheduleWorkflows: SoakWorkflow[];
   scheduleResults: WorkflowResult[];
 };
@@ -227,11 +244,12 @@ async function endBeside(beside: Beside, scheduleUntil: number, remoteUrl: strin
   const mapRun = await beside.maps.done;
   const childRun = await beside.parents.done;
   const poolRun = await beside.pool.done;
+  const bulkRun = await beside.bulk.done;
   const neighbourRecords = beside.neighbour ? await beside.neighbour : null;
   const scheduleRun = await beside.schedule.stop({ until: scheduleUntil });
   const scheduleWorkflows = scheduleRun.workflowIds.map((id) => scheduleWorkflowEntry(id, remoteUrl));
   const scheduleResults = scheduleWorkflows.map((wf) => ({ ...newResult(wf.id, SCHEDULE_KIND), started: true }));
   const alarms = await beside.alarms.stop();
   const dispatch = await beside.dispatch.stop();
-  return { burstRun, supervisionRun, mapRun, childRun, poolRun, neighbourRecords, scheduleRun, scheduleWorkflows, scheduleResults, alarms, dispatch };
+  return { burstRun, supervisionRun, mapRun, childRun, poolRun, bulkRun, neighbourRecords, scheduleRun, scheduleWorkflows, scheduleResults, alarms, dispatch };
 }
