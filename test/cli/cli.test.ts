@@ -310,6 +310,6 @@ describe.concurrent("bulk operations through the CLI", () => {
     expect(empty).toMatchObject({ status: 2, stderr: expect.stringContaining("error: give at least one of --status, --name") });
     expect(time).toMatchObject({ status: 2, stderr: expect.stringContaining('error: --created-before must be epoch milliseconds or an ISO 8601 time (got "yesterday")') });
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toMatch(/^error: validation_failed: Invalid request: filter\.status: /);
+    expect(refused.stderr).toMatch(/^error: validation_failed: Invalid request: filter\.status must be one of "running", /);
   });
 });

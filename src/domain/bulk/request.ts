@@ -30,7 +30,7 @@ export const BulkFilterSchema = z
   })
   .superRefine((filter, ctx) => {
     if (Object.values(filter).every((value) => value === undefined)) {
-      ctx.addIssue({ code: "custom", message: "give at least one of status, name, createdBefore, createdAfter, parentId or ids (an empty filter is not read as every workflow)" });
+      ctx.addIssue({ code: "custom", message: "must name at least one of status, name, createdBefore, createdAfter, parentId or ids (an empty filter is never read as every workflow)" });
     }
     if (filter.createdAfter !== undefined && filter.createdBefore !== undefined && filter.createdAfter >= filter.createdBefore) {
       ctx.addIssue({ code: "custom", path: ["createdAfter"], message: "must be before createdBefore (the range would be empty)" });
