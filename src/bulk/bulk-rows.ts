@@ -33,14 +33,23 @@ export interface UncertainTarget {
 
 export class BulkRows {
   private readonly sql: SqlStorage;
+  /**
+   * The tables are made by the job's creation only: an object asked about a job it does not hold (another tenant's
+   * id, a made-up one) stays empty, with nothing stored.
+   */
+  private hasSchema: boolean;
 
   constructor(private readonly storage: DurableObjectStorage) {
     this.sql = storage.sql;
-    this.sql.exec(SCHEMA);
+    this.hasSchema = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'job'").one().n > 0;
   }
 
   create(spec: BulkJobSpec): void {
-    this.sql.exec("INSERT INTO job (singleton, spec_json) VALUES (1, ?)", JSON.stringify(spec));
+    this.storage.transactionSync(() => {
+      this.sql.exec(SCHEMA);
+      this.sql.exec("INSERT INTO job (singleton, spec_json) VALUES (1, ?)", JSON.stringify(spec));
+    });
+    this.hasSchema = true;
   }
 
   spec(): BulkJobSpec | undefined {
@@ -104,11 +113,6 @@ export class BulkRows {
     else this.sql.exec("UPDATE targets SET state = 'failed', error_code = ?, error_message = ? WHERE workflow_id = ?", outcome.error.code, outcome.error.message, workflowId);
   }
 
-  /** Nothing is left to act on or to settle. */
-  settled(): boolean {
-    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM targets WHERE state IN ('pending', 'acting')").one().n === 0;
-  }
-
   end(at: number): void {
     this.sql.exec("UPDATE job SET ended_at = ? WHERE ended_at IS NULL", at);
   }
@@ -139,6 +143,7 @@ export class BulkRows {
   }
 
   private record(): JobRecord | undefined {
+    if (!this.hasSchema) return undefined;
     return this.sql.exec<JobRecord>("SELECT spec_json, cursor_json, listed, indexed, ended_at FROM job").toArray()[0];
   }
 }

@@ -222,6 +222,16 @@ describe("bulk jobs and tenants", () => {
   });
 });
 
+describe("GET /v1/bulk/{id}", () => {
+  it("answers 404 for a job no one created, and leaves nothing stored in its object", async () => {
+    const id = crypto.randomUUID();
+    const response = await api("GET", `/v1/bulk/${id}`);
+    expect(response.status).toBe(404);
+    const tables = await runInDurableObject(bulkJobStub(id), (_instance, state) => state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray());
+    expect(tables).toEqual([]);
+  });
+});
+
 describe("GET /v1/bulk", () => {
   it("lists the tenant's jobs newest first, a page at a time", async () => {
     const name = uniqueName("bulk-list");
