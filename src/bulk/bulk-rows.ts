@@ -98,9 +98,12 @@ export class BulkRows {
       .map((row) => ({ workflowId: row.workflow_id, actingAt: row.acting_at, tries: row.tries }));
   }
 
-  /** Written before the call goes out (the object's output gate holds the call until this is durable). */
+  /**
+   * Written before the call goes out (the object's output gate holds the call until this is durable). `acting_at`
+   * keeps the first call's time: a look-up after a later call that got no answer covers every call made.
+   */
   markActing(workflowId: string, at: number): void {
-    this.sql.exec("UPDATE targets SET state = 'acting', acting_at = ?, tries = tries + 1 WHERE workflow_id = ?", at, workflowId);
+    this.sql.exec("UPDATE targets SET state = 'acting', acting_at = COALESCE(acting_at, ?), tries = tries + 1 WHERE workflow_id = ?", at, workflowId);
   }
 
   /** An uncertain action could not be looked up either: it counts as a try, so a workflow that never answers ends. */
