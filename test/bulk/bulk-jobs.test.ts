@@ -141,6 +141,21 @@ describe("a bulk job", () => {
     expect(first).toBeLessThan(second);
   });
 
+  it("matches only the children of the parent named", async () => {
+    const name = uniqueName("bulk-parent");
+    const child = { name: `${name}-child`, steps: [{ id: "hold", waitForEvent: { event: "approved", timeoutMs: 600_000 } }] };
+    const parent = uniqueId("bulk-parent");
+    const started = await api("POST", "/v1/workflows", { id: parent, definition: { name, steps: [{ id: "a", workflow: { definition: child } }, { id: "b", dependsOn: [], workflow: { definition: child } }] } });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const [other] = await startWaiting(`${name}-child`, 1);
+    await indexed(`${name}-child`, [`${parent}:a`, `${parent}:b`, other!]);
+
+    const { job } = await runBulkJob((await createBulkJob({ action: "pause", filter: { parentId: parent } })).id);
+
+    expect(job).toMatchObject({ matched: 2, done: 2, failed: 0 });
+    expect(await Promise.all([`${parent}:a`, `${parent}:b`, other!, parent].map(statusOf))).toEqual(["paused", "paused", "running", "running"]);
+  });
+
   it("matches no workflow started after the job was created", async () => {
     const name = uniqueName("bulk-later");
     const ids = await startWaiting(name, 2);
