@@ -12,14 +12,17 @@ import { newResult } from "./results.ts";
 import type { WorkflowResult } from "./results.ts";
 import { startUntilAccepted } from "./starts.ts";
 
-/** Starts in flight at once: the family is large, and the rest of the soak shares the two cores. */
-const START_CONCURRENCY = 4;
+/**
+ * Starts in flight at once. The family's starts put nothing on the task queue, so back-pressure (for the name filling
+ * it) never holds them: 2 000 are started and listed well before the restart, which comes at the burst's peak.
+ */
+const START_CONCURRENCY = 8;
 const LISTED_POLL_MS = 2_000;
 const JOB_SAMPLE_MS = 1_000;
 const PROBE_MS = 500;
 /** The kill waits at most this long for the family to be started and listed, then this long for the job's first actions. */
 const READY_WAIT_MS = 30_000;
-const FIRST_ACTIONS_WAIT_MS = 5_000;
+const FIRST_ACTIONS_WAIT_MS = 10_000;
 /** The job has acted on this many (or a tenth of the family) when the kill comes. */
 const ACTED_BEFORE_KILL = 50;
 const CREATE_TRIES = 10;

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { withBulkFaults } from "../dev/fault-bindings";
 import { toBulkJobView, type BulkJobSpec, type BulkJobView } from "../domain/bulk/job";
 import type { BulkOutcome } from "../domain/bulk/actions";
-import { BULK_ACTIONS_PER_ALARM, BULK_CLOCK_SLACK_MS, BULK_CONCURRENCY, BULK_GAP_MS, BULK_LEASE_MS, BULK_MAX_TRIES } from "../domain/bulk/pace";
+import { BULK_ACTIONS_PER_ALARM, BULK_CLOCK_SLACK_MS, BULK_CONCURRENCY, BULK_GAP_MS, BULK_LEASE_MS, BULK_MAX_TRIES, BULK_PAGES_PER_ALARM } from "../domain/bulk/pace";
 import { bulkCaller, type BulkCaller } from "./bulk-caller";
 import { registerBulkJob } from "./bulk-index";
 import { BulkRows, type UncertainTarget } from "./bulk-rows";
@@ -75,15 +75,20 @@ export class BulkJob extends DurableObject<Env> {
     const uncertain = this.rows.uncertain();
     if (uncertain.length > 0) return inTurns(uncertain, BULK_CONCURRENCY, (target) => this.settleUncertain(caller, target));
     // Every page first, so `matched` is final early and progress has a fixed goal; then the actions.
-    if (!this.rows.listed()) {
-      const page = await nextMatchingPage(this.env, spec, this.rows.cursor());
-      return this.rows.addPage(page.workflowIds, page.next);
-    }
+    if (!this.rows.listed()) return this.readPages(spec);
     const pending = this.rows.pending(BULK_ACTIONS_PER_ALARM);
     if (pending.length > 0) return inTurns(pending, BULK_CONCURRENCY, (id) => this.actOn(caller, id));
     this.rows.end(Date.now());
     const { matched, done, failed } = this.rows.progress();
     console.log(JSON.stringify({ message: "bulk job done", id: spec.id, tenant: spec.tenant, action: spec.action, matched, done, failed }));
+  }
+
+  /** The next pages of the job's matches, each stored with the cursor past it as it comes. */
+  private async readPages(spec: BulkJobSpec): Promise<void> {
+    for (let pages = 0; pages < BULK_PAGES_PER_ALARM && !this.rows.listed(); pages++) {
+      const page = await nextMatchingPage(this.env, spec, this.rows.cursor());
+      this.rows.addPage(page.workflowIds, page.next);
+    }
   }
 
   /**
