@@ -75,7 +75,8 @@ export const bulkRoutes = new OpenAPIHono<AppEnv>()
     const tenant = c.get("tenant");
     const { action, filter, reason, event } = c.req.valid("json");
     const id = crypto.randomUUID();
-    const spec = { id, tenant, action, filter, actor: tenant, createdAt: Date.now(), ...(reason === undefined ? {} : { reason }), ...(event === undefined ? {} : { event }) };
+    // The job's actions are those of the token that created it: its name is the actor of each.
+    const spec = { id, tenant, action, filter, actor: c.get("actor"), createdAt: Date.now(), ...(reason === undefined ? {} : { reason }), ...(event === undefined ? {} : { event }) };
     return c.json(await bulkJobFor(c.env, tenant, id).create(spec), 202);
   })
   .openapi(listBulkRoute, async (c) => {

@@ -161,7 +161,7 @@ const VALID_BODIES: Record<string, (id: string) => Record<string, unknown>> = {
     action: "event",
     filter: { status: "running", name: "fuzz-bulk", createdBefore: 2_000_000_000_000, createdAfter: 1, parentId: "fuzz-parent", ids: ["fuzz-bulk-a", "fuzz-bulk-b"] },
     reason: "fuzz",
-    event: { event: "approved", payload: { by: "fuzz" }, id: "fuzz-bulk-event" },
+    event: { event: "approved", payload: { by: "fuzz" }, id: "fuzz-bulk-event", reason: "fuzz" },
   }),
   // The secret set too, so that it is mutated.
   [WEBHOOK]: () => ({ url: "https://hooks.example/fuzz", events: ["workflow.*", "step.timed_out"], secret: `whsec_${btoa("fuzz key of twenty-four b")}` }),

@@ -58,6 +58,9 @@ describe("bulk actions in the workflows list", () => {
     await saveScreenshot(page, "bulk-job");
 
     expect(await Promise.all(ids.map(statusOf))).toEqual(["cancelled", "running", "cancelled"]);
+    // Each cancel is recorded as the signed-in token's, with the reason given in the dialog.
+    const { events } = await api("GET", `/v1/workflows/${ids[0]}/history`);
+    expect(events.filter((e: { type: string }) => e.type === "operator_action").map((e: { data: unknown }) => e.data)).toEqual([{ action: "cancel", actor: "browser", reason: "cleaning up the test run" }]);
   });
 
   it("selects every workflow the filter matches, beyond the page, and pauses them all; the jobs list shows the job", async () => {

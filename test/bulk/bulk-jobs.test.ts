@@ -2,7 +2,7 @@
 // matches, the filters, the counts, validation and tenancy. The job's alarm is fired by the test (runBulkJob).
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, bearer, getWorkflow, historyOf, uniqueId } from "../helpers/api";
+import { api, bearer, getWorkflow, historyOf, NAMED_TOKEN, uniqueId } from "../helpers/api";
 import { bulkJob, bulkJobStub, createBulkJob, listedIds, runBulkJob, startWaiting } from "../helpers/bulk";
 
 const uniqueName = (prefix: string) => uniqueId(prefix).replace(/[^A-Za-z0-9-]/g, "-");
@@ -16,20 +16,21 @@ const statusOf = async (id: string) => (await getWorkflow(id)).status as string;
 const typesOf = async (id: string, type: string) => (await historyOf(id)).filter((event) => event.type === type);
 
 describe("a bulk job", () => {
-  it("cancels every workflow of a definition once, leaves the others alone and counts each workflow once", async () => {
+  it("cancels every workflow of a definition once, as the token that created it, leaves the others alone and counts each once", async () => {
     const name = uniqueName("bulk-cancel");
     const ids = await startWaiting(name, 7);
     const [other] = await startWaiting(uniqueName("bulk-bystander"), 1);
     await indexed(name, ids);
 
-    const created = await createBulkJob({ action: "cancel", filter: { name }, reason: "release rolled back" });
-    expect(created).toMatchObject({ id: expect.any(String), action: "cancel", status: "running", matched: 0, done: 0, failed: 0, errors: [], filter: { name }, reason: "release rolled back", actor: "default" });
-    const { job } = await runBulkJob(created.id);
+    const answer = await api("POST", "/v1/bulk", { action: "cancel", filter: { name }, reason: "release rolled back" }, { headers: { Authorization: `Bearer ${NAMED_TOKEN.token}` } });
+    expect(answer.status).toBe(202);
+    expect(answer.body).toMatchObject({ id: expect.any(String), action: "cancel", status: "running", matched: 0, done: 0, failed: 0, errors: [], filter: { name }, reason: "release rolled back", actor: "alice" });
+    const { job } = await runBulkJob(answer.body.id);
 
     expect(job).toMatchObject({ status: "done", matched: 7, done: 7, failed: 0, errors: [], endedAt: expect.any(Number) });
     for (const id of ids) {
       expect(await statusOf(id)).toBe("cancelled");
-      expect((await typesOf(id, "operator_action")).map((event) => event.data)).toEqual([{ action: "cancel" }]);
+      expect((await typesOf(id, "operator_action")).map((event) => event.data)).toEqual([{ action: "cancel", actor: "alice", reason: "release rolled back" }]);
     }
     expect(await statusOf(other!)).toBe("running");
   });
@@ -65,7 +66,7 @@ describe("a bulk job", () => {
     expect(await statusOf(ids[0]!)).toBe("cancelled");
   });
 
-  it("terminates with the job's reason in each workflow's history", async () => {
+  it("terminates with who acted and the job's reason in each workflow's history", async () => {
     const name = uniqueName("bulk-terminate");
     const ids = await startWaiting(name, 3);
     await indexed(name, ids);
@@ -75,7 +76,7 @@ describe("a bulk job", () => {
     expect(job).toMatchObject({ matched: 3, done: 3, failed: 0 });
     for (const id of ids) {
       expect(await statusOf(id)).toBe("terminated");
-      expect((await typesOf(id, "workflow_terminated")).map((event) => event.data)).toEqual([{ reason: "duplicate orders" }]);
+      expect((await typesOf(id, "workflow_terminated")).map((event) => event.data)).toEqual([{ actor: "default", reason: "duplicate orders" }]);
     }
   });
 
@@ -107,7 +108,7 @@ describe("a bulk job", () => {
     for (const id of ids) {
       const workflow = await getWorkflow(id);
       expect(workflow).toMatchObject({ status: "completed", output: { approval: { by: "ops" } } });
-      expect((await typesOf(id, "event_received")).map((event) => event.data.id)).toEqual([`bulk:${created.id}`]);
+      expect((await typesOf(id, "event_received")).map((event) => event.data)).toEqual([{ event: "approved", id: `bulk:${created.id}`, buffered: false, actor: "default" }]);
     }
   });
 

@@ -37,16 +37,17 @@ describe("a bulk request", () => {
 
 describe("the call a bulk job makes on each workflow", () => {
   const calls: [string, Partial<BulkJobSpec>, unknown][] = [
-    ["cancel", { action: "cancel" }, { kind: "command", request: { command: "cancel" } }],
-    ["pause", { action: "pause" }, { kind: "command", request: { command: "pause" } }],
-    ["resume", { action: "resume" }, { kind: "command", request: { command: "resume" } }],
-    ["redrive (everything that did not succeed)", { action: "redrive" }, { kind: "command", request: { command: "redrive", body: {} } }],
-    ["terminate, with the job's reason", { action: "terminate", reason: "why" }, { kind: "command", request: { command: "terminate", body: { reason: "why" } } }],
-    ["an event, deduped by the job's id", { action: "event", event: { event: "go" } }, { kind: "event", event: { event: "go", id: "bulk:job-1" } }],
-    ["an event, deduped by the sender's own id", { action: "event", event: { event: "go", id: "mine" } }, { kind: "event", event: { event: "go", id: "mine" } }],
+    ["cancel, by the job's creator", { action: "cancel" }, { kind: "command", call: { command: "cancel" }, by: { actor: "ops-bot" } }],
+    ["pause, with the job's reason", { action: "pause", reason: "maintenance" }, { kind: "command", call: { command: "pause" }, by: { actor: "ops-bot", reason: "maintenance" } }],
+    ["resume", { action: "resume" }, { kind: "command", call: { command: "resume" }, by: { actor: "ops-bot" } }],
+    ["redrive (everything that did not succeed)", { action: "redrive" }, { kind: "command", call: { command: "redrive" }, by: { actor: "ops-bot" } }],
+    ["terminate, its reason with who acted", { action: "terminate", reason: "why" }, { kind: "command", call: { command: "terminate" }, by: { actor: "ops-bot", reason: "why" } }],
+    ["an event, deduped by the job's id", { action: "event", event: { event: "go" } }, { kind: "event", event: { event: "go", id: "bulk:job-1" }, by: { actor: "ops-bot" } }],
+    ["an event, deduped by the sender's own id", { action: "event", event: { event: "go", id: "mine" } }, { kind: "event", event: { event: "go", id: "mine" }, by: { actor: "ops-bot" } }],
+    ["an event's own reason before the job's", { action: "event", reason: "job", event: { event: "go", reason: "own" } }, { kind: "event", event: { event: "go", id: "bulk:job-1" }, by: { actor: "ops-bot", reason: "own" } }],
   ];
   it.each(calls)("is %s", (_what, fields, call) => {
-    expect(bulkCallOf(spec(fields))).toEqual(call);
+    expect(bulkCallOf(spec({ actor: "ops-bot", ...fields }))).toEqual(call);
   });
 
   it("counts a refusal as failed with its code and message, and anything accepted as done", () => {
@@ -57,25 +58,28 @@ describe("the call a bulk job makes on each workflow", () => {
 });
 
 describe("an action that may have landed", () => {
+  const by = { actor: "ops-bot", reason: "bad release" };
   const history = [
     { at: 100, type: "workflow_started" },
-    { at: 200, type: "operator_action", data: { action: "compensate" } },
-    { at: 300, type: "workflow_paused" },
-    { at: 400, type: "operator_action", data: { action: "cancel" } },
+    { at: 200, type: "operator_action", data: { action: "compensate", ...by } },
+    { at: 300, type: "workflow_paused", data: by },
+    { at: 400, type: "operator_action", data: { action: "cancel", ...by } },
+    { at: 500, type: "workflow_resumed", data: { pausedMs: 200, actor: "someone-else" } },
   ];
   const rows: [string, BulkJobSpec["action"], number, boolean | undefined][] = [
-    ["a cancel in the history since then", "cancel", 350, true],
+    ["a cancel by the job since then", "cancel", 350, true],
     ["a cancel only before then", "cancel", 450, false],
     ["another operator action is not a cancel", "cancel", 150, true],
     ["a pause since then", "pause", 300, true],
-    ["no resume", "resume", 0, false],
+    ["a resume by another actor", "resume", 0, false],
     ["an event (its dedupe id decides instead)", "event", 0, undefined],
   ];
   it.each(rows)("is recognised from %s", (_what, action, since, landed) => {
-    expect(actionLanded(action, history, since)).toBe(landed);
+    expect(actionLanded(action, by, history, since)).toBe(landed);
   });
 
-  it("is not a compensate taken for a cancel", () => {
-    expect(actionLanded("cancel", history.slice(0, 3), 0)).toBe(false);
+  it("is not a compensate taken for a cancel, nor the same action with another reason", () => {
+    expect(actionLanded("cancel", by, history.slice(0, 3), 0)).toBe(false);
+    expect(actionLanded("cancel", { actor: "ops-bot", reason: "another" }, history, 0)).toBe(false);
   });
 });

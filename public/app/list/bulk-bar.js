@@ -39,8 +39,8 @@ export function BulkBar({ selection, query, pageIds }) {
   if (selection.size === 0 && !selection.allMatching) return null;
   const wholePage = pageIds.length > 0 && pageIds.every((id) => selection.ids.includes(id));
   const words = selectionWords(selection, query);
-  const start = (action) => async (reason) => {
-    const body = { action, filter: bulkFilterOf(selection, query), ...(reason.trim() ? { reason: reason.trim() } : {}) };
+  const start = (action) => async (_input, reason) => {
+    const body = { action, filter: bulkFilterOf(selection, query), ...(reason ? { reason } : {}) };
     const job = await api("/v1/bulk", { method: "POST", body });
     navigate(href("bulk", job.id));
   };
@@ -59,7 +59,7 @@ export function BulkBar({ selection, query, pageIds }) {
           message=${`${does} It runs as a bulk job, a few workflows at a time; a workflow that refuses (one that has already ended, say) is counted as failed with its reason. Its progress opens next.`}
           confirmLabel=${`${label} them`}
           danger=${danger === true}
-          field=${{ label: "Reason (optional, kept with the job)", rows: 2 }}
+          askReason
           run=${start(action)}
         />`,
       )}

@@ -22,7 +22,7 @@ const FILTER_FLAGS: Record<string, FlagSpec> = {
 
 const ACTION_FLAGS: Record<string, FlagSpec> = {
   ...FILTER_FLAGS,
-  reason: { type: "string", value: "<text>", description: "why: kept with the job (and in the history of a terminate)" },
+  reason: { type: "string", value: "<text>", description: "why: kept with the job, and in each workflow's history with your token's name" },
   wait: { type: "boolean", description: "then follow the job until it is done, a line per change" },
 };
 

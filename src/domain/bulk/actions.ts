@@ -4,29 +4,25 @@
  * the calls (src/bulk/).
  */
 import type { BulkAction } from "../contract";
-import type { CommandReply, CommandRequest } from "../language/operator-commands";
+import { actedBy, type ActedBy, type CommandCall, type CommandReply } from "../language/operator-commands";
 import type { EventReply, SentEvent } from "../machine/events";
 import type { HistoryEventType } from "../machine/history";
 import type { BulkError, BulkJobSpec } from "./job";
 
-/** One workflow's call: an operator command, or an event. */
-export type BulkCall = { kind: "command"; request: CommandRequest } | { kind: "event"; event: SentEvent };
+/** One workflow's call: an operator command, or an event; either way made `by` the job's creator, with its reason. */
+export type BulkCall = ({ kind: "command"; call: CommandCall } | { kind: "event"; event: SentEvent }) & { by: ActedBy };
 
 /**
- * The call each matching workflow gets. An event goes with a dedupe id (the sender's own, else one of the job), so
- * that sending it again after a reset delivers it once; terminate carries the job's reason into the history.
+ * The call each matching workflow gets, as the token that created the job would make it: its name is the actor,
+ * the job's reason the reason (an event's own `reason`, when it has one, for an event). An event goes with a dedupe
+ * id (the sender's own, else one of the job), so that sending it again after a reset delivers it once.
  */
 export function bulkCallOf(spec: BulkJobSpec): BulkCall {
-  switch (spec.action) {
-    case "event":
-      return { kind: "event", event: { ...spec.event!, id: spec.event?.id ?? `bulk:${spec.id}` } };
-    case "terminate":
-      return { kind: "command", request: { command: "terminate", body: spec.reason === undefined ? {} : { reason: spec.reason } } };
-    case "redrive":
-      return { kind: "command", request: { command: "redrive", body: {} } };
-    default:
-      return { kind: "command", request: { command: spec.action } };
+  if (spec.action === "event") {
+    const { reason, ...event } = spec.event!;
+    return { kind: "event", event: { ...event, id: event.id ?? `bulk:${spec.id}` }, by: actedBy({ actor: spec.actor, reason: reason ?? spec.reason }) };
   }
+  return { kind: "command", call: { command: spec.action }, by: actedBy({ actor: spec.actor, reason: spec.reason }) };
 }
 
 /** How one workflow's action ended: done (also when there was nothing to do), or refused and why. */
@@ -57,12 +53,20 @@ export interface MarkCandidate {
 }
 
 /**
- * Whether the workflow's history shows the action applied at or after `since`. A command is applied in the same
- * transaction as its history entry, so no entry means the call did not land (or has not yet: see the caller).
- * Undefined for an event, which is made safe to send again by its dedupe id instead.
+ * Whether the workflow's history shows the action applied `by` the job at or after `since`: its entry, with the
+ * job's actor and reason (which the machine records on it). A command is applied in the same transaction as its
+ * history entry, so no entry means the call did not land (or has not yet: see the caller). Undefined for an
+ * event, which is made safe to send again by its dedupe id instead.
  */
-export function actionLanded(action: BulkAction, events: readonly MarkCandidate[], since: number): boolean | undefined {
+export function actionLanded(action: BulkAction, by: ActedBy, events: readonly MarkCandidate[], since: number): boolean | undefined {
   if (action === "event") return undefined;
   const mark = MARKS[action];
-  return events.some((event) => event.at >= since && event.type === mark.type && (mark.action === undefined || event.data?.action === mark.action));
+  return events.some(
+    (event) =>
+      event.at >= since &&
+      event.type === mark.type &&
+      (mark.action === undefined || event.data?.action === mark.action) &&
+      event.data?.actor === by.actor &&
+      event.data?.reason === by.reason,
+  );
 }

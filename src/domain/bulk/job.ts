@@ -12,8 +12,8 @@ export interface BulkJobSpec {
   action: BulkAction;
   filter: BulkFilter;
   reason?: string;
-  /** For `action: "event"`: the event each workflow is sent. */
-  event?: SentEvent;
+  /** For `action: "event"`: the event each workflow is sent, and why when it says. */
+  event?: SentEvent & { reason?: string };
   /** Who created the job: its actions are theirs. */
   actor: string;
   createdAt: number;
@@ -63,7 +63,7 @@ export interface BulkJobView {
   errors: BulkError[];
   filter: BulkFilter;
   reason?: string;
-  event?: SentEvent;
+  event?: SentEvent & { reason?: string };
   actor: string;
   createdAt: number;
   endedAt?: number;

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { BULK_ACTIONS, MAX_BULK_IDS, WORKFLOW_STATUSES } from "../contract";
-import { IdSchema, SendEventSchema } from "../language/schemas";
+import { IdSchema, ReasonSchema, SendEventSchema } from "../language/schemas";
 
 /** Epoch milliseconds, as every `...At` of the API. */
 const EpochMsSchema = z.int().min(0);
@@ -41,9 +41,12 @@ export const BulkRequestSchema = z
   .strictObject({
     action: z.enum(BULK_ACTIONS),
     filter: BulkFilterSchema,
-    /** Why: kept with the job, and passed to each workflow's action where the action takes one (terminate). */
-    reason: z.string().min(1).max(1024).optional(),
-    /** For `action: "event"` only, and required then: the body `POST /v1/workflows/{id}/events` takes. */
+    /** Why: kept with the job, and recorded with each workflow's action in its history, with who acted. */
+    reason: ReasonSchema.optional(),
+    /**
+     * For `action: "event"` only, and required then: the body `POST /v1/workflows/{id}/events` takes (its own
+     * `reason`, when given, is the one its history records).
+     */
     event: SendEventSchema.optional(),
   })
   .superRefine((request, ctx) => {
