@@ -7,6 +7,8 @@
 
 export const WORKFLOW_STATUSES = [
   "running",
+  /** Started with `startAt` or `startDelayMs`: it waits for that time, and nothing of it has run. */
+  "scheduled",
   "paused",
   "compensating",
   "needs_attention",
@@ -90,7 +92,7 @@ export interface OperatorCommandContract {
   retries: RpcRetry;
 }
 
-const OPEN: readonly WorkflowStatus[] = ["running", "paused", "compensating", "needs_attention"];
+const OPEN: readonly WorkflowStatus[] = ["scheduled", "running", "paused", "compensating", "needs_attention"];
 
 /** The longest `reason` an operator action (or an event) takes. */
 export const REASON_MAX_LENGTH = 1024;
@@ -106,9 +108,9 @@ export const OPERATOR_COMMANDS = {
   cancel: {
     path: "/v1/workflows/{id}/cancel",
     operationId: "cancelWorkflow",
-    summary: "Cancel: fence running attempts, compensate succeeded steps, end cancelled",
+    summary: "Cancel: fence running attempts, compensate succeeded steps, end cancelled (a scheduled workflow ends at once, nothing run)",
     fields: REASON,
-    workflowStatuses: ["running", "paused", "needs_attention"],
+    workflowStatuses: ["scheduled", "running", "paused", "needs_attention"],
     retries: "once",
   },
   compensate: {
@@ -175,6 +177,12 @@ export const OPERATOR_COMMANDS = {
 } as const satisfies Record<string, OperatorCommandContract>;
 
 export type OperatorCommandName = keyof typeof OPERATOR_COMMANDS;
+
+/** How far ahead a start may be scheduled (`startAt`, `startDelayMs`): 365 days. */
+export const MAX_START_DELAY_MS = 365 * 24 * 60 * 60 * 1000;
+
+/** The most starts one `POST /v1/workflows/batch` takes. */
+export const MAX_BATCH_STARTS = 100;
 
 /** The items one map may run by default, and the most a deployment may allow (MAP_MAX_ITEMS). */
 export const MAX_MAP_ITEMS = 10_000;

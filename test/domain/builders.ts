@@ -147,11 +147,15 @@ export class Run {
   /** Children of `workflow` steps started or closed so far. */
   readonly childEffects: ChildEffect[] = [];
 
-  constructor(workflowPlan: WorkflowPlan, options: { id?: string; input?: unknown; at?: number; parent?: ParentRef; placement?: { priority?: number; fairnessKey?: string }; notify?: Notify } = {}) {
+  constructor(
+    workflowPlan: WorkflowPlan,
+    options: { id?: string; input?: unknown; at?: number; parent?: ParentRef; placement?: { priority?: number; fairnessKey?: string }; notify?: Notify; startAt?: number } = {},
+  ) {
     workflowCount += 1;
     this.now = options.at ?? T0;
+    const startAt = options.startAt === undefined ? {} : { startAt: options.startAt };
     const started = startWorkflow(
-      { tenant: "acme", id: options.id ?? `wf-${workflowCount}`, plan: workflowPlan, input: options.input, now: this.now, ...(options.parent ? { parent: options.parent } : {}), ...options.placement, ...(options.notify ? { notify: options.notify } : {}) },
+      { tenant: "acme", id: options.id ?? `wf-${workflowCount}`, plan: workflowPlan, input: options.input, now: this.now, ...(options.parent ? { parent: options.parent } : {}), ...options.placement, ...(options.notify ? { notify: options.notify } : {}), ...startAt },
       fixedRandom,
     );
     this.state = started.state;
@@ -219,6 +223,8 @@ export interface TransitionCase {
   plan: WorkflowPlan;
   id?: string;
   input?: unknown;
+  /** A delayed start's time: the workflow is created `scheduled` when it is after T0. */
+  startAt?: number;
   given?: Script;
   when: WorkflowEvent;
   then: {
@@ -241,7 +247,7 @@ export interface TransitionCase {
  * untouched, and the version rises by exactly one when something changed.
  */
 export function expectTransition(row: TransitionCase): void {
-  const run = new Run(row.plan, { id: row.id, input: row.input }).play(row.given ?? []);
+  const run = new Run(row.plan, { id: row.id, input: row.input, ...(row.startAt === undefined ? {} : { startAt: row.startAt }) }).play(row.given ?? []);
   const before = run.state;
   const snapshot = structuredClone(before);
   const result = transition(before, row.when, run.now, fixedRandom, run.rows);

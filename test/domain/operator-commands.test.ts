@@ -14,6 +14,7 @@ import {
   Run,
   step,
   succeeded,
+  T0,
   terminateRequested,
   undoable,
   type Script,
@@ -67,8 +68,9 @@ const flow = (onFailure: "compensate" | "escalate" | "fail") => plan([undoable("
 const B_FAILED: Script = [claimed("a"), succeeded("a"), claimed("b"), failedPermanently("b")];
 
 /** A workflow in every status (two compensating ones: a failure's and a cancel's), from real transitions. */
-const WORKFLOWS: { name: string; status: WorkflowStatus; onFailure: "compensate" | "escalate" | "fail"; script: Script }[] = [
+const WORKFLOWS: { name: string; status: WorkflowStatus; onFailure: "compensate" | "escalate" | "fail"; script: Script; startAt?: number }[] = [
   { name: "running", status: "running", onFailure: "compensate", script: [] },
+  { name: "scheduled", status: "scheduled", onFailure: "compensate", script: [], startAt: T0 + 60_000 },
   { name: "paused", status: "paused", onFailure: "compensate", script: [pauseRequested()] },
   { name: "compensating after a failure", status: "compensating", onFailure: "compensate", script: B_FAILED },
   { name: "compensating after a cancel", status: "compensating", onFailure: "compensate", script: [claimed("a"), succeeded("a"), cancelRequested()] },
@@ -109,15 +111,16 @@ describe("the statuses the table allows, against the machine", () => {
     expect(new Set(WORKFLOWS.map((workflow) => workflow.status))).toEqual(new Set(WORKFLOW_STATUSES));
   });
 
-  describe.each(WORKFLOWS)("a workflow $name", ({ name: workflow, status, onFailure, script }) => {
-    const state: WorkflowState = new Run(flow(onFailure)).play(script).state;
+  describe.each(WORKFLOWS)("a workflow $name", ({ name: workflow, status, onFailure, script, startAt }) => {
+    const options = startAt === undefined ? {} : { startAt };
+    const state: WorkflowState = new Run(flow(onFailure), options).play(script).state;
 
     it(`is ${status}`, () => {
       expect(state.status).toBe(status);
     });
 
     it.each(NAMES)("answers %s as the table says", (name) => {
-      const run = new Run(flow(onFailure)).play(script);
+      const run = new Run(flow(onFailure), options).play(script);
       expect(run.send(commandEvent(REQUESTS[name])).reply).toMatchObject(expectedReply(workflow, name, status));
     });
   });

@@ -11,6 +11,7 @@ import { sha256Hex } from "../security/sha256";
 import { checkTemplatePath, templatePaths, templateProblems } from "./templates";
 import { sentenceOf } from "../validation-messages";
 import { kindsOfStep, MAX_WORKFLOW_DEPTH, STEP_KIND_NAMES, stepKindOf } from "./steps";
+import { StartAtSchema, StartDelaySchema } from "./start-time";
 
 export interface DefinitionIssue {
   path: (string | number)[];
@@ -232,12 +233,17 @@ export function definitionHash(definition: DefinitionInput): Promise<string> {
   return sha256Hex(canonicalJson(definition));
 }
 
-/** Exactly one of the two: a start names what it runs once, and never ambiguously. */
-function refineDefinitionChoice(body: { definition?: unknown; definitionRef?: unknown }, ctx: z.RefinementCtx): void {
+/**
+ * Exactly one of the two: a start names what it runs once, and never ambiguously. At most one start time, too.
+ */
+function refineStartChoices(body: { definition?: unknown; definitionRef?: unknown; startAt?: unknown; startDelayMs?: unknown }, ctx: z.RefinementCtx): void {
   if (body.definition === undefined && body.definitionRef === undefined) {
     ctx.addIssue({ code: "custom", path: ["definition"], message: "give a definition, or a definitionRef naming a published one" });
   } else if (body.definition !== undefined && body.definitionRef !== undefined) {
     ctx.addIssue({ code: "custom", path: ["definitionRef"], message: "give either a definition or a definitionRef, not both" });
+  }
+  if (body.startAt !== undefined && body.startDelayMs !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["startDelayMs"], message: "give either startAt or startDelayMs, not both" });
   }
 }
 
@@ -255,8 +261,12 @@ export const StartWorkflowSchema = z
     fairnessKey: z.string().min(1).max(128).optional(),
     /** When it ends, its final view is POSTed to `url`, signed with `secret` (Standard Webhooks). */
     notify: NotifySchema.optional(),
+    /** Start later, at this time (epoch ms or ISO 8601, at most 365 days ahead): `scheduled` until then. */
+    startAt: StartAtSchema.optional(),
+    /** Start later, this many milliseconds from now (at most 365 days); not with `startAt`. */
+    startDelayMs: StartDelaySchema.optional(),
   })
-  .superRefine(refineDefinitionChoice);
+  .superRefine(refineStartChoices);
 
 export { DefinitionRefSchema };
 export type DefinitionRef = z.infer<typeof DefinitionRefSchema>;

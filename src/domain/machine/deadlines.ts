@@ -1,4 +1,4 @@
-import type { QueueLagSample } from "../admission/back-pressure";
+import type { BackPressure, QueueLagSample } from "../admission/back-pressure";
 import { findStepPlan, type StepPlan } from "../language/plan";
 import { activeAttempt, isTerminal, type Attempt, type StepState, type WorkflowState } from "./state";
 import type { TransitionContext } from "./context";
@@ -10,6 +10,7 @@ import { reassignTask } from "./pool-offers";
 import { afterStepChange } from "./dispatch";
 import { startStep, stepTimerDue } from "./steps";
 import { expireEscalation } from "./escalation";
+import { scheduledStartAt, startWhenDue } from "./scheduled-start";
 import { STEP_TIMER_DEADLINES, stepKindOf, type StepTimerDeadline } from "../language/steps";
 
 type TimeoutKind = "schedule_to_start" | "start_to_close" | "heartbeat" | "stalled";
@@ -19,8 +20,11 @@ export interface Deadline {
   at: number;
   kind: DeadlineKind;
 }
-/** The workflow's own deadlines: its timeout, and how long it may wait on an operator before the escalation's default runs. */
-type WorkflowDeadlineKind = "workflow_timeout" | "attention_deadline";
+/**
+ * The workflow's own deadlines: its timeout, how long it may wait on an operator before the escalation's default
+ * runs, and a scheduled workflow's start.
+ */
+type WorkflowDeadlineKind = "workflow_timeout" | "attention_deadline" | "scheduled_start";
 /** The earliest deadline of a workflow, why, and whose: what the alarm is set for and the diagnosis names. */
 export interface NextDeadline {
   at: number;
@@ -107,6 +111,9 @@ function attentionDeadline(state: WorkflowState): number | undefined {
 /** The earliest deadline with its reason, or undefined when nothing is pending (terminal, or waiting on people). */
 export function nextDeadline(state: WorkflowState): NextDeadline | undefined {
   if (isTerminal(state.status)) return undefined;
+  // Nothing of a scheduled workflow runs before its start: that is its one deadline.
+  const start = scheduledStartAt(state);
+  if (start !== undefined) return { at: start, reason: "scheduled_start" };
   let earliest: NextDeadline | undefined;
   const own = workflowDeadline(state);
   if (own !== undefined) earliest = earlier(earliest, { at: own, reason: "workflow_timeout" });
@@ -136,9 +143,13 @@ export function nextDeadlineAt(state: WorkflowState): number | undefined {
  * The supervisor's tick: the whole-workflow deadline first, then every step's deadline that passed. Safe to run
  * at any time and any number of times: it only acts on what is due (and, while paused, on what is not held).
  */
-export function superviseDeadlines(ctx: TransitionContext, queueLag?: QueueLagSample): void {
+export function superviseDeadlines(ctx: TransitionContext, queueLag?: QueueLagSample, startAdmission?: BackPressure): void {
   const { state, now } = ctx;
   if (isTerminal(state.status)) return;
+  if (state.status === "scheduled") {
+    startWhenDue(ctx, startAdmission);
+    if (state.status === "scheduled") return;
+  }
   const own = workflowDeadline(state);
   if (own !== undefined && now >= own) {
     timeOutWorkflow(ctx);

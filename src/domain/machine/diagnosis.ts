@@ -11,6 +11,7 @@ import type { HistoryEventType } from "./history";
 
 /** The step kinds add theirs (a sleep's `sleeping`, a wait's `waiting_for_event`): see steps/. */
 export const BLOCKED_REASONS = [
+  "scheduled_start",
   "waiting_for_agent",
   "waiting_for_worker",
   "running",
@@ -50,6 +51,7 @@ export const SUPERVISOR_DECISIONS: readonly HistoryEventType[] = [
   "task_resent",
   "task_reassigned",
   "task_dead_lettered",
+  "workflow_start_deferred",
 ];
 
 export interface Diagnosis<E = unknown> {
@@ -76,6 +78,7 @@ export function diagnose<E>(state: WorkflowState, found: { alarmAt: number | nul
 
 function blockers(state: WorkflowState): BlockedOn[] {
   const found: BlockedOn[] = [];
+  if (state.status === "scheduled") found.push(scheduledStart(state));
   if (state.status === "paused") found.push({ reason: "paused", since: state.pausedAt ?? state.updatedAt, detail: "an operator paused the workflow; resume starts what the pause held" });
   if (state.status === "needs_attention") found.push(...awaitingOperator(state));
   for (const step of state.steps) {
@@ -83,6 +86,16 @@ function blockers(state: WorkflowState): BlockedOn[] {
     if (blocked) found.push(blocked);
   }
   return found;
+}
+
+/** A delayed start waits for its time (or, deferred by back-pressure, for the queue to catch up). */
+function scheduledStart(state: WorkflowState): BlockedOn {
+  const until = state.startRetryAt ?? state.startAt ?? state.createdAt;
+  const detail =
+    state.startRetryAt === undefined
+      ? "a delayed start: nothing runs before its start time"
+      : "its start time passed while the task queue was too far behind for its tenant's starts: it starts once the queue catches up";
+  return { reason: "scheduled_start", since: state.createdAt, until, detail };
 }
 
 function awaitingOperator(state: WorkflowState): BlockedOn[] {

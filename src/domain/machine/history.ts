@@ -18,7 +18,12 @@ export type EscalationAction = "compensate" | "fail" | "skip" | "retry";
 type ByOperator = ActedBy;
 
 interface HistoryEventFields {
-  workflow_started: { data: { name: string; definition?: PinnedDefinition; schedule?: string; parent?: ParentRef } };
+  /** `startAt`: a scheduled workflow's start, made then (`deferredMs` later when back-pressure deferred it). */
+  workflow_started: { data: { name: string; definition?: PinnedDefinition; schedule?: string; parent?: ParentRef; startAt?: number; deferredMs?: number } };
+  /** Created with a delayed start: nothing runs until `startAt`. */
+  workflow_scheduled: { data: { name: string; startAt: number; definition?: PinnedDefinition; schedule?: string; parent?: ParentRef } };
+  /** Its start fell due while back-pressure refused starts like it: tried again at `retryAt` (recorded once). */
+  workflow_start_deferred: { data: { lagMs: number; retryAt: number } };
   workflow_timed_out: { data: { deadlineAt: number | undefined } };
   workflow_completed: object;
   workflow_failed: { data: { error: StepError | undefined } };
@@ -84,7 +89,7 @@ export type HistoryEventType = keyof HistoryEventFields;
 
 /** Every type, at run time (webhook filters, validation); the record makes the compiler check it is complete. */
 const EVERY_TYPE: Record<HistoryEventType, true> = {
-  workflow_started: true, workflow_timed_out: true, workflow_completed: true, workflow_failed: true, workflow_escalated: true,
+  workflow_started: true, workflow_scheduled: true, workflow_start_deferred: true, workflow_timed_out: true, workflow_completed: true, workflow_failed: true, workflow_escalated: true,
   workflow_compensated: true, workflow_cancelled: true, compensation_started: true, workflow_paused: true, workflow_resumed: true,
   workflow_terminated: true, workflow_redriven: true, operator_action: true, step_sleeping: true, map_started: true, step_waiting_for_event: true,
   step_skipped: true, wait_timed_out: true, event_received: true, event_consumed: true, step_scheduled: true, step_started: true,

@@ -14,6 +14,8 @@ export interface IndexEntry {
   nextDeadlineAt?: number;
   /** The workflow whose step started it, for `GET /v1/workflows?parentId=`. */
   parentId?: string;
+  /** A delayed start's time, for the list to show when a scheduled workflow starts. */
+  startAt?: number;
   /** The state's version: the index never moves back to an older one. */
   version: number;
   /** The workflow's counters as of this version (absolute, so writing an entry twice counts nothing twice). */
@@ -50,6 +52,7 @@ export function indexEntryOf(state: WorkflowState, indexedAt: number): IndexEntr
     ...(state.endedAt === undefined ? {} : { endedAt: state.endedAt }),
     ...(open ? { nextDeadlineAt: indexedAt } : {}),
     ...(state.parent ? { parentId: state.parent.id } : {}),
+    ...(state.startAt === undefined ? {} : { startAt: state.startAt }),
     version: state.version,
     ...(state.metrics === undefined ? {} : { metrics: state.metrics }),
   };

@@ -1,6 +1,6 @@
 import type { WorkflowPlan } from "../language/plan";
 import type { Notify } from "../language/notify";
-import type { QueueLagSample } from "../admission/back-pressure";
+import type { BackPressure, QueueLagSample } from "../admission/back-pressure";
 import type { ParentRef, PinnedDefinition, StepError, WorkflowState } from "./state";
 import type { AttemptReport, CircuitOpened } from "./task-message";
 import type { HistoryEntryFields } from "./history";
@@ -19,6 +19,7 @@ import { countHistory } from "./metrics";
 import { ItemRowsOverlay, NO_ITEM_ROWS, type MapItemRow, type MapItemRows, type PendingItems } from "./map/item-rows";
 import { applyChildEvent, closeChildrenOfFencedSteps, type ChildReply, type ChildWorkflowEvent } from "./children";
 import { noteEndNotice, type EndNoticeEvent } from "./end-notice";
+import { originOf } from "./scheduled-start";
 
 export { attemptSends } from "./effects";
 export type { AttemptEffect, ChildEffect, ChildEndNotice, ChildStart, CloseChildWorkflow, Effect, EndNotice, EnqueueAttempt, WithdrawTask } from "./effects";
@@ -34,6 +35,7 @@ export type { EventReply, SentEvent } from "./events";
 export { MAX_INBOX_EVENTS } from "./events";
 export { nextDeadlineAt } from "./deadlines";
 export { queueChecksDue, unclaimedSince } from "./queued-attempts";
+export { scheduledStartDue } from "./scheduled-start";
 export { NO_ITEM_ROWS, MAP_ITEM_STATUSES, type MapItemRow, type MapItemRows, type MapItemStatus, type PendingItems } from "./map/item-rows";
 
 /** Everything that can happen to a workflow after it started, in the past tense. */
@@ -50,8 +52,11 @@ export type WorkflowEvent =
   /** The host's breaker closed (or lets this step probe it): a step parked on it runs again. */
   | { type: "ParkedStepReleased"; stepId: string; host: string }
   | { type: "TaskDeadLettered"; stepId: string; attempt: number }
-  /** The supervisor's tick; `queueLag` is the task queue's lag, read when a queued attempt's check is due. */
-  | { type: "DeadlinesReached"; queueLag?: QueueLagSample }
+  /**
+   * The supervisor's tick; `queueLag` is the task queue's lag, read when a queued attempt's check is due, and
+   * `startAdmission` back-pressure's verdict on the workflow's tenant and name, read when its scheduled start is due.
+   */
+  | { type: "DeadlinesReached"; queueLag?: QueueLagSample; startAdmission?: BackPressure }
   | ({ type: "EventReceived"; by: ActedBy } & SentEvent)
   /** An operator's command: the table in domain/operator-commands.ts says which event each one becomes. */
   | OperatorEvent
@@ -136,6 +141,8 @@ export function transition<E extends WorkflowEvent>(
   closeChildrenOfFencedSteps(ctx, state);
   // However it left `paused` (resume, cancel, terminate, the workflow's timeout), it is no longer paused.
   if (ctx.state.status !== "paused" && ctx.state.pausedAt !== undefined) delete ctx.state.pausedAt;
+  // Nor, however it left `scheduled` (its start, cancel, terminate), is its start still deferred.
+  if (ctx.state.status !== "scheduled" && ctx.state.startRetryAt !== undefined) delete ctx.state.startRetryAt;
   settleAttentionDeadline(ctx);
   if (ctx.changed) {
     ctx.state.version += 1;
@@ -174,7 +181,7 @@ function apply(ctx: TransitionContext, event: WorkflowEvent): unknown {
     case "TaskDeadLettered":
       return recordDeadLetter(ctx, event.stepId, event.attempt);
     case "DeadlinesReached":
-      superviseDeadlines(ctx, event.queueLag);
+      superviseDeadlines(ctx, event.queueLag, event.startAdmission);
       return { ok: true };
     case "EventReceived":
       return receiveEvent(ctx, { event: event.event, ...(event.payload === undefined ? {} : { payload: event.payload }), ...(event.id === undefined ? {} : { id: event.id }) }, event.by);
@@ -207,13 +214,19 @@ export interface StartArgs {
   fairnessKey?: string;
   /** Where its end is POSTed (the start's `notify`). */
   notify?: Notify;
+  /** A delayed start's time: later than `now`, the workflow is created `scheduled` and starts then. */
+  startAt?: number;
 }
 
-/** A new workflow: every step pending, then the steps with no dependencies dispatched together. */
+/**
+ * A new workflow: every step pending, then the steps with no dependencies dispatched together; or, with a start
+ * time still ahead, `scheduled` with nothing dispatched until the supervisor starts it then (scheduled-start.ts).
+ */
 export function startWorkflow(args: StartArgs, random: () => number = Math.random): TransitionResult<{ ok: true }> {
-  const { tenant, id, plan, input, now, definition, schedule, parent, priority, fairnessKey, notify } = args;
-  const origin = { ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }), ...(parent ? { parent } : {}) };
+  const { tenant, id, plan, input, now, priority, fairnessKey, notify } = args;
+  const origin = originOf(args);
   const placement = { ...(priority === undefined ? {} : { priority }), ...(fairnessKey === undefined ? {} : { fairnessKey }) };
+  const startAt = args.startAt !== undefined && args.startAt > now ? args.startAt : undefined;
   const state: WorkflowState = {
     tenant,
     id,
@@ -223,17 +236,22 @@ export function startWorkflow(args: StartArgs, random: () => number = Math.rando
     ...(notify ? { notify } : {}),
     plan,
     input: input ?? null,
-    status: "running",
+    status: startAt === undefined ? "running" : "scheduled",
     createdAt: now,
     updatedAt: now,
-    ...(plan.timeoutMs === undefined ? {} : { deadlineAt: now + plan.timeoutMs }),
+    ...(plan.timeoutMs === undefined || startAt !== undefined ? {} : { deadlineAt: now + plan.timeoutMs }),
+    ...(startAt === undefined ? {} : { startAt }),
     version: 1,
     completionOrder: [],
     steps: plan.steps.map((step) => ({ id: step.id, kind: step.kind, status: "pending", attempt: 0, budgetUsed: 0, attempts: [] })),
   };
   const ctx = new TransitionContext(state, now, random);
-  ctx.record({ type: "workflow_started", data: { name: plan.name, ...origin } });
-  dispatchReadySteps(ctx);
+  if (startAt === undefined) {
+    ctx.record({ type: "workflow_started", data: { name: plan.name, ...origin } });
+    dispatchReadySteps(ctx);
+  } else {
+    ctx.record({ type: "workflow_scheduled", data: { name: plan.name, startAt, ...origin } });
+  }
   const metrics = countHistory(undefined, ctx.history);
   if (metrics) ctx.state.metrics = metrics;
   return { ...resultOf(ctx), changed: true, reply: { ok: true } };

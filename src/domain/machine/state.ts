@@ -168,8 +168,12 @@ export const WorkflowFieldsSchema = z.object({
   createdAt: z.number(),
   updatedAt: z.number(),
   endedAt: z.number().optional(),
-  /** The whole-workflow deadline (`timeoutMs` after creation). */
+  /** The whole-workflow deadline (`timeoutMs` after its start: creation, or the start time of a scheduled one). */
   deadlineAt: z.number().optional(),
+  /** A delayed start's time (`startAt`, or `startDelayMs` after creation): `scheduled` until then, kept afterwards. */
+  startAt: z.number().optional(),
+  /** While back-pressure defers a scheduled start that fell due: when it is tried again (see scheduled-start.ts). */
+  startRetryAt: z.number().optional(),
   /** Rises by one with every transition that changes the state. */
   version: z.number(),
   /** Ids of succeeded steps in the order they succeeded: compensation walks it backwards. */

@@ -18,6 +18,7 @@ export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
   endedAt: true,
   pausedAt: true,
   attentionDeadline: true,
+  startAt: true,
 }).extend({
   /** The step whose child workflow this is, when one started it. */
   parent: z.object({ id: z.string(), stepId: z.string() }).optional(),
@@ -52,7 +53,7 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
     ...defined({ output: state.output && outputsInView(state, state.output), error: state.error }),
     createdAt: state.createdAt,
     updatedAt: state.updatedAt,
-    ...defined({ endedAt: state.endedAt, pausedAt: state.pausedAt, attentionDeadline: state.attentionDeadline }),
+    ...defined({ endedAt: state.endedAt, pausedAt: state.pausedAt, attentionDeadline: state.attentionDeadline, startAt: state.startAt }),
     ...(state.parent ? { parent: { id: state.parent.id, stepId: state.parent.stepId } } : {}),
     ...(state.notify ? { notify: notifyInView(state.notify) } : {}),
     redriveCount: state.redriveCount ?? 0,

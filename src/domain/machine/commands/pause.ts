@@ -17,6 +17,8 @@ export function pauseWorkflow(ctx: TransitionContext, by: ActedBy): CommandReply
   const { state } = ctx;
   if (state.status === "paused") return { ok: true, unchanged: true };
   if (isTerminal(state.status)) return conflict(`workflow has already ended (${state.status})`);
+  // Holding a start would only move its time: a later start is a cancel and a new start, said in so many words.
+  if (state.status === "scheduled") return conflict("a scheduled workflow has not started, so nothing runs to pause: cancel or terminate it, or pause it once it runs");
   if (!allowsWorkflow("pause", state.status)) return conflict(`only a running workflow can be paused (it is ${state.status})`);
   state.status = "paused";
   state.pausedAt = ctx.now;

@@ -3,16 +3,21 @@ import { actedBy, allowsWorkflow, type ActedBy, type CommandReply } from "../../
 import { isTerminal } from "../state";
 import type { TransitionContext } from "../context";
 import { beginCompensation } from "../saga";
+import { cancelBeforeStart } from "../scheduled-start";
 import { conflict } from "./refusal";
 
-/** Cancel fences running attempts, compensates what succeeded, then ends `cancelled`. Repeating it is harmless. */
+/**
+ * Cancel fences running attempts, compensates what succeeded, then ends `cancelled`; a scheduled workflow, which
+ * ran nothing, ends at once. Repeating it is harmless.
+ */
 export function cancelWorkflow(ctx: TransitionContext, by: ActedBy): CommandReply {
   const { state } = ctx;
   if (isTerminal(state.status)) return conflict(`workflow has already ended (${state.status})`);
   if (state.compensation?.endStatus === "cancelled") return { ok: true };
   if (state.compensation) return conflict("workflow is already compensating after a failure");
   ctx.record({ type: "operator_action", data: { action: "cancel", ...actedBy(by) } });
-  beginCompensation(ctx, "cancelled");
+  if (state.status === "scheduled") cancelBeforeStart(ctx);
+  else beginCompensation(ctx, "cancelled");
   return { ok: true };
 }
 
