@@ -19,6 +19,7 @@ import { backPressureNow } from "./back-pressure-now";
 import { findDefinition } from "../registry/d1-registry";
 import type { StartRequest } from "../workflow/rpc";
 import { checkDefinitionTargets, checkNotifyTarget, type TargetRefusal } from "./definition-targets";
+import { scheduledStartOf, type StartTimeIssue } from "../domain/language/start-time";
 
 export type StartRefusal =
   | TargetRefusal
@@ -26,7 +27,9 @@ export type StartRefusal =
   /** No such definition or version (a `definitionRef` that names none). */
   | { ok: false; code: "not_found"; message: string }
   /** Shepherd's task queue is too far behind: nothing was stored; try again after `retryAfterSeconds`. */
-  | { ok: false; code: "overloaded"; message: string; retryAfterSeconds: number };
+  | { ok: false; code: "overloaded"; message: string; retryAfterSeconds: number }
+  /** A start time that cannot be kept (`startAt` too far ahead, or already past when the workflow would be created). */
+  | { ok: false; code: "validation_failed"; message: string; details: StartTimeIssue[] };
 
 export type StartOutcome = { ok: true; created: boolean; workflow: WorkflowView } | StartRefusal;
 
@@ -53,6 +56,8 @@ export async function startRequestFor(env: Env, tenant: string, body: StartWorkf
   if (!env.TASK_TOKEN_SECRET) {
     return { ok: false, code: "not_configured", message: "TASK_TOKEN_SECRET is not set: run `wrangler secret put TASK_TOKEN_SECRET`." };
   }
+  const scheduledStart = scheduledStartOf(body, Date.now());
+  if (scheduledStart && "path" in scheduledStart) return { ok: false, code: "validation_failed", message: `startAt ${scheduledStart.message}`, details: [scheduledStart] };
   const resolved = await runnableDefinition(env, tenant, body);
   if (!resolved.ok) return resolved;
   const notifyRefused = body.notify && checkNotifyTarget(env, tenant, body.notify.url);
@@ -77,6 +82,7 @@ export async function startRequestFor(env: Env, tenant: string, body: StartWorkf
     ...(body.fairnessKey === undefined ? {} : { fairnessKey: body.fairnessKey }),
     ...(body.notify ? { notify: body.notify } : {}),
     handOff: startHandOff(env),
+    ...(scheduledStart ? { scheduledStart } : {}),
   };
   return { ok: true, request };
 }

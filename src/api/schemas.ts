@@ -34,6 +34,7 @@ export const WorkflowListSchema = z
         createdAt: z.number(),
         updatedAt: z.number().openapi({ description: "When the workflow last changed status" }),
         parentId: z.string().optional().openapi({ description: "The workflow whose step started it (a child workflow)" }),
+        startAt: z.number().optional().openapi({ description: "A delayed start's time (epoch ms): a `scheduled` workflow starts then" }),
       }),
     ),
     nextCursor: z.string().optional(),

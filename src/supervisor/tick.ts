@@ -1,9 +1,10 @@
 import { startHandOff } from "../config";
 import { withTickFaults } from "../dev/fault-bindings";
-import { queueChecksDue } from "../domain/machine";
+import { queueChecksDue, scheduledStartDue } from "../domain/machine";
 import { transition } from "../domain/machine";
 import type { WorkflowState } from "../domain/machine/state";
 import { currentQueueLag } from "../admission/queue-lag-monitor";
+import { backPressureNow } from "../admission/back-pressure-now";
 import type { CommitOptions } from "../workflow/rpc";
 import type { Transitions } from "../workflow/transitions";
 
@@ -17,10 +18,13 @@ export async function supervise(transitions: Transitions, env: Env, options: Com
   if (!before) return undefined;
   // Whether a queued attempt's message was lost depends on how far behind the queue is: asked only then.
   const queueLag = queueChecksDue(before, Date.now()) ? await currentQueueLag(env, Date.now()) : undefined;
+  // A scheduled start that falls due is admitted again, as a start asked for now would be (scheduled-start.ts).
+  const startAdmission = scheduledStartDue(before, Date.now()) ? (await backPressureNow(env, { tenant: before.tenant, name: before.name })).verdict : undefined;
   // Loaded again: other calls may have changed the state while the lag was read.
   const loaded = transitions.state() ?? before;
   const now = Date.now();
-  const result = transition(loaded, { type: "DeadlinesReached", ...(queueLag ? { queueLag } : {}) }, now, Math.random, transitions.store.items);
+  const event = { type: "DeadlinesReached" as const, ...(queueLag ? { queueLag } : {}), ...(startAdmission ? { startAdmission } : {}) };
+  const result = transition(loaded, event, now, Math.random, transitions.store.items);
   await transitions.commit(loaded, result, now, options);
   return result.state.status;
 }

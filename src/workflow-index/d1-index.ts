@@ -16,6 +16,8 @@ export interface ListedWorkflow {
   updatedAt: number;
   /** The workflow whose step started it, for a child workflow. */
   parentId?: string;
+  /** A delayed start's time. */
+  startAt?: number;
 }
 
 /** Where the next page starts: just after this (createdAt, id), newest first. */
@@ -38,7 +40,7 @@ export interface ListQuery {
   after?: ListPosition | undefined;
 }
 
-type ListedRow = { id: string; name: string; status: WorkflowStatus; created_at: number; updated_at: number; parent_id: string | null };
+type ListedRow = { id: string; name: string; status: WorkflowStatus; created_at: number; updated_at: number; parent_id: string | null; start_at: number | null };
 
 /**
  * Writes the entry unless the index already holds a newer version: late or repeated writes can't regress it. The
@@ -52,11 +54,11 @@ export async function upsertIndexEntry(db: D1Database, entry: IndexEntry): Promi
 function indexUpsertStatement(db: D1Database, entry: IndexEntry): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO workflows (tenant, id, name, status, created_at, updated_at, ended_at, next_deadline_at, version, parent_id, ${METRICS_INSERT_COLUMNS})
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${METRICS_PLACEHOLDERS})
+      `INSERT INTO workflows (tenant, id, name, status, created_at, updated_at, ended_at, next_deadline_at, version, parent_id, start_at, ${METRICS_INSERT_COLUMNS})
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${METRICS_PLACEHOLDERS})
        ON CONFLICT (tenant, id) DO UPDATE SET
          name = excluded.name, status = excluded.status, updated_at = excluded.updated_at,
-         ended_at = excluded.ended_at, next_deadline_at = excluded.next_deadline_at, version = excluded.version,
+         ended_at = excluded.ended_at, next_deadline_at = excluded.next_deadline_at, version = excluded.version, start_at = excluded.start_at,
          ${METRICS_UPDATES}
        WHERE excluded.version >= workflows.version`,
     )
@@ -71,6 +73,7 @@ function indexUpsertStatement(db: D1Database, entry: IndexEntry): D1PreparedStat
       entry.nextDeadlineAt ?? null,
       entry.version,
       entry.parentId ?? null,
+      entry.startAt ?? null,
       ...metricsValues(entry.metrics),
     );
 }
@@ -113,7 +116,7 @@ export async function listShardWorkflows(db: D1Database, tenant: string, query: 
   }
   const { results } = await db
     .prepare(
-      `SELECT id, name, status, created_at, updated_at, parent_id FROM workflows WHERE ${conditions.join(" AND ")}
+      `SELECT id, name, status, created_at, updated_at, parent_id, start_at FROM workflows WHERE ${conditions.join(" AND ")}
        ORDER BY created_at DESC, id DESC LIMIT ?`,
     )
     .bind(...params, query.limit + 1)
@@ -125,6 +128,7 @@ export async function listShardWorkflows(db: D1Database, tenant: string, query: 
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     ...(row.parent_id === null ? {} : { parentId: row.parent_id }),
+    ...(row.start_at === null ? {} : { startAt: row.start_at }),
   }));
 }
 
@@ -133,7 +137,7 @@ export async function findOverdueWorkflows(db: D1Database, before: number, limit
   const { results } = await db
     .prepare(
       `SELECT tenant, id FROM workflows
-       WHERE status IN ('running', 'paused', 'compensating', 'needs_attention') AND next_deadline_at < ?
+       WHERE status IN ('scheduled', 'running', 'paused', 'compensating', 'needs_attention') AND next_deadline_at < ?
        ORDER BY next_deadline_at LIMIT ?`,
     )
     .bind(before, limit)

@@ -10,7 +10,7 @@ import { runAlarm, supervise } from "../supervisor/tick";
 import type { WebhookReport } from "../webhooks/message";
 import { taskMessage } from "./outbox";
 import { awaitResult, describeObject, diagnoseObject, inspectObject, mapItemsPage } from "./reads";
-import { NOT_FOUND, startArgsOf, startedBefore, type StartRequest, type StartResult } from "./rpc";
+import { lateStart, NOT_FOUND, startArgsOf, startedBefore, type StartRequest, type StartResult } from "./rpc";
 import type { HistoryEvent } from "./store";
 import { Transitions } from "./transitions";
 
@@ -36,6 +36,9 @@ export class WorkflowScheduler extends DurableObject<Env> {
     const existing = startedBefore(this.store.load(), request);
     if (existing) return existing;
     const now = Date.now();
+    // After the lookup: a start repeated once its time has passed still answers the workflow it started.
+    const late = lateStart(request, now);
+    if (late) return late;
     const started = startWorkflow(startArgsOf(request, now));
     const reserved = request.handOff === true ? await reserveAgentHosts(this.env, started.state, attemptSends(started.effects)) : new Set<string>();
     // Another start of this id may have committed while the hosts answered.

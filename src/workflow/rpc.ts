@@ -3,6 +3,7 @@ import type { WorkflowPlan } from "../domain/language/plan";
 import type { Notify } from "../domain/language/notify";
 import type { StartArgs } from "../domain/machine";
 import type { ParentRef, PinnedDefinition, WorkflowState } from "../domain/machine/state";
+import { lateStartIssue, type ScheduledStart, type StartTimeIssue } from "../domain/language/start-time";
 import { toWorkflowView, type WorkflowView } from "../domain/machine/view";
 import type { EventReceipt } from "./store";
 
@@ -27,23 +28,34 @@ export interface StartRequest {
   notify?: Notify;
   /** Hand the first attempts straight to agent hosts with room, not through the queue (START_HAND_OFF). */
   handOff?: boolean;
+  /** A delayed start: the workflow is `scheduled` until then. */
+  scheduledStart?: ScheduledStart;
 }
 
 export type StartResult =
   | { ok: true; created: boolean; workflow: WorkflowView }
-  | { ok: false; code: "conflict"; message: string };
+  | { ok: false; code: "conflict"; message: string }
+  /** A new workflow's `startAt` had passed: nothing was stored. */
+  | { ok: false; code: "validation_failed"; message: string; details: StartTimeIssue[] };
 
 /** Every call on an object that holds no workflow gets this (error classes do not survive RPC). */
 export const NOT_FOUND = { ok: false, code: "not_found", message: "workflow not found" } as const;
 
 /** What the machine's start takes from a start request (the rest is the hash and the hand-off). */
 export function startArgsOf(request: StartRequest, now: number): StartArgs {
-  const { tenant, id, plan, input, definition, schedule, parent, priority, fairnessKey, notify } = request;
+  const { tenant, id, plan, input, definition, schedule, parent, priority, fairnessKey, notify, scheduledStart } = request;
   return {
     tenant, id, plan, input, now,
     ...(definition ? { definition } : {}), ...(schedule === undefined ? {} : { schedule }), ...(parent ? { parent } : {}),
     ...(priority === undefined ? {} : { priority }), ...(fairnessKey === undefined ? {} : { fairnessKey }), ...(notify ? { notify } : {}),
+    ...(scheduledStart ? { startAt: scheduledStart.at } : {}),
   };
+}
+
+/** The refusal of a new workflow whose `startAt` passed before its object got the request (see lateStartIssue). */
+export function lateStart(request: StartRequest, now: number): StartResult | undefined {
+  const issue = lateStartIssue(request.scheduledStart, now);
+  return issue && { ok: false, code: "validation_failed", message: `startAt ${issue.message}`, details: [issue] };
 }
 
 export interface CommitOptions {

@@ -50,7 +50,7 @@ export async function backdate(id: string, { ms, tenant = "default" }: { ms: num
   });
   await indexDbFor(env, tenant, id).prepare(
     `UPDATE workflows SET created_at = created_at - ?1, updated_at = updated_at - ?1, ended_at = ended_at - ?1,
-       next_deadline_at = next_deadline_at - ?1 WHERE tenant = ?2 AND id = ?3`,
+       next_deadline_at = next_deadline_at - ?1, start_at = start_at - ?1 WHERE tenant = ?2 AND id = ?3`,
   )
     .bind(ms, tenant, id)
     .run();
