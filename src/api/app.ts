@@ -19,6 +19,7 @@ import { targetRoutes } from "./targets";
 import { taskRoutes } from "./tasks";
 import { webhookRoutes } from "./webhooks";
 import { workflowRoutes } from "./workflows";
+import { workflowBatchRoutes } from "./workflow-batch";
 import { mapItemRoutes } from "./map-items";
 import { poolRoutes } from "./pools";
 import { startRoutes } from "./starts";
@@ -36,6 +37,7 @@ export type ApiRoutes = OpenAPIHono<
   AppEnv,
   RoutesOf<typeof workflowRoutes> &
     RoutesOf<typeof workflowResultRoutes> &
+    RoutesOf<typeof workflowBatchRoutes> &
     RoutesOf<typeof eventRoutes> &
     RoutesOf<typeof diagnosisRoutes> &
     RoutesOf<typeof mapItemRoutes> &
@@ -84,6 +86,9 @@ export function createApp() {
     await next();
   });
 
+  // Before the routes of `/v1/workflows/{id}`, as the more specific path: only a POST to it is the batch (a workflow
+  // may still be called "batch", read with GET /v1/workflows/batch and controlled under it).
+  app.route("/", workflowBatchRoutes);
   app.route("/", workflowRoutes);
   app.route("/", workflowResultRoutes);
   app.route("/", operatorCommandRoutes);

@@ -58,28 +58,42 @@ const CODE_BY_STATUS: Record<number, string> = {
   429: "rate_limited",
 };
 
-export function onApiError(error: Error, c: Context): Response {
+/** What the API answers for an error: its status, its body's `error` and any headers (Retry-After). */
+export interface ErrorAnswer {
+  status: ContentfulStatusCode;
+  error: ReturnType<typeof errorBody>["error"];
+  headers?: Record<string, string>;
+}
+
+/**
+ * The answer to any error thrown while serving a request, in one place: for the route's response (`onApiError`),
+ * or for one item of a batch, which answers each item as its own request would have been. `path` is for the log.
+ */
+export function errorAnswer(error: Error, path: string): ErrorAnswer {
   if (error instanceof ApiError) {
-    return c.json(errorBody(error.code, error.message, error.details), error.status, error.headers);
+    return { status: error.status, ...errorBody(error.code, error.message, error.details), ...(error.headers ? { headers: error.headers } : {}) };
   }
   if (error instanceof HTTPException) {
     // A middleware's own response (bearer-auth's 401, already in the error shape with its challenge).
     if (error.res) return error.getResponse();
     // Hono's JSON validator throws a bare 400 for a body that does not parse.
-    if (error.status === 400 && /json/i.test(error.message)) {
-      return c.json(errorBody("invalid_json", "The request body is not valid JSON."), 400);
-    }
-    return c.json(errorBody(CODE_BY_STATUS[error.status] ?? "error", error.message), error.status);
+    if (error.status === 400 && /json/i.test(error.message)) return { status: 400, ...errorBody("invalid_json", "The request body is not valid JSON.") };
+    return { status: error.status, ...errorBody(CODE_BY_STATUS[error.status] ?? "error", error.message) };
   }
   // Durable Object errors carry flags: busy or briefly unavailable is the client's to retry later, not a crash.
   if ((error as { overloaded?: unknown }).overloaded === true) {
-    return c.json(errorBody("overloaded", "The workflow is busy; retry after a second."), 503, { "Retry-After": "1" });
+    return { status: 503, ...errorBody("overloaded", "The workflow is busy; retry after a second."), headers: { "Retry-After": "1" } };
   }
   if (worthRetrying(error)) {
-    return c.json(errorBody("unavailable", "The workflow is briefly unavailable; retry after a second."), 503, { "Retry-After": "1" });
+    return { status: 503, ...errorBody("unavailable", "The workflow is briefly unavailable; retry after a second."), headers: { "Retry-After": "1" } };
   }
-  console.error(JSON.stringify({ message: "unhandled error", path: c.req.path, error: String(error), stack: error.stack }));
-  return c.json(errorBody("internal", "Something went wrong on our side; the request may be retried."), 500);
+  console.error(JSON.stringify({ message: "unhandled error", path, error: String(error), stack: error.stack }));
+  return { status: 500, ...errorBody("internal", "Something went wrong on our side; the request may be retried.") };
+}
+
+export function onApiError(error: Error, c: Context): Response {
+  const { status, error: body, headers } = errorAnswer(error, c.req.path);
+  return c.json({ error: body }, status, headers);
 }
 
 /** What a Durable Object or a start refuses with: a value, since error classes do not survive RPC. */

@@ -1,10 +1,15 @@
 import { z } from "@hono/zod-openapi";
 import { IdSchema } from "../domain/language/schemas";
+import { StartWorkflowSchema } from "../domain/language/definition";
 import { WORKFLOW_STATUSES } from "../domain/machine/state";
 import { WorkflowViewSchema as DomainWorkflowViewSchema } from "../domain/machine/view";
 
 /** Response shapes, declared for the OpenAPI document (requests reuse the domain's schemas). */
 export const WorkflowViewSchema = DomainWorkflowViewSchema.openapi("Workflow");
+
+/** The start body, named in the document: `POST /v1/workflows` takes it, and each item of a batch is one. */
+export const StartWorkflowBodySchema = StartWorkflowSchema.openapi("StartWorkflow");
+export const START_WORKFLOW_REF = "#/components/schemas/StartWorkflow";
 
 export const HistoryEventSchema = z.object({
   seq: z.number(),

@@ -1,5 +1,4 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { StartWorkflowSchema } from "../domain/language/definition";
 import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../domain/contract";
 import { IdSchema } from "../domain/language/schemas";
 import { WORKFLOW_STATUSES } from "../domain/machine/state";
@@ -12,7 +11,7 @@ import type { AppEnv } from "./app-env";
 import { noSuchWorkflow, rejectionToError, validationFailed } from "./errors";
 import { workflowOr404 } from "./workflow-or-404";
 import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
-import { HistorySchema, WorkflowListSchema, WorkflowParamsSchema, WorkflowViewSchema } from "./schemas";
+import { HistorySchema, StartWorkflowBodySchema, WorkflowListSchema, WorkflowParamsSchema, WorkflowViewSchema } from "./schemas";
 
 /** Like a Step Functions execution history, long histories come in pages. */
 const HISTORY_PAGE_MAX = 1000;
@@ -23,7 +22,7 @@ const startRoute = createRoute({
   operationId: "startWorkflow",
   summary: "Start a workflow (idempotent by id), from an inline definition or a published one (definitionRef)",
   security: BEARER_AUTH,
-  request: jsonBody(StartWorkflowSchema),
+  request: jsonBody(StartWorkflowBodySchema),
   responses: {
     201: jsonContent(WorkflowViewSchema, "Started"),
     200: jsonContent(WorkflowViewSchema, "Already started with this same body"),

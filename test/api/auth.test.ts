@@ -87,6 +87,7 @@ function validBody(route: Route, startId: string): string | undefined {
   if (!route.body) return undefined;
   const bodies: Record<string, unknown> = {
     "POST /v1/workflows": { id: startId, definition: escalatingDefinition("auth-never-started") },
+    "POST /v1/workflows/batch": { workflows: [{ id: startId, definition: escalatingDefinition("auth-never-started") }] },
     "PUT /v1/definitions/{name}": escalatingDefinition(startId),
     "POST /v1/schedules": { id: startId, cron: "0 3 * * *", workflow: { definition: escalatingDefinition("auth-scheduled") } },
     "PUT /v1/webhooks/{id}": { url: `${REMOTE}/hooks`, events: ["workflow.completed"] },
@@ -227,7 +228,8 @@ describe.each(apiRoutes)("$name without a valid API token", (route) => {
     expect(response.status, response.text.slice(0, 300)).toBe(creates ? 201 : accepts ? 202 : /\{(id|name)\}/.test(route.path) ? 404 : 200);
     if (response.status === 404) expect(response.body.error.code).toBe("not_found");
     // Let a started control workflow settle before the fake remote is taken away.
-    if (route.name === "POST /v1/workflows" && response.status === 201) await waitForOwnStatus("default", controlId, "needs_attention");
+    const started = route.name === "POST /v1/workflows/batch" ? response.body.results?.[0]?.status === 201 : route.name === "POST /v1/workflows" && response.status === 201;
+    if (started) await waitForOwnStatus("default", controlId, "needs_attention");
     // And a control webhook goes, so that no later workflow of the file posts to it once the fake remote is gone.
     if (route.name === "PUT /v1/webhooks/{id}" && response.status === 201) await api("DELETE", `/v1/webhooks/${controlId}`);
   });

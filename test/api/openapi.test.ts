@@ -100,6 +100,8 @@ const CONTRACT_ROUTES: [method: string, path: string][] = [
   ["post", "/v1/bulk"],
   ["get", "/v1/bulk"],
   ["get", "/v1/bulk/{id}"],
+  // v1.2: many starts in one request.
+  ["post", "/v1/workflows/batch"],
 ];
 
 let doc: OpenApiDocument;
@@ -471,6 +473,36 @@ describe("the other request bodies in the OpenAPI document", () => {
     expect(body.required).toEqual(["error"]);
     expect(error.required).toEqual(["message"]);
     expect(property(error, "retryable").type).toBe("boolean");
+  });
+});
+
+describe("scheduled starts and the batch in the OpenAPI document", () => {
+  it("takes startAt (epoch ms or an ISO 8601 string) or startDelayMs (at most 365 days) on a start", () => {
+    const body = requestBodySchema("post", "/v1/workflows");
+
+    const startAt = property(body, "startAt") as Schema & { anyOf?: Schema[] };
+    expect((startAt.anyOf ?? []).map((member) => member.type).sort()).toEqual(["integer", "string"]);
+    expect(property(body, "startDelayMs")).toMatchObject({ type: "integer", minimum: 0, maximum: 365 * 24 * 60 * 60 * 1000 });
+  });
+
+  it("lists scheduled among the statuses, and a workflow's startAt", () => {
+    const workflow = responseSchema("get", "/v1/workflows/{id}", "200");
+
+    expect(property(workflow, "status").enum).toContain("scheduled");
+    expect(property(workflow, "startAt").type).toBe("number");
+    expect(property(resolve(property(responseSchema("get", "/v1/workflows", "200"), "workflows").items), "startAt").type).toBe("number");
+  });
+
+  it("declares the batch as startWorkflowsBatch: 1 to 100 start bodies in, each item's answer out", () => {
+    const batch = operation("post", "/v1/workflows/batch") as Operation & { operationId?: string };
+    const workflows = property(requestBodySchema("post", "/v1/workflows/batch"), "workflows") as Schema & { items?: Schema & { allOf?: Schema[] } };
+    const result = resolve(property(responseSchema("post", "/v1/workflows/batch", "200"), "results").items);
+
+    expect(batch.operationId).toBe("startWorkflowsBatch");
+    expect(workflows).toMatchObject({ type: "array", minItems: 1, maxItems: 100 });
+    expect(resolve(workflows.items?.allOf?.[0])).toBe(requestBodySchema("post", "/v1/workflows"));
+    expect(result.required).toEqual(expect.arrayContaining(["index", "status"]));
+    expect(Object.keys(result.properties ?? {})).toEqual(expect.arrayContaining(["workflow", "error"]));
   });
 });
 

@@ -61,6 +61,8 @@ const HTTP_METHODS = new Set(["get", "put", "post", "delete", "patch", "head", "
 export const EXPECTED_ROUTES = [
   "GET /v1/workflows",
   "POST /v1/workflows",
+  // v1.2: many starts in one request.
+  "POST /v1/workflows/batch",
   "GET /v1/workflows/{id}",
   "GET /v1/workflows/{id}/history",
   "GET /v1/workflows/{id}/diagnosis",
