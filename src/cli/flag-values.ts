@@ -18,3 +18,13 @@ export function timeFlag(flag: string, text: string, usage: string): number {
   if (!Number.isSafeInteger(value) || value < 0) throw new UsageError(`--${flag} must be epoch milliseconds or an ISO 8601 time (got "${text}")`, usage);
   return value;
 }
+
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A duration flag: milliseconds, or a whole number with a unit (90s, 10m, 2h, 1d); the service checks its bound. */
+export function durationMs(flag: string, text: string, usage: string): number {
+  const match = /^(\d+)(ms|s|m|h|d)?$/.exec(text.trim());
+  const value = match ? Number(match[1]) * (DURATION_UNITS_MS[match[2] ?? "ms"] ?? 1) : NaN;
+  if (!Number.isSafeInteger(value)) throw new UsageError(`--${flag} must be milliseconds or a whole number with a unit: 90s, 10m, 2h, 1d (got "${text}")`, usage);
+  return value;
+}

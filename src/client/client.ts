@@ -30,7 +30,10 @@ type Definition = Api["v1"]["definitions"][":name"];
 /** The workflow as the API shows it, which every operator command answers too. */
 export type WorkflowView = SuccessBody<Awaited<ReturnType<Workflow["$get"]>>>;
 
+/** A start; with `startAt` (epoch ms or ISO 8601) or `startDelayMs` it waits `scheduled` until then. */
 export type StartRequest = InferRequestType<Api["v1"]["workflows"]["$post"]>["json"];
+/** Each item's answer to `startBatch`, in item order: `status` 201 or 200 with its `workflow`, else its `error`. */
+export type StartBatchResult = SuccessBody<Awaited<ReturnType<Api["v1"]["workflows"]["batch"]["$post"]>>>["results"][number];
 export type ListQuery = InferRequestType<Api["v1"]["workflows"]["$get"]>["query"];
 export type HistoryQuery = InferRequestType<Workflow["history"]["$get"]>["query"];
 /** The workflow's result once it has ended (output or error), or its status while it runs. */
@@ -79,6 +82,11 @@ function workflowOperations(api: Api) {
   const workflow: Workflow = api.v1.workflows[":id"];
   return {
     start: (request: StartRequest) => unwrap(api.v1.workflows.$post({ json: request })),
+    /**
+     * Up to 100 starts in one request, each started as `start` would start it alone. A refused item throws nothing:
+     * its result says why (only a refused batch, empty or too long, throws).
+     */
+    startBatch: (workflows: StartRequest[]) => unwrap(api.v1.workflows.batch.$post({ json: { workflows } })),
     get: (id: string) => unwrap(workflow.$get({ param: { id } })),
     list: (query: ListQuery = {}) => unwrap(api.v1.workflows.$get({ query })),
     history: (id: string, query: HistoryQuery = {}) => unwrap(workflow.history.$get({ param: { id }, query })),

@@ -169,6 +169,26 @@ describe.concurrent("workflows through the CLI", () => {
     expect(history).toMatch(/ event_received +cli: "approved by phone" +\{"event":"approved","buffered":false\}\n/);
   });
 
+  it("starts a workflow later with --delay or --start-at, lists it as scheduled and cancels it before it starts", async () => {
+    const [delayed, timed] = [uniqueId("delay"), uniqueId("start-at")];
+    const at = new Date(Date.now() + 2 * 86_400_000);
+    at.setUTCMilliseconds(0);
+    const stamp = at.toISOString().replace(/\.000Z$/, "Z");
+
+    const first = expectOk(await shepherd("start", file("approval.yaml"), "--id", delayed, "--delay", "10m"));
+    const second = expectOk(await shepherd("start", file("approval.yaml"), "--id", timed, "--start-at", at.toISOString(), "--json"));
+
+    expect(first.stdout).toMatch(new RegExp(`^scheduled ${delayed} \\(cli-approval\\): starts \\S+Z \\(in (9m 5\\ds|10m 00s)\\)\n$`));
+    expect(second.json()).toMatchObject({ id: timed, status: "scheduled", startAt: at.getTime() });
+    const shown = expectOk(await shepherd("get", timed)).stdout;
+    expect(shown).toMatch(/\nstatus: +scheduled\n/);
+    expect(shown).toMatch(new RegExp(`\nstarts: +${stamp} \\(in 1d 23h\\)\n`));
+    expect(expectOk(await shepherd("list", "--status", "scheduled")).stdout).toContain(`scheduled, starts ${stamp}`);
+    expect(expectOk(await shepherd("cancel", delayed)).stdout).toBe(`cancel ${delayed}: cancelled\n`);
+    const both = await shepherd("start", file("approval.yaml"), "--delay", "1h", "--start-at", at.toISOString());
+    expect(both).toMatchObject({ status: 2, stderr: expect.stringContaining("give --start-at or --delay, not both") });
+  });
+
   it("cancels a workflow", async () => {
     const id = uniqueId("cancel");
     expectOk(await shepherd("start", file("approval.yaml"), "--id", id));

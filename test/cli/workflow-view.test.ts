@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { StepView, WorkflowView } from "../../src/cli/api-types";
-import { itemsDetail, stepDetail, workflowLines } from "../../src/cli/views/workflow";
+import { itemsDetail, stepDetail, workflowLines, workflowListLines } from "../../src/cli/views/workflow";
 
 const NOW = Date.UTC(2026, 0, 1);
 
@@ -39,5 +39,22 @@ describe("child workflows in `shepherd get`", () => {
   it("names the parent of a child workflow and the step that started it", () => {
     const lines = workflowLines(workflow([], { id: "batch-1:ship", parent: { id: "batch-1", stepId: "ship" } }), NOW);
     expect(lines).toContain("parent:     batch-1 (step ship)");
+  });
+});
+
+describe("a scheduled workflow in `shepherd get` and `shepherd list`", () => {
+  it("says when it starts, and afterwards when it was scheduled for", () => {
+    const startAt = NOW + 90 * 60_000;
+    const waiting = workflowLines(workflow([step("charge", "action", "pending")], { status: "scheduled", startAt }), NOW);
+    const started = workflowLines(workflow([step("charge", "action", "running")], { startAt }), startAt + 1_000);
+
+    expect(waiting.find((line) => line.startsWith("starts:"))).toMatch(/^starts: +2026-01-01T01:30:00Z \(in 1h 30m\)$/);
+    expect(started.find((line) => line.startsWith("scheduled for:"))).toMatch(/2026-01-01T01:30:00Z$/);
+    expect(started.some((line) => line.startsWith("starts:"))).toBe(false);
+  });
+
+  it("lists a scheduled workflow with its start time in the status column", () => {
+    const row = { id: "later-1", name: "batch", status: "scheduled" as const, createdAt: NOW, updatedAt: NOW, startAt: NOW + 60_000 };
+    expect(workflowListLines({ workflows: [row] })[1]).toMatch(/^later-1 +batch +scheduled, starts 2026-01-01T00:01:00Z +2026/);
   });
 });

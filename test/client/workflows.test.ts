@@ -90,6 +90,32 @@ describe("a workflow driven through the typed client", () => {
   });
 });
 
+describe("scheduled starts and batches through the typed client", () => {
+  it("starts a workflow later, with startDelayMs or an ISO 8601 startAt", async () => {
+    const definition = { name: "client-later", steps: [waitStep("hold", { event: "done", timeoutMs: DAY })] };
+    const at = new Date(Date.now() + DAY);
+
+    const delayed = await client.start({ id: uniqueId("client"), definition, startDelayMs: 60_000 });
+    const timed = await client.start({ id: uniqueId("client"), definition, startAt: at.toISOString() });
+
+    expect(delayed.status).toBe("scheduled");
+    expect(timed).toMatchObject({ status: "scheduled", startAt: at.getTime() });
+    expect((await client.list({ name: "client-later", status: "scheduled" })).workflows.map((listed) => listed.id)).toEqual(expect.arrayContaining([delayed.id, timed.id]));
+  });
+
+  it("starts a batch, each item answered in order, a refused one without throwing", async () => {
+    const definition = { name: "client-batch", steps: [waitStep("hold", { event: "done", timeoutMs: DAY })] };
+    const id = uniqueId("client");
+
+    const { results } = await client.startBatch([{ id, definition }, { id, definition, input: { other: true } }, { definition: { name: "bad", steps: [] } }]);
+
+    expect(results.map((result) => result.status)).toEqual([201, 409, 400]);
+    expect(results[0]?.workflow?.id).toBe(id);
+    expect(results[2]?.error?.code).toBe("validation_failed");
+    await expect(client.startBatch([])).rejects.toMatchObject({ status: 400, code: "validation_failed" });
+  });
+});
+
 describe("errors from the API", () => {
   it("throws a ShepherdApiError with the status and code of a 404", async () => {
     const error = await client.get("no-such-workflow").catch((caught: unknown) => caught);

@@ -1,9 +1,11 @@
 import type { HistoryQuery, ListQuery, StartRequest } from "../../client/index";
-import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../../domain/contract";
+import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX, WORKFLOW_STATUSES } from "../../domain/contract";
+import type { WorkflowView } from "../api-types";
+import { relative, time } from "../format";
 import { stringFlag, usageLine, type Command, type FlagValues } from "../command";
 import { asObject, readDocument, readJsonFlag } from "../documents";
 import { UsageError } from "../failures";
-import { definedOnly, positiveInteger } from "../flag-values";
+import { definedOnly, durationMs, positiveInteger, timeFlag } from "../flag-values";
 import { diagnosisLines, historyLines } from "../views/history";
 import { workflowLines, workflowListLines } from "../views/workflow";
 import { watchWorkflow } from "./watch";
@@ -18,18 +20,21 @@ const start: Command = {
     id: { type: "string", value: "<id>", description: "the workflow's id (default: the file's, else the service makes one)" },
     input: { type: "string", value: "<json>", description: "the workflow's input, as JSON" },
     "input-file": { type: "string", value: "<file>", description: "the workflow's input, from a JSON or YAML file" },
+    "start-at": { type: "string", value: "<time>", description: "start at this time (ISO 8601, e.g. 2027-01-31T09:00:00Z, or epoch ms): scheduled until then" },
+    delay: { type: "string", value: "<duration>", description: "start after this long (90s, 10m, 2h, 1d, or ms): scheduled until then" },
     watch: { type: "boolean", description: "then watch it until it ends (exit status as for watch)" },
   },
   notes: [
     "The file (\"-\" for stdin) holds a definition ({name, steps, ...}) or a whole start request ({id?, definition | definitionRef, input?}).",
     "Starting the same id with the same body again answers the workflow already there.",
+    "A start may be at most 365 days ahead; a scheduled workflow can be cancelled or terminated before it starts.",
   ],
   async run(context) {
     const request = startRequest(context.args[0], context.flags, usageLine(start));
     // The service validates the request and answers 400 with the paths of what is wrong.
     const workflow = await context.client.start(request as StartRequest);
     if (context.flags.watch === true) return watchWorkflow(context, workflow.id);
-    context.out.result(workflow, () => [`started ${workflow.id} (${workflow.name}): ${workflow.status}`]);
+    context.out.result(workflow, () => [startedWords(workflow)]);
   },
 };
 
@@ -42,7 +47,21 @@ function startRequest(file: string | undefined, flags: FlagValues, usage: string
   const request = file === undefined ? { definitionRef: { name, ...(version === undefined ? {} : { version: positiveInteger("version", version, usage) }) } } : fromFile(file, usage);
   const id = stringFlag(flags, "id");
   const input = inputOf(flags, usage);
-  return { ...request, ...(id === undefined ? {} : { id }), ...(input === undefined ? {} : { input: input.value }) };
+  return { ...request, ...(id === undefined ? {} : { id }), ...(input === undefined ? {} : { input: input.value }), ...startTimeOf(flags, usage) };
+}
+
+/** `--start-at` or `--delay` (not both) as the body's `startAt` or `startDelayMs`. */
+function startTimeOf(flags: FlagValues, usage: string): { startAt?: number; startDelayMs?: number } {
+  const at = stringFlag(flags, "start-at");
+  const delay = stringFlag(flags, "delay");
+  if (at !== undefined && delay !== undefined) throw new UsageError("give --start-at or --delay, not both", usage);
+  if (at !== undefined) return { startAt: timeFlag("start-at", at, usage) };
+  return delay === undefined ? {} : { startDelayMs: durationMs("delay", delay, usage) };
+}
+
+function startedWords(workflow: WorkflowView): string {
+  if (workflow.status === "scheduled" && workflow.startAt !== undefined) return `scheduled ${workflow.id} (${workflow.name}): starts ${time(workflow.startAt)} (${relative(workflow.startAt, Date.now())})`;
+  return `started ${workflow.id} (${workflow.name}): ${workflow.status}`;
 }
 
 /** A file with `steps` is a definition; anything else is taken as a start request. */
@@ -75,7 +94,7 @@ const list: Command = {
   summary: "list workflows, newest first",
   args: [],
   flags: {
-    status: { type: "string", value: "<status>", description: "only workflows with this status (running, completed, failed, ...)" },
+    status: { type: "string", value: "<status>", description: `only workflows with this status: ${WORKFLOW_STATUSES.join(", ")}` },
     name: { type: "string", value: "<name>", description: "only workflows of this definition" },
     limit: { type: "string", value: "<n>", description: `workflows per page (default ${LIST_PAGE_DEFAULT}, at most ${LIST_PAGE_MAX})` },
     cursor: { type: "string", value: "<cursor>", description: "the next page, as the previous one said" },

@@ -13,6 +13,8 @@ export function workflowLines(workflow: WorkflowView, now: number): string[] {
       ["parent", mapDefined(parentOf(workflow), parentWords)],
       ["status", workflow.status],
       ["created", time(workflow.createdAt)],
+      ["starts", workflow.status === "scheduled" && workflow.startAt !== undefined ? `${time(workflow.startAt)} (${relative(workflow.startAt, now)})` : undefined],
+      ["scheduled for", workflow.status !== "scheduled" && workflow.startAt !== undefined ? time(workflow.startAt) : undefined],
       ["ended", took],
       ["paused since", workflow.pausedAt === undefined ? undefined : time(workflow.pausedAt)],
       ["operator by", workflow.attentionDeadline === undefined ? undefined : `${time(workflow.attentionDeadline)}, then the default action`],
@@ -66,8 +68,13 @@ function mapDefined<T>(value: T | undefined, words: (value: T) => string): strin
 /** `shepherd list`: one row per workflow, newest first, and how to get the next page. */
 export function workflowListLines(page: WorkflowList): string[] {
   if (page.workflows.length === 0) return ["no workflows"];
-  const rows = page.workflows.map((workflow) => [workflow.id, workflow.name, workflow.status, time(workflow.createdAt), time(workflow.updatedAt)]);
+  const rows = page.workflows.map((workflow) => [workflow.id, workflow.name, statusWords(workflow), time(workflow.createdAt), time(workflow.updatedAt)]);
   return [...table(["ID", "NAME", "STATUS", "CREATED", "UPDATED"], rows), ...(page.nextCursor ? [`more: --cursor ${page.nextCursor}`] : [])];
+}
+
+/** A scheduled workflow's status says when it starts. */
+function statusWords(workflow: WorkflowList["workflows"][number]): string {
+  return workflow.status === "scheduled" && workflow.startAt !== undefined ? `scheduled, starts ${time(workflow.startAt)}` : workflow.status;
 }
 
 /** What an operator action answers: the workflow after it. */

@@ -2,7 +2,7 @@
 // the lines a pipe gets, one per change.
 import { ENDED_STEP_STATUSES } from "../../domain/contract";
 import type { StepView, WorkflowView } from "../api-types";
-import { clip } from "../format";
+import { clip, relative, time } from "../format";
 import { childOf, parentOf, parentWords } from "../views/links";
 import { stepDetail } from "../views/workflow";
 
@@ -46,6 +46,7 @@ export function frameLines(workflow: WorkflowView, now: number, columns: number)
   ];
   if (workflow.error) lines.push(`  error: ${workflow.error.message}`);
   if (workflow.status === "needs_attention") lines.push("  needs an operator: retry or skip the failed step, or compensate");
+  if (workflow.status === "scheduled" && workflow.startAt !== undefined) lines.push(`  starts ${time(workflow.startAt)} (${relative(workflow.startAt, now)}); nothing runs before`);
   return lines.map((line) => clip(line, Math.max(20, columns - 1)));
 }
 
