@@ -82,6 +82,23 @@ describe("the workflows list", () => {
     expect(page.url()).not.toContain("status=");
   });
 
+  it("shows a scheduled workflow with when it starts, and narrows to the scheduled ones", async () => {
+    // A definition name of its own: the searches below count this file's workflows of `name`.
+    const later = `scheduled-${RUN}`;
+    await api("POST", "/v1/workflows", { id: later, definition: definition(later, { action: ship }), startDelayMs: 3_600_000 });
+    const { page } = await openDashboard({ path: "/#/workflows" });
+
+    await expect.poll(() => row(page, later).getAttribute("data-status"), SEEN_WITHIN).toBe("scheduled");
+    expect(await row(page, later).locator(".status.scheduled").textContent()).toBe("scheduled");
+    expect(await row(page, later).getByTestId("starts-at").textContent()).toMatch(/^starts \d\d:\d\d:\d\d$/);
+
+    await page.locator('[data-status-filter="scheduled"]').click();
+    await expect.poll(() => listedIds(page), SEEN_WITHIN).not.toContain(ids.done);
+    expect(page.url()).toContain("status=scheduled");
+    expect(await listedIds(page)).toContain(later);
+    await api("POST", `/v1/workflows/${later}/cancel`);
+  });
+
   it("finds a workflow by its exact id, its workflows by their definition name, and says what it cannot search", async () => {
     const { page } = await openDashboard({ path: "/#/workflows" });
     const search = page.getByRole("searchbox", { name: "Search by workflow id or definition name" });

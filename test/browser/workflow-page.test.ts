@@ -96,6 +96,36 @@ describe("the workflow page", () => {
     expect(await history.locator('tr[data-type="workflow_resumed"] td.acted-by .reason').count()).toBe(0);
   });
 
+  it("says when a scheduled workflow starts, offers no pause before it, and it starts then by itself", async () => {
+    const id = uniqueId("later");
+    await api("POST", "/v1/workflows", { id, definition: { name: "later", steps: [{ id: "ship", ...http("/ship") }] }, startDelayMs: 5_000 });
+    const page = await openWorkflow(id);
+    await workflowShows(page, "scheduled");
+
+    expect(await page.getByTestId("workflow-start").textContent()).toMatch(/^Starts\s*\d\d:\d\d:\d\d/);
+    await expect.poll(() => page.getByTestId("diagnosis").textContent()).toMatch(/Scheduled: it starts at \d\d:\d\d:\d\d; nothing runs before/);
+    expect(await page.locator('[data-action="pause"]').count()).toBe(0);
+    expect(await page.locator('[data-action="cancel"]').count()).toBe(1);
+    await stepShows(page, "ship", "pending");
+
+    await workflowShows(page, "completed");
+    expect(await page.getByTestId("workflow-start").textContent()).toMatch(/^Scheduled for\s*\d\d:\d\d:\d\d/);
+    expect(await page.getByTestId("history").textContent()).toContain("workflow scheduled");
+  });
+
+  it("cancels a scheduled workflow before it starts: nothing of it runs", async () => {
+    const id = uniqueId("later-cancelled");
+    await api("POST", "/v1/workflows", { id, definition: { name: "later", steps: [{ id: "ship", ...http("/ship") }] }, startDelayMs: 3_600_000 });
+    const page = await openWorkflow(id);
+    await workflowShows(page, "scheduled");
+
+    await page.locator('[data-action="cancel"]').click();
+    expect(await page.locator('dialog[data-confirm="cancel"]').textContent()).toContain("It has not started");
+    await confirm(page, "cancel");
+    await workflowShows(page, "cancelled");
+    await stepShows(page, "ship", "cancelled");
+  });
+
   it("says what a waiting workflow waits for, and an event sent from the page lets it continue", async () => {
     const id = uniqueId("approval");
     await start(id, {

@@ -28,6 +28,14 @@ export function WorkflowTable({ rows, busy, nameHref, now, selection }) {
   `;
 }
 
+/** When it started; a scheduled workflow's start is still to come, and says when. */
+function StartedCell({ row }) {
+  if (row.status === "scheduled" && row.startAt !== undefined) {
+    return html`<td title=${`Created ${new Date(row.createdAt).toISOString()}, starts ${new Date(row.startAt).toISOString()}`} data-testid="starts-at">starts ${clock(row.startAt)}</td>`;
+  }
+  return html`<td title=${new Date(row.createdAt).toISOString()}>${clock(row.createdAt)}</td>`;
+}
+
 function WorkflowRow({ row, nameHref, now, selection }) {
   const ended = isTerminal(row.status);
   return html`
@@ -39,9 +47,9 @@ function WorkflowRow({ row, nameHref, now, selection }) {
       </td>
       <td><a href=${nameHref(row.name)} title=${`Only ${row.name} workflows`}>${row.name}</a></td>
       <td><span class=${`status ${row.status}`}>${statusLabel(row.status)}</span></td>
-      <td title=${new Date(row.createdAt).toISOString()}>${clock(row.createdAt)}</td>
+      <${StartedCell} row=${row} />
       <td title=${new Date(row.updatedAt).toISOString()}>${ended ? "ended " : ""}${clock(row.updatedAt)}</td>
-      <td class=${ended ? "" : "muted"}>${runTime(row.createdAt, ended ? row.updatedAt : undefined, now)}</td>
+      <td class=${ended ? "" : "muted"}>${row.status === "scheduled" ? "not started" : runTime(row.createdAt, ended ? row.updatedAt : undefined, now)}</td>
     </tr>
   `;
 }

@@ -55,13 +55,18 @@ export function WorkflowActions({ view, onDone }) {
         ${allowed.sendEvent && html`<${SendEvent} view=${view} onDone=${onDone} />`}
         ${allowed.redrive && html`<${Redrive} view=${view} onDone=${onDone} />`}
         ${allowed.compensate && html`<${ConfirmButton} ...${common} label="Compensate" testId="compensate" danger message="Give up: the compensations of the steps that succeeded run in reverse order, then the workflow ends compensated." run=${post("compensate")} />`}
-        ${allowed.cancel && html`<${ConfirmButton} ...${common} label="Cancel" testId="cancel" danger message="Running attempts are fenced and the steps that succeeded are compensated; the workflow ends cancelled." run=${post("cancel")} />`}
+        ${allowed.cancel && html`<${ConfirmButton} ...${common} label="Cancel" testId="cancel" danger message=${cancelWords(view)} run=${post("cancel")} />`}
         ${allowed.terminate &&
         html`<${ConfirmButton} ...${common} label="Terminate" testId="terminate" danger message="Stop now: running attempts are fenced and nothing is compensated. The reason is also the workflow's error."
           run=${post("terminate")} />`}
       </div>
     </div>
   `;
+}
+
+function cancelWords(view) {
+  if (view.status === "scheduled") return "It has not started: it ends cancelled at once, and nothing of it runs.";
+  return "Running attempts are fenced and the steps that succeeded are compensated; the workflow ends cancelled.";
 }
 
 function StepActions({ view, stepId, allowed, onDone }) {

@@ -16,7 +16,7 @@ const RECENT_DECISIONS = 5;
 export function Diagnosis({ view, diagnosis, pools, now }) {
   const steps = new Map(view.steps.map((step) => [step.id, step]));
   const ofSteps = diagnosis.blockedOn.filter((blocked) => !mapItemOf(blocked.stepId));
-  const lines = [...ofSteps.map((blocked) => blockedWords(blocked, steps.get(blocked.stepId), diagnosis, { pools, now })), ...openItemWords(diagnosis.blockedOn)];
+  const lines = [...ofSteps.map((blocked) => blockedWords(blocked, steps.get(blocked.stepId), diagnosis, { pools, now, startAt: view.startAt })), ...openItemWords(diagnosis.blockedOn)];
   return html`
     <div class="diagnosis" data-testid="diagnosis">
       <ul class="plain-words">
@@ -44,7 +44,7 @@ export function Diagnosis({ view, diagnosis, pools, now }) {
 }
 
 /** One sentence per thing the workflow waits for. */
-function blockedWords(blocked, step, diagnosis, { pools, now }) {
+function blockedWords(blocked, step, diagnosis, { pools, now, startAt }) {
   const id = html`<code>${blocked.stepId}</code>`;
   const since = clock(blocked.since);
   const until = blocked.until === undefined ? "" : clock(blocked.until);
@@ -62,6 +62,10 @@ function blockedWords(blocked, step, diagnosis, { pools, now }) {
       return runningWords(id, step, budget, since);
     case "circuit_open":
       return html`${id} is parked: the circuit breaker of ${step?.parked?.host ?? "its host"} is open until ${until}; waiting uses no attempt.`;
+    case "scheduled_start":
+      return blocked.until === startAt
+        ? html`Scheduled: it starts at ${until}; nothing runs before. Cancel or terminate it to end it without running anything.`
+        : html`Scheduled for earlier, but its start is deferred until ${until}: the task queue is too far behind with this tenant's workflows of its name.`;
     case "paused":
       return html`Paused by an operator since ${since}. Running attempts go on; nothing new starts until it is resumed.`;
     case "needs_operator":
@@ -126,6 +130,7 @@ const DEADLINE_WORDS = {
   retry: "the next retry",
   ...KIND_DEADLINE_WORDS,
   workflow_timeout: "the whole workflow's timeout",
+  scheduled_start: "its start",
   attention_deadline: "the escalation's deadline",
 };
 

@@ -4,7 +4,10 @@ import { errorWords } from "./timeline-model.js";
 import { preciseClock } from "./time.js";
 
 const SUMMARIES = {
-  workflow_started: (data) => `definition ${data.definition?.name ?? data.name}${data.definition?.version ? ` v${data.definition.version}` : ""}${data.schedule ? `, fired by schedule ${data.schedule}` : ""}${data.parent ? `, child of ${data.parent.id} (step ${data.parent.stepId})` : ""}`,
+  workflow_started: (data) =>
+    `definition ${data.definition?.name ?? data.name}${data.definition?.version ? ` v${data.definition.version}` : ""}${data.schedule ? `, fired by schedule ${data.schedule}` : ""}${data.parent ? `, child of ${data.parent.id} (step ${data.parent.stepId})` : ""}${data.startAt === undefined ? "" : `, scheduled for ${preciseClock(data.startAt)}`}${data.deferredMs ? ` (deferred ${duration(data.deferredMs)} by back-pressure)` : ""}`,
+  workflow_scheduled: (data) => `definition ${data.definition?.name ?? data.name}; starts ${preciseClock(data.startAt)}`,
+  workflow_start_deferred: (data) => `the task queue was ${duration(data.lagMs)} behind; tried again ${preciseClock(data.retryAt)}`,
   workflow_failed: (data) => errorWords(data.error),
   workflow_escalated: (data) => `${data.phase === "compensation" ? "compensation " : ""}failed for good: ${errorWords(data.error)}`,
   workflow_timed_out: (data) => `deadline ${preciseClock(data.deadlineAt)}`,

@@ -21,8 +21,9 @@ export function WorkflowHeader({ view, now }) {
           ${definition?.hash && html` <span class="muted mono" title=${definition.hash}>${definition.hash.slice(0, 10)}</span>`}</dd></div>
         <${ParentFact} parent=${view.parent} />
         <div><dt>Created</dt><dd>${clock(view.createdAt)}</dd></div>
+        ${view.startAt !== undefined && html`<div data-testid="workflow-start"><dt>${view.status === "scheduled" ? "Starts" : "Scheduled for"}</dt><dd>${clock(view.startAt)}</dd></div>`}
         <div><dt>Ended</dt><dd>${clock(view.endedAt)}</dd></div>
-        <div><dt>Duration</dt><dd>${duration((view.endedAt ?? now) - view.createdAt)}${view.endedAt === undefined ? " so far" : ""}</dd></div>
+        <div><dt>Duration</dt><dd>${view.status === "scheduled" ? "not started yet" : html`${duration((view.endedAt ?? now) - view.createdAt)}${view.endedAt === undefined ? " so far" : ""}`}</dd></div>
         ${view.redriveCount > 0 && html`<div><dt>Redriven</dt><dd>${view.redriveCount}×</dd></div>`}
         ${view.attentionDeadline && html`<div><dt>Operator deadline</dt><dd>${clock(view.attentionDeadline)}</dd></div>`}
         ${view.pendingEvents.length > 0 && html`<div><dt>Inbox</dt><dd>${view.pendingEvents.map((event) => event.event).join(", ")}</dd></div>`}
