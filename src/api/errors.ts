@@ -74,8 +74,6 @@ export function errorAnswer(error: Error, path: string): ErrorAnswer {
     return { status: error.status, ...errorBody(error.code, error.message, error.details), ...(error.headers ? { headers: error.headers } : {}) };
   }
   if (error instanceof HTTPException) {
-    // A middleware's own response (bearer-auth's 401, already in the error shape with its challenge).
-    if (error.res) return error.getResponse();
     // Hono's JSON validator throws a bare 400 for a body that does not parse.
     if (error.status === 400 && /json/i.test(error.message)) return { status: 400, ...errorBody("invalid_json", "The request body is not valid JSON.") };
     return { status: error.status, ...errorBody(CODE_BY_STATUS[error.status] ?? "error", error.message) };
@@ -92,6 +90,8 @@ export function errorAnswer(error: Error, path: string): ErrorAnswer {
 }
 
 export function onApiError(error: Error, c: Context): Response {
+  // A middleware's own response (bearer-auth's 401, already in the error shape with its challenge).
+  if (error instanceof HTTPException && error.res) return error.getResponse();
   const { status, error: body, headers } = errorAnswer(error, c.req.path);
   return c.json({ error: body }, status, headers);
 }
