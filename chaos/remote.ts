@@ -5,6 +5,8 @@
 //   POST /lost/{step}        applies the effect; the first request's answer is lost (body.lose: reset or hang)
 //   POST /item/{mapStep}     a map's item: 503 or a hang once for the keys case 27 picks; the effect echoes index and item
 //   POST /worker/{step}      a pool worker's effect for its task (no faults), under the task's idempotencyKey
+//   POST /notify             a workflow's end notice (a start's `notify`): kept with its headers, its signature verified
+//   GET  /notices            the end notices received (JSON)
 //   GET  /effects/{key}      the effect of that key (200 with its body) or 404: a step's `verify`
 //   GET  /stats              counters, per Idempotency-Key and per logical operation (JSON)
 //   GET  /healthz            {ok: true}
@@ -27,6 +29,8 @@ import type { RemoteFaults } from "./lib/faults.ts";
 import { ledgerStats, newLedger } from "./lib/remote-ledger.ts";
 import type { EffectBody, HostOutage, IdempotencyStore, RemoteStats } from "./lib/remote-ledger.ts";
 import { isRoute, operation, verifyEffect } from "./lib/remote-operations.ts";
+import { NOTICE_PATH, readNotice } from "./lib/notices.ts";
+import type { NoticeRecord } from "./lib/notices.ts";
 import type { RemoteCall, RemoteContext, Reply } from "./lib/remote-operations.ts";
 
 const MAX_BODY_BYTES = 256 * 1024;
@@ -43,6 +47,8 @@ export interface RemoteOptions {
   declineOf?: (key: string) => boolean | null;
   /** Where the jobs behind a 202 send their heartbeats and completions. */
   shepherdUrl?: string | null;
+  /** The secret end notices are signed with (the arrivals phase's): each one received is verified with it. */
+  noticeSecret?: string;
   log?: (line: string) => void;
 }
 
@@ -50,6 +56,8 @@ export interface Remote {
   url: string;
   /** The same JSON as GET /stats. */
   stats(): RemoteStats;
+  /** The end notices received so far, in arrival order (GET /notices). */
+  notices(): NoticeRecord[];
   /**
    * Every operation answers 503 for `ms` from the next one on. Returns the outage, whose {from, to} are
    * filled in (null until then) when that request comes.
@@ -67,17 +75,23 @@ interface Server {
 }
 
 /** Starts the remote service. Resolves once it listens. */
-export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, declineOf = () => null, shepherdUrl = null, log = () => {} }: RemoteOptions): Promise<Remote> {
+export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, declineOf = () => null, shepherdUrl = null, noticeSecret = "", log = () => {} }: RemoteOptions): Promise<Remote> {
   const answers: IdempotencyStore<EffectBody> = idempotencyStore();
   const ledger = newLedger(answers);
   const startedAt = Date.now();
   let closing = false;
   const ctx: RemoteContext = { seed, faults, declineOf, shepherdUrl, log, ledger, closing: () => closing };
   const stats = (): RemoteStats => ledgerStats(ledger, { seed, faults, uptimeMs: Date.now() - startedAt, heldSockets: server.heldCount() });
-  const server: Server = await startFakeRemote({ port, maxBodyBytes: MAX_BODY_BYTES, handle: (call: RemoteCall) => route(ctx, call, stats) });
+  const notices: NoticeRecord[] = [];
+  const receive = (call: RemoteCall): Reply => {
+    notices.push(readNotice(call.req.headers, call.text, noticeSecret, Date.now()));
+    return { status: 200, body: { received: true } };
+  };
+  const server: Server = await startFakeRemote({ port, maxBodyBytes: MAX_BODY_BYTES, handle: (call: RemoteCall) => route(ctx, call, stats, { receive, notices }) });
   return {
     url: server.url,
     stats,
+    notices: () => [...notices],
     armOutage(ms) {
       const armed: HostOutage = { ms, armedAt: Date.now(), from: null, to: null };
       ledger.armed = armed;
@@ -90,12 +104,20 @@ export async function startRemote({ port, seed, faults = DEFAULT_REMOTE_FAULTS, 
   };
 }
 
-function route(ctx: RemoteContext, call: RemoteCall, stats: () => RemoteStats): Reply | undefined | Promise<Reply | undefined> {
+/** The end notices' side of the remote: taking one, and those taken. */
+interface NoticeInbox {
+  receive: (call: RemoteCall) => Reply;
+  notices: readonly NoticeRecord[];
+}
+
+function route(ctx: RemoteContext, call: RemoteCall, stats: () => RemoteStats, inbox: NoticeInbox): Reply | undefined | Promise<Reply | undefined> {
   const [, name, step] = /^\/(act|compensate|stall|lost|item|worker)\/([A-Za-z0-9_.:-]+)$/.exec(call.path) ?? [];
   if (call.method === "POST" && isRoute(name) && step) return operation(ctx, call, name, step);
   const effect = /^\/effects\/([A-Za-z0-9_.:%-]+)$/.exec(call.path);
   if (call.method === "GET" && effect) return verifyEffect(ctx, call, decodeURIComponent(effect[1] ?? ""));
   if (call.method === "GET" && call.path === "/stats") return { status: 200, body: stats() };
+  if (call.method === "POST" && call.path === NOTICE_PATH) return inbox.receive(call);
+  if (call.method === "GET" && call.path === "/notices") return { status: 200, body: { notices: inbox.notices } };
   if (call.method === "GET" && call.path === "/healthz") return { status: 200, body: { ok: true } };
   return { status: 404, body: { error: "not found" } };
 }

@@ -42,6 +42,8 @@ export interface RemoteCall {
   key: string | undefined;
   /** Shepherd-Attempt, 0 without one. */
   attempt: number;
+  /** The body as sent: an end notice's signature is over these very bytes. */
+  text: string;
   json: unknown;
   /** Keeps the request open until the caller closes it, or ms at most; answers nothing. */
   hold(ms?: number): undefined;
