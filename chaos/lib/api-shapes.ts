@@ -84,6 +84,10 @@ export interface WorkflowView {
   output?: unknown;
   /** A child workflow's parent and the step that started it. */
   parent?: { id: string; stepId: string };
+  /** A delayed start's time (contract v1.2, "Starting from anywhere"). */
+  startAt?: number;
+  /** How often it was redriven: its end notice's id is `<id>:end:<redriveCount>`. */
+  redriveCount?: number;
 }
 
 /** The `data` of the history events the soak reads; every field belongs to some event types only. */
@@ -198,6 +202,39 @@ export interface DevDispatch {
   backPressure?: boolean;
 }
 
+/** One item's answer in `POST /v1/workflows/batch`'s `results`, in item order. */
+export interface BatchItemAnswer {
+  index: number;
+  /** 201, 200, or what the start alone would have answered. */
+  status: number;
+  workflow?: WorkflowView;
+  error?: { code?: string; message?: string };
+}
+
+export interface BatchAnswer {
+  results: BatchItemAnswer[];
+}
+
+/** `GET /v1/workflows/{id}/result`: 200 with the result once ended, 202 with only its status while not. */
+export interface ResultAnswer {
+  id: string;
+  status: string;
+  output?: unknown;
+  error?: unknown;
+}
+
+/** A row of `GET /v1/starts/dead-letters`: a STARTS message that could never start. */
+export interface StartDeadLetter {
+  messageId: string;
+  workflowId: string | null;
+  error: { code: string; message: string };
+}
+
+export interface StartDeadLetterPage {
+  deadLetters: StartDeadLetter[];
+  nextCursor?: string;
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -231,3 +268,9 @@ export const isBulkJob = (body: unknown): body is BulkJobView =>
 export const isDevWorkflow = (body: unknown): body is DevWorkflow => typeof field(body, "status") === "string";
 
 export const isDevDispatch = (body: unknown): body is DevDispatch => typeof field(body, "lagMs") === "number";
+
+export const isBatchAnswer = (body: unknown): body is BatchAnswer => Array.isArray(field(body, "results"));
+
+export const isResultAnswer = (body: unknown): body is ResultAnswer => typeof field(body, "id") === "string" && typeof field(body, "status") === "string";
+
+export const isStartDeadLetterPage = (body: unknown): body is StartDeadLetterPage => Array.isArray(field(body, "deadLetters"));

@@ -4,11 +4,15 @@
 /* global URL, Buffer */
 import { requestJson } from "../../scripts/lib/http-json.ts";
 import { API_TOKEN } from "./shepherd.ts";
-import { field, isBulkJob, isDevDispatch, isDevWorkflow, isHistoryEvent, isIndexPage, isMapItemsPage, isPoolList, isScheduleView, isTargetList, isWorkflowView } from "./api-shapes.ts";
-import type { BulkJobView, DevDispatch, DevWorkflow, HistoryEvent, IndexPage, MapItemsPage, PoolList, ScheduleView, TargetList } from "./api-shapes.ts";
+import { field, isBatchAnswer, isBulkJob, isDevDispatch, isDevWorkflow, isHistoryEvent, isIndexPage, isMapItemsPage, isPoolList, isResultAnswer, isScheduleView, isStartDeadLetterPage, isTargetList, isWorkflowView } from "./api-shapes.ts";
+import type { BatchAnswer, BulkJobView, DevDispatch, DevWorkflow, HistoryEvent, IndexPage, MapItemsPage, PoolList, ResultAnswer, ScheduleView, StartDeadLetterPage, TargetList } from "./api-shapes.ts";
 import { TERMINAL_WORKFLOW_STATUSES } from "../../src/domain/contract.ts";
 
 const REQUEST_TIMEOUT_MS = 5_000;
+/** A batch of starts is up to a hundred starts in one request: more time than one. */
+const BATCH_TIMEOUT_MS = 15_000;
+/** A long poll's answer may come at its waitMs: the request waits that long and a margin more. */
+const LONG_POLL_MARGIN_MS = 10_000;
 
 /** One answer; status 0 when none came (refused, reset, timed out). */
 export interface Answer {
@@ -63,6 +67,16 @@ export function createClient(baseUrl: string, { token = API_TOKEN }: { token?: s
     request,
     startWorkflow: (payload: unknown) => request("POST", "/v1/workflows", { body: payload }),
     getWorkflow: (workflowId: string) => read(`/v1/workflows/${id(workflowId)}`, isWorkflowView),
+    /** Start bodies in one request; each item answered as its start alone would be, in item order (contract v1.2). */
+    startBatch: (payloads: readonly unknown[]): Promise<TypedAnswer<BatchAnswer>> =>
+      request("POST", "/v1/workflows/batch", { body: { workflows: payloads }, timeoutMs: BATCH_TIMEOUT_MS }).then((answer) => typed(answer, isBatchAnswer)),
+    /** The long poll for a workflow's result: 200 once it has ended, 202 when waitMs passes first. */
+    getResult: (workflowId: string, waitMs: number): Promise<TypedAnswer<ResultAnswer>> =>
+      request("GET", `/v1/workflows/${id(workflowId)}/result?waitMs=${waitMs}`, { timeoutMs: waitMs + LONG_POLL_MARGIN_MS }).then((answer) => typed(answer, isResultAnswer)),
+    /** Puts a message {tenant, start} on the STARTS queue, as another Worker would (the dev route; 202 once sent). */
+    queueStart: (message: unknown) => request("POST", "/dev/starts", { body: message }),
+    /** The first page of the tenant's STARTS messages that could never start. */
+    listStartDeadLetters: (): Promise<TypedAnswer<StartDeadLetterPage>> => read("/v1/starts/dead-letters?limit=100", isStartDeadLetterPage),
     listWorkflows: (cursor?: string | null, { name, parentId, limit = 100 }: { name?: string; parentId?: string; limit?: number } = {}): Promise<TypedAnswer<IndexPage>> =>
       read(`/v1/workflows?limit=${limit}${name ? `&name=${id(name)}` : ""}${parentId ? `&parentId=${id(parentId)}` : ""}${cursor ? `&cursor=${id(cursor)}` : ""}`, isIndexPage),
     cancelWorkflow: (workflowId: string, reason: string) => request("POST", `/v1/workflows/${id(workflowId)}/cancel`, { body: { reason } }),

@@ -95,11 +95,20 @@ export interface WorkflowInput {
   items?: string[];
 }
 
+/** Where a workflow's final view is POSTed when it ends, signed with `secret` (contract v1.2, "Starting from anywhere"). */
+export interface Notify {
+  url: string;
+  secret?: string;
+}
+
 /** The body of `POST /v1/workflows`. */
 export interface StartPayload {
   id: string;
   input: WorkflowInput;
   definition: Definition;
+  notify?: Notify;
+  /** A delayed start: `scheduled` until this long after the front door took it. */
+  startDelayMs?: number;
 }
 
 /** One workflow of the soak, whatever its family, with what the harness predicts about it. */
