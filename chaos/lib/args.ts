@@ -10,6 +10,7 @@ import { CHILDREN_PER_MAP, DEFAULT_PARENTS, PARENT_SHAPES } from "./children.ts"
 import { DEFAULT_MAP_SIZES, MAX_MAP_ITEMS } from "./map.ts";
 import { DEFAULT_POOL_WORKFLOWS, POOL_STEPS } from "./pool.ts";
 import { DEFAULT_BULK_WORKFLOWS } from "./bulk.ts";
+import { DEFAULT_ARRIVALS } from "./arrivals.ts";
 
 export const SERVER_FAULT_KEYS: readonly string[] = [...FAULT_NAMES];
 
@@ -29,6 +30,8 @@ export interface ChaosOptions {
   poolWorkflows: number;
   /** The bulk phase's workflows, cancelled by one bulk job across the restart (0: no phase). */
   bulkWorkflows: number;
+  /** The arrivals phase's workflows through each door: delayed, batched, queued (0: no phase). */
+  arrivals: number;
   seed: string;
   maxSeconds: number;
   restart: boolean;
@@ -85,8 +88,8 @@ export const DEFAULT_BURST: Record<Preset, number> = { soak: 2000, quick: 300 };
 export const USAGE = `npm run chaos -- [flags]
 
   --quick               CI preset: 30 workflows, 5 concurrent, a burst of ${DEFAULT_BURST.quick}, maps of ${DEFAULT_MAP_SIZES.quick.join(", ")} items, ${DEFAULT_PARENTS.quick} parents, ${DEFAULT_POOL_WORKFLOWS.quick} pool workflows,
-                        ${DEFAULT_BULK_WORKFLOWS.quick} bulk workflows, bound 90 s + ${BURST_SECONDS_PER_WORKFLOW.quick} s per burst workflow + ${MAP_SECONDS_PER_ITEM.quick} s per map item
-                        + ${BULK_SECONDS_PER_WORKFLOW.quick} s per bulk workflow
+                        ${DEFAULT_BULK_WORKFLOWS.quick} bulk workflows, ${DEFAULT_ARRIVALS.quick} arrivals per door, bound 90 s + ${BURST_SECONDS_PER_WORKFLOW.quick} s per burst workflow
+                        + ${MAP_SECONDS_PER_ITEM.quick} s per map item + ${BULK_SECONDS_PER_WORKFLOW.quick} s per bulk workflow
   --workflows N         workflows to run (default 200)
   --concurrency C       workflows in flight at once (default 10)
   --burst N             extra 3-step workflows (no scheduleToStartMs) started at once while the soak runs (default ${DEFAULT_BURST.soak}; 0 = none)
@@ -98,6 +101,8 @@ export const USAGE = `npm run chaos -- [flags]
                         (default ${DEFAULT_POOL_WORKFLOWS.soak}; --quick ${DEFAULT_POOL_WORKFLOWS.quick}; 0 = none)
   --bulk-workflows N    the bulk phase: waiting workflows that one bulk job cancels, created just before the restart
                         (default ${DEFAULT_BULK_WORKFLOWS.soak}; --quick ${DEFAULT_BULK_WORKFLOWS.quick}; 0 = none)
+  --arrivals N          the arrivals phase: workflows through each door (delayed start, batch, STARTS queue), each with
+                        a notify, some long-polled (default ${DEFAULT_ARRIVALS.soak}; --quick ${DEFAULT_ARRIVALS.quick}; 0 = none)
   --seed S              seed of the workload and the remote's faults (default 1)
   --max-seconds T       bound on the whole run, start-up and checks included
                         (default 180 s + ${BURST_SECONDS_PER_WORKFLOW.soak} s per burst workflow + ${MAP_SECONDS_PER_ITEM.soak} s per map item
@@ -113,7 +118,7 @@ export const USAGE = `npm run chaos -- [flags]
   --help`;
 
 const FLAGS = flagSpec({
-  values: ["workflows", "concurrency", "burst", "burst-clients", "map-items", "parents", "pool-workflows", "bulk-workflows", "seed", "max-seconds", "port-base"],
+  values: ["workflows", "concurrency", "burst", "burst-clients", "map-items", "parents", "pool-workflows", "bulk-workflows", "arrivals", "seed", "max-seconds", "port-base"],
   switches: ["quick", "no-restart", "no-remote-faults", "no-server-faults", "allow-skips", "keep"],
   repeatable: ["fault"],
 });
@@ -151,6 +156,7 @@ export function parseArgs(argv: string[]): ChaosOptions {
     parents: pick("parents", 0, DEFAULT_PARENTS.soak, DEFAULT_PARENTS.quick),
     poolWorkflows: pick("pool-workflows", 0, DEFAULT_POOL_WORKFLOWS.soak, DEFAULT_POOL_WORKFLOWS.quick),
     bulkWorkflows,
+    arrivals: pick("arrivals", 0, DEFAULT_ARRIVALS.soak, DEFAULT_ARRIVALS.quick),
     seed: typeof flags.seed === "string" ? flags.seed : "1",
     maxSeconds: pick("max-seconds", 30, 180, 90) + (flags["max-seconds"] === undefined ? defaultAllowance(preset, burst, mapItems, bulkWorkflows) : 0),
     restart: !flags["no-restart"],

@@ -1,6 +1,8 @@
 // After the soak: the final word of every workflow, then the checks Temporal's omes and Restate's Jepsen suite
-// make, row 26's, the schedule's and the supervisor's, the phases' (map, parent/child, pool, bulk), and the verdict they add up to.
+// make, row 26's, the schedule's and the supervisor's, the phases' (map, parent/child, pool, bulk, arrivals), and the
+// verdict they add up to.
 import { checkAlarms } from "./checks/alarms.ts";
+import { checkArrivals } from "./checks/arrivals.ts";
 import { checkBulk } from "./checks/bulk.ts";
 import { checkChildren } from "./checks/children.ts";
 import type { Check } from "./checks/check.ts";
@@ -75,6 +77,7 @@ export async function judgeSoak(soak: SoakRun, hosts: Hosts, { features, serverF
     ...(await checkChildren(client, soak.parentFamily, soak.childRun, finals)),
     ...checkPool(soak.poolWorkflows, soak.poolRun, finals, remoteStats, { outage, runtimeLagMs: soak.alarms?.maxOverdueMs ?? 0 }),
     ...checkBulk(soak.bulkWorkflows, soak.bulkRun, finals, { outage, restartAsked: soak.restartAsked }),
+    ...checkArrivals(soak.arrivals, soak.arrivalsRun, finals, outage),
     checkServerFaults(features, serverFaults),
     ...(neighbourSeen ? checkNeighbour(neighbourSeen) : []),
   ];

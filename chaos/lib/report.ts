@@ -8,6 +8,7 @@ import { childRows } from "./children-report.ts";
 import { mapRows } from "./map-report.ts";
 import { poolRows } from "./pool-report.ts";
 import { bulkRows } from "./bulk-report.ts";
+import { arrivalsRows } from "./arrivals-report.ts";
 
 type Row = [string, string];
 
@@ -53,6 +54,7 @@ function measurementRows(report: SoakReport): Row[] {
   rows.push(...childRows(report.parents ?? []));
   rows.push(...poolRows(report.pool ?? null));
   rows.push(...bulkRows(report.bulk ?? null));
+  rows.push(...arrivalsRows(report.arrivals ?? null));
   return rows;
 }
 
@@ -197,7 +199,7 @@ export function renderReport(report: SoakReport): string {
     "",
     `Shepherd chaos soak: seed ${c.seed}, ${c.workflows} workflows of 3–5 steps, ${c.concurrency} concurrent, ` +
       `${c.burst ? `a burst of ${c.burst} × 3 steps from ${c.burstClients} clients` : "no burst"}, ` +
-      `${c.mapItems.length ? `maps of ${c.mapItems.join(", ")} items` : "no map"}, ${c.parents} parents of child workflows, ${c.poolWorkflows} pool workflows, ${c.bulkWorkflows} for a bulk cancel, ${c.restart ? "one restart" : "no restart"}, bound ${c.maxSeconds} s`,
+      `${c.mapItems.length ? `maps of ${c.mapItems.join(", ")} items` : "no map"}, ${c.parents} parents of child workflows, ${c.poolWorkflows} pool workflows, ${c.bulkWorkflows} for a bulk cancel, ${c.arrivals} arrivals per door, ${c.restart ? "one restart" : "no restart"}, bound ${c.maxSeconds} s`,
     `Build under test: ${report.source.commit ?? "?"}${report.source.dirtyFiles ? ` with ${report.source.dirtyFiles} uncommitted file(s)` : ""}; FAULTS hook ${report.features.faultsVar ? "present" : "absent"}`,
     "",
     table(["CHECK", "RESULT", "DETAIL"], report.checks.map((check) => [check.name, check.status.toUpperCase(), check.detail])),

@@ -17,6 +17,8 @@ import type { MapFigures } from "./map-report.ts";
 import type { NeighbourReport } from "./neighbour.ts";
 import { bulkReport } from "./bulk-report.ts";
 import type { BulkFigures } from "./bulk-report.ts";
+import { arrivalsReport } from "./arrivals-report.ts";
+import type { ArrivalsFigures } from "./arrivals-report.ts";
 import { poolReport } from "./pool-report.ts";
 import type { PoolFigures } from "./pool-report.ts";
 import type { KeyRecord, RemoteStats } from "./remote-ledger.ts";
@@ -53,6 +55,8 @@ export interface SoakReport {
   pool: PoolFigures | null;
   /** The bulk phase: how its workflows ended, the job's course and pace, the front door meanwhile (null: none ran). */
   bulk: BulkFigures | null;
+  /** The arrivals phase: each door's outcomes, the delayed starts against the restart, batches, messages, notices, long polls (null: none ran). */
+  arrivals: ArrivalsFigures | null;
   /** The regular workload meets the same front door; its back-pressure answers are counted apart. */
   regularBackPressure: Record<string, number>;
   checks: Check[];
@@ -95,6 +99,7 @@ export function buildReport(soak: SoakRun, judged: Judgement, { options, sandbox
     parents: childReport(soak.parentFamily, soak.childRun, finals, outage),
     pool: poolReport(soak.poolWorkflows, soak.poolRun, finals, outage, runStart),
     bulk: bulkReport(soak.bulkWorkflows, soak.bulkRun, finals, outage, runStart),
+    arrivals: arrivalsReport(soak.arrivals, soak.arrivalsRun, finals, outage, runStart),
     regularBackPressure: sumCounts(soak.regular.map((r) => r.backPressure ?? {})),
     checks: judged.checks,
     measurements,

@@ -1,10 +1,14 @@
 // The soak itself, between Shepherd's start and the final reading: the regular workload with its one restart, and
 // beside it the burst, the noisy neighbour, the cron schedule, the supervisor's scenarios, the map phase, the
-// parent/child phase, the pool phase, the bulk phase and the samplers of the alarms and the queue's lag; then
-// everything beside the workload is brought to its end.
+// parent/child phase, the pool phase, the bulk phase, the arrivals phase and the samplers of the alarms and the queue's
+// lag; then everything beside the workload is brought to its end.
 import { startAlarmSampler } from "./alarms.ts";
 import type { AlarmSamples } from "./alarms.ts";
 import type { ChaosOptions } from "./args.ts";
+import { buildArrivals } from "./arrivals.ts";
+import type { ArrivalsPlan } from "./arrivals.ts";
+import { driveArrivals } from "./arrivals-driver.ts";
+import type { ArrivalsPhase, ArrivalsRun } from "./arrivals-driver.ts";
 import { buildBurstWorkflows, driveBurst } from "./burst.ts";
 import type { Burst, BurstRun } from "./burst.ts";
 import { buildBulkWorkflows } from "./bulk.ts";
@@ -57,6 +61,8 @@ const MAP_ALARM_SAMPLE = 5;
 const PARENT_ALARM_SAMPLE = 4;
 /** The open pool workflows: a few at a time, rotating. */
 const POOL_ALARM_SAMPLE = 4;
+/** The open arrivals (the delayed ones' alarms start them): a few at a time, rotating. */
+const ARRIVALS_ALARM_SAMPLE = 4;
 /** The final reading of views and histories, and the checks' own reads, per burst workflow (2 cores, loaded). */
 const CHECKS_RESERVE_PER_BURST_MS = 25;
 /** The same per workflow of the bulk phase: each is read at the end like any other. */
@@ -82,6 +88,7 @@ export interface SoakPlan {
   parentFamily: ParentFamily;
   poolWorkflows: SoakWorkflow[];
   bulkWorkflows: SoakWorkflow[];
+  arrivals: ArrivalsPlan;
 }
 
 export interface SoakRun extends SoakPlan {
@@ -97,6 +104,7 @@ export interface SoakRun extends SoakPlan {
   childRun: ChildRun;
   poolRun: PoolRun;
   bulkRun: BulkRun;
+  arrivalsRun: ArrivalsRun;
   /** Whether the run asked for Shepherd's restart (it may still not have come). */
   restartAsked: boolean;
   neighbourRecords: NeighbourRecord[] | null;
@@ -117,6 +125,7 @@ interface Beside {
   parents: ReturnType<typeof driveParents>;
   pool: PoolPhase;
   bulk: BulkPhase;
+  arrivals: ArrivalsPhase;
   burst: Burst | null;
   neighbour: Promise<NeighbourRecord[]> | null;
   alarms: ReturnType<typeof startAlarmSampler>;
@@ -136,7 +145,7 @@ export async function runSoak(setup: SoakSetup): Promise<SoakRun> {
   const soakStart = Date.now();
   const inFlight = new Set<string>();
   const beside = await startBeside(setup, client, plan, { restarts, soakStart, deadline, inFlight });
-  log(`running ${plan.workflows.length} workflows, ${options.concurrency} at a time` + (plan.burstWorkflows.length ? `, and a burst of ${plan.burstWorkflows.length} from ${options.burstClients} clients` : "") + (options.mapItems.length ? `; maps of ${options.mapItems.join(", ")} items` : "") + (options.parents ? `; ${options.parents} parents of child workflows` : "") + (options.poolWorkflows ? `; ${options.poolWorkflows} pool workflows` : "") + (options.bulkWorkflows ? `; ${options.bulkWorkflows} workflows for a bulk cancel` : ""));
+  log(`running ${plan.workflows.length} workflows, ${options.concurrency} at a time` + (plan.burstWorkflows.length ? `, and a burst of ${plan.burstWorkflows.length} from ${options.burstClients} clients` : "") + (options.mapItems.length ? `; maps of ${options.mapItems.join(", ")} items` : "") + (options.parents ? `; ${options.parents} parents of child workflows` : "") + (options.poolWorkflows ? `; ${options.poolWorkflows} pool workflows` : "") + (options.bulkWorkflows ? `; ${options.bulkWorkflows} workflows for a bulk cancel` : "") + (options.arrivals ? `; ${options.arrivals} arrivals through each door` : ""));
   const regular = await driveWorkload({
     client,
     workflows: plan.workflows,
@@ -157,6 +166,8 @@ export async function runSoak(setup: SoakSetup): Promise<SoakRun> {
   beside.pool.windDown();
   // So does a bulk job the restart did not create.
   beside.bulk.windDown();
+  // So do the arrivals held for it.
+  beside.arrivals.windDown();
   // The schedule's end: last reading, delete, its workflows followed until they end and one more grid time
   // has passed (at least 12 s, at most 25 s, and never into the second half of the checks' reserve).
   const scheduleUntil = Math.max(Date.now() + 12_000, Math.min(Date.now() + 25_000, bound - checksReserveMs / 2));
@@ -164,9 +175,9 @@ export async function runSoak(setup: SoakSetup): Promise<SoakRun> {
   const soakMs = Date.now() - soakStart;
   log(`soak over after ${(soakMs / 1000).toFixed(1)} s; reading every workflow and its history`);
   const { parents, children } = plan.parentFamily;
-  const allWorkflows = [...plan.workflows, ...plan.burstWorkflows, ...plan.supervisionPlan.workflows, ...plan.mapWorkflows, ...parents, ...children, ...plan.poolWorkflows, ...plan.bulkWorkflows, ...scheduleWorkflows];
+  const allWorkflows = [...plan.workflows, ...plan.burstWorkflows, ...plan.supervisionPlan.workflows, ...plan.mapWorkflows, ...parents, ...children, ...plan.poolWorkflows, ...plan.bulkWorkflows, ...plan.arrivals.workflows, ...scheduleWorkflows];
   const { parentResults, childResults } = ended.childRun;
-  const results = [...regular, ...ended.burstRun.results, ...ended.supervisionRun.results, ...ended.mapRun.results, ...parentResults, ...childResults, ...ended.poolRun.results, ...ended.bulkRun.results, ...scheduleResults];
+  const results = [...regular, ...ended.burstRun.results, ...ended.supervisionRun.results, ...ended.mapRun.results, ...parentResults, ...childResults, ...ended.poolRun.results, ...ended.bulkRun.results, ...ended.arrivalsRun.results, ...scheduleResults];
   return { ...plan, ...ended, client, allWorkflows, results, regular, restarts, restartAsked: options.restart, soakMs, bound };
 }
 
@@ -181,6 +192,7 @@ function planSoak(options: ChaosOptions, hosts: Hosts): SoakPlan {
     parentFamily: buildParentFamily({ seed, count: options.parents, remoteUrl }),
     poolWorkflows: buildPoolWorkflows({ seed, count: options.poolWorkflows }),
     bulkWorkflows: buildBulkWorkflows({ seed, count: options.bulkWorkflows }),
+    arrivals: buildArrivals({ seed, count: options.arrivals, remoteUrl }),
   };
 }
 
@@ -199,7 +211,8 @@ async function startBeside(setup: SoakSetup, client: ShepherdClient, plan: SoakP
   const maps = driveMaps({ client, workflows: plan.mapWorkflows, deadline });
   maps.done.catch(() => {});
   // So does the parent/child phase: the restart and the Worker's faults find parents and children mid-flight.
-  const parents = driveParents({ client, family: plan.parentFamily, deadline, restartOver: () => !options.restart || restarts.record() !== null });
+  const restartOver = (): boolean => !options.restart || restarts.record() !== null;
+  const parents = driveParents({ client, family: plan.parentFamily, deadline, restartOver });
   parents.done.catch(() => {});
   // And the pool phase: its workers poll through the restart, whose kill finds the wave's tasks being handed out.
   const pool = drivePool({ client, workflows: plan.poolWorkflows, restart: options.restart, deadline, workers: { dir: setup.workDir, shepherdUrl: setup.shepherdUrl, remoteUrl: hosts.remote.url, token: API_TOKEN, log } });
@@ -209,6 +222,11 @@ async function startBeside(setup: SoakSetup, client: ShepherdClient, plan: SoakP
   const bulk = driveBulk({ client, workflows: plan.bulkWorkflows, restart: options.restart, deadline });
   bulk.done.catch(() => {});
   restarts.beforeKill(bulk.beforeKill);
+  // And the arrivals: delayed starts, a batch and start messages sent last before the kill (their delays count from
+  // it), what follows it once Shepherd is back.
+  const arrivals = driveArrivals({ client, plan: plan.arrivals, restart: options.restart, restartOver, deadline, notices: () => hosts.remote.notices() });
+  arrivals.done.catch(() => {});
+  restarts.lastBeforeKill(arrivals.beforeKill);
   const burst = plan.burstWorkflows.length
     ? driveBurst({
         client,
@@ -221,18 +239,18 @@ async function startBeside(setup: SoakSetup, client: ShepherdClient, plan: SoakP
     : null;
   const alarms = startAlarmSampler({
     client,
-    inFlight: () => [...inFlight, ...(burst?.openSample(BURST_ALARM_SAMPLE) ?? []), ...supervision.openSample(SUPERVISION_ALARM_SAMPLE), ...maps.openSample(MAP_ALARM_SAMPLE), ...parents.openSample(PARENT_ALARM_SAMPLE), ...pool.openSample(POOL_ALARM_SAMPLE), ...schedule.open()],
+    inFlight: () => [...inFlight, ...(burst?.openSample(BURST_ALARM_SAMPLE) ?? []), ...supervision.openSample(SUPERVISION_ALARM_SAMPLE), ...maps.openSample(MAP_ALARM_SAMPLE), ...parents.openSample(PARENT_ALARM_SAMPLE), ...pool.openSample(POOL_ALARM_SAMPLE), ...arrivals.openSample(ARRIVALS_ALARM_SAMPLE), ...schedule.open()],
     paused,
   });
   const dispatch = startDispatchSampler({ client, paused, origin: soakStart });
   // A second tenant starting one workflow a second through the burst: what the burst costs everyone else.
   const neighbour = burst ? driveNeighbour({ baseUrl: setup.shepherdUrl, remoteUrl: hosts.quietHost.url, runId: setup.runStart, burstDone: burst.done, deadline, paused }) : null;
   neighbour?.catch(() => {});
-  return { schedule, supervision, maps, parents, pool, bulk, burst, neighbour, alarms, dispatch };
+  return { schedule, supervision, maps, parents, pool, bulk, arrivals, burst, neighbour, alarms, dispatch };
 }
 
 /** What came of everything beside the workload. */
-type Ended = Pick<SoakRun, "burstRun" | "supervisionRun" | "mapRun" | "childRun" | "poolRun" | "bulkRun" | "neighbourRecords" | "scheduleRun" | "alarms" | "dispatch"> & {
+type Ended = Pick<SoakRun, "burstRun" | "supervisionRun" | "mapRun" | "childRun" | "poolRun" | "bulkRun" | "arrivalsRun" | "neighbourRecords" | "scheduleRun" | "alarms" | "dispatch"> & {
   scheduleWorkflows: SoakWorkflow[];
   scheduleResults: WorkflowResult[];
 };
@@ -245,11 +263,12 @@ async function endBeside(beside: Beside, scheduleUntil: number, remoteUrl: strin
   const childRun = await beside.parents.done;
   const poolRun = await beside.pool.done;
   const bulkRun = await beside.bulk.done;
+  const arrivalsRun = await beside.arrivals.done;
   const neighbourRecords = beside.neighbour ? await beside.neighbour : null;
   const scheduleRun = await beside.schedule.stop({ until: scheduleUntil });
   const scheduleWorkflows = scheduleRun.workflowIds.map((id) => scheduleWorkflowEntry(id, remoteUrl));
   const scheduleResults = scheduleWorkflows.map((wf) => ({ ...newResult(wf.id, SCHEDULE_KIND), started: true }));
   const alarms = await beside.alarms.stop();
   const dispatch = await beside.dispatch.stop();
-  return { burstRun, supervisionRun, mapRun, childRun, poolRun, bulkRun, neighbourRecords, scheduleRun, scheduleWorkflows, scheduleResults, alarms, dispatch };
+  return { burstRun, supervisionRun, mapRun, childRun, poolRun, bulkRun, arrivalsRun, neighbourRecords, scheduleRun, scheduleWorkflows, scheduleResults, alarms, dispatch };
 }
