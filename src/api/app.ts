@@ -43,6 +43,8 @@ export type ApiRoutes = OpenAPIHono<
     RoutesOf<typeof mapItemRoutes> &
     RoutesOf<typeof definitionRoutes> &
     RoutesOf<typeof scheduleRoutes> &
+    RoutesOf<typeof targetRoutes> &
+    RoutesOf<typeof webhookRoutes> &
     RoutesOf<typeof metricsRoutes> &
     RoutesOf<typeof metricsSeriesRoutes> &
     RoutesOf<typeof poolRoutes> &

@@ -17,3 +17,14 @@ export type ScheduleView = Answer<ShepherdClient["schedules"]["get"]>;
 export type ScheduleList = Answer<ShepherdClient["schedules"]["list"]>;
 export type BulkJobView = Answer<ShepherdClient["bulk"]["get"]>;
 export type BulkJobList = Answer<ShepherdClient["bulk"]["list"]>;
+export type MapItemsPage = Answer<ShepherdClient["mapItems"]>;
+/** The JSON form (the client asks for no other). */
+export type Metrics = Exclude<Answer<ShepherdClient["metrics"]>, string>;
+export type MetricsSeries = Answer<ShepherdClient["metricsSeries"]>;
+export type TargetList = Answer<ShepherdClient["targets"]>;
+export type PoolList = Answer<ShepherdClient["pools"]>;
+export type DeadLetterList = Answer<ShepherdClient["startDeadLetters"]>;
+export type WebhookView = Answer<ShepherdClient["webhooks"]["get"]>;
+export type WebhookList = Answer<ShepherdClient["webhooks"]["list"]>;
+export type CreatedWebhook = Answer<ShepherdClient["webhooks"]["put"]>;
+export type DeliveryList = Answer<ShepherdClient["webhooks"]["deliveries"]>;

@@ -26,6 +26,7 @@ type Api = ReturnType<typeof hc<ApiRoutes>>;
 type Workflow = Api["v1"]["workflows"][":id"];
 type Schedule = Api["v1"]["schedules"][":id"];
 type Definition = Api["v1"]["definitions"][":name"];
+type Webhook = Api["v1"]["webhooks"][":id"];
 
 /** The workflow as the API shows it, which every operator command answers too. */
 export type WorkflowView = SuccessBody<Awaited<ReturnType<Workflow["$get"]>>>;
@@ -36,6 +37,7 @@ export type StartRequest = InferRequestType<Api["v1"]["workflows"]["$post"]>["js
 export type StartBatchResult = SuccessBody<Awaited<ReturnType<Api["v1"]["workflows"]["batch"]["$post"]>>>["results"][number];
 export type ListQuery = InferRequestType<Api["v1"]["workflows"]["$get"]>["query"];
 export type HistoryQuery = InferRequestType<Workflow["history"]["$get"]>["query"];
+export type MapItemsQuery = InferRequestType<Workflow["steps"][":stepId"]["items"]["$get"]>["query"];
 /** The workflow's result once it has ended (output or error), or its status while it runs. */
 export type WorkflowResult = SuccessBody<Awaited<ReturnType<Workflow["result"]["$get"]>>>;
 export type TerminateRequest = CommandBody<"terminate">;
@@ -50,6 +52,8 @@ export type MetricsSeriesQuery = InferRequestType<Api["v1"]["metrics"]["series"]
 export type StartDeadLetterQuery = InferRequestType<Api["v1"]["starts"]["dead-letters"]["$get"]>["query"];
 export type BulkRequest = InferRequestType<Api["v1"]["bulk"]["$post"]>["json"];
 export type BulkListQuery = InferRequestType<Api["v1"]["bulk"]["$get"]>["query"];
+export type TargetListQuery = InferRequestType<Api["v1"]["targets"]["$get"]>["query"];
+export type WebhookSpec = InferRequestType<Webhook["$put"]>["json"];
 
 /** A typed client of the Shepherd API: request and response types are the server's own route schemas. */
 export function createShepherdClient(options: ShepherdClientOptions) {
@@ -64,6 +68,9 @@ export function createShepherdClient(options: ShepherdClientOptions) {
     definitions: definitionOperations(api),
     schedules: scheduleOperations(api),
     bulk: bulkOperations(api),
+    webhooks: webhookOperations(api),
+    /** The circuit breakers of the tenant's target hosts that have seen transient failures, by host. */
+    targets: (query: TargetListQuery = {}) => unwrap(api.v1.targets.$get({ query })),
     metrics: () => unwrap(api.v1.metrics.$get()),
     /** The tenant's figures per step over a range (default: the last hour, a point a minute). */
     metricsSeries: (query: MetricsSeriesQuery = {}) => unwrap(api.v1.metrics.series.$get({ query })),
@@ -98,6 +105,8 @@ function workflowOperations(api: Api) {
     result: (id: string, options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<WorkflowResult> =>
       unwrap(workflow.result.$get({ param: { id }, query: options.waitMs === undefined ? {} : { waitMs: options.waitMs } }, options.signal ? { init: { signal: options.signal } } : undefined)),
     sendEvent: (id: string, event: SendEventRequest) => unwrap(workflow.events.$post({ param: { id }, json: event })),
+    /** A map step's items in item order, a page at a time. */
+    mapItems: (id: string, stepId: string, query: MapItemsQuery = {}) => unwrap(workflow.steps[":stepId"].items.$get({ param: { id, stepId }, query })),
   };
 }
 
@@ -124,6 +133,19 @@ function scheduleOperations(api: Api) {
     resume: (id: string) => unwrap(schedule.resume.$post({ param: { id } })),
     trigger: (id: string) => unwrap(schedule.trigger.$post({ param: { id } })),
     delete: (id: string) => unwrap(schedule.$delete({ param: { id } })),
+  };
+}
+
+function webhookOperations(api: Api) {
+  const webhook: Webhook = api.v1.webhooks[":id"];
+  return {
+    /** Creates or replaces a webhook; the answer shows the secret once, when the service made it. */
+    put: (id: string, spec: WebhookSpec) => unwrap(webhook.$put({ param: { id }, json: spec })),
+    get: (id: string) => unwrap(webhook.$get({ param: { id } })),
+    list: () => unwrap(api.v1.webhooks.$get()),
+    delete: (id: string) => unwrap(webhook.$delete({ param: { id } })),
+    /** Its recent deliveries, newest first. */
+    deliveries: (id: string) => unwrap(webhook.deliveries.$get({ param: { id } })),
   };
 }
 

@@ -3,7 +3,9 @@ import { BULK_COMMANDS } from "./bulk";
 import { OPERATOR_COMMANDS } from "./operator";
 import { REGISTRY_COMMANDS } from "./registry";
 import { result } from "./result";
+import { pools, SERVICE_COMMANDS } from "./service";
 import { watch } from "./watch";
+import { WEBHOOK_COMMANDS } from "./webhooks";
 import { worker } from "./worker";
 import { WORKFLOW_COMMANDS } from "./workflows";
 
@@ -13,7 +15,9 @@ export const COMMAND_GROUPS: { title: string; commands: Command[] }[] = [
   { title: "Operator actions", commands: OPERATOR_COMMANDS },
   { title: "Bulk operations", commands: BULK_COMMANDS },
   { title: "Definitions and schedules", commands: REGISTRY_COMMANDS },
-  { title: "Worker pools", commands: [worker] },
+  { title: "Webhooks", commands: WEBHOOK_COMMANDS },
+  { title: "The service: figures, target breakers, lost starts", commands: SERVICE_COMMANDS },
+  { title: "Worker pools", commands: [pools, worker] },
 ];
 
 /** `help` is a name the parser knows; it runs nothing itself. */

@@ -1,21 +1,11 @@
 import type { DefinitionBody, DefinitionListQuery, ScheduleListQuery, ScheduleSpec } from "../../client/index";
-import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../../domain/contract";
-import { stringFlag, usageLine, type Command, type FlagSpec } from "../command";
+import { stringFlag, usageLine, type Command } from "../command";
 import { asObject, readDocument } from "../documents";
 import { UsageError } from "../failures";
-import { definedOnly, positiveInteger } from "../flag-values";
+import { positiveInteger } from "../flag-values";
+import { PAGE_FLAGS, pageQuery } from "../page-flags";
 import type { ScheduleView } from "../api-types";
 import { definitionLines, definitionListLines, publishedLines, scheduleLines, scheduleListLines, triggeredLines } from "../views/registry";
-
-const PAGE_FLAGS: Record<string, FlagSpec> = {
-  limit: { type: "string", value: "<n>", description: `entries per page (default ${LIST_PAGE_DEFAULT}, at most ${LIST_PAGE_MAX})` },
-  cursor: { type: "string", value: "<cursor>", description: "the next page, as the previous one said" },
-};
-
-/** The page the list commands ask for: only the flags given. */
-function pageQuery(flags: Parameters<typeof stringFlag>[0]) {
-  return definedOnly({ limit: stringFlag(flags, "limit"), cursor: stringFlag(flags, "cursor") });
-}
 
 const definitions: Command = {
   name: "definitions",

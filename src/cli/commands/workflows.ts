@@ -1,5 +1,5 @@
-import type { HistoryQuery, ListQuery, StartRequest } from "../../client/index";
-import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX, WORKFLOW_STATUSES } from "../../domain/contract";
+import type { HistoryQuery, ListQuery, MapItemsQuery, StartRequest } from "../../client/index";
+import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX, MAP_ITEM_STATUSES, WORKFLOW_STATUSES } from "../../domain/contract";
 import type { WorkflowView } from "../api-types";
 import { relative, time } from "../format";
 import { stringFlag, usageLine, type Command, type FlagValues } from "../command";
@@ -7,7 +7,9 @@ import { asObject, readDocument, readJsonFlag } from "../documents";
 import { UsageError } from "../failures";
 import { definedOnly, durationMs, positiveInteger, timeFlag } from "../flag-values";
 import { diagnosisLines, historyLines } from "../views/history";
+import { mapItemLines } from "../views/service";
 import { workflowLines, workflowListLines } from "../views/workflow";
+import { startBatch } from "./start-batch";
 import { watchWorkflow } from "./watch";
 
 const start: Command = {
@@ -129,4 +131,19 @@ const diagnose: Command = {
   },
 };
 
-export const WORKFLOW_COMMANDS: Command[] = [start, get, list, history, diagnose];
+const items: Command = {
+  name: "items",
+  summary: "show a map step's items in order: each one's status, attempt, and output or error",
+  args: ["<id>", "<step>"],
+  flags: {
+    status: { type: "string", value: "<status>", description: `only items with this status: ${MAP_ITEM_STATUSES.join(", ")}` },
+    limit: { type: "string", value: "<n>", description: "items per page (default 100, at most 1000)" },
+    cursor: { type: "string", value: "<cursor>", description: "the next page, as the previous one said" },
+  },
+  async run({ client, out, args: [id = "", stepId = ""], flags }) {
+    const query = definedOnly({ status: stringFlag(flags, "status"), limit: stringFlag(flags, "limit"), cursor: stringFlag(flags, "cursor") });
+    out.result(await client.mapItems(id, stepId, query as MapItemsQuery), mapItemLines);
+  },
+};
+
+export const WORKFLOW_COMMANDS: Command[] = [start, startBatch, get, list, history, diagnose, items];
