@@ -11,6 +11,8 @@ export const EXIT = {
   unreachable: 3,
   /** `watch` and `result`: the workflow ended, but not completed. */
   workflowUnsuccessful: 4,
+  /** `watch`: it stopped before the workflow ended (unattended, at a workflow waiting for an operator; or --timeout). */
+  watchStopped: 5,
 } as const;
 
 /** A command line that cannot run: an unknown command or flag, a missing argument, an unreadable file. */

@@ -9,6 +9,7 @@ const EXIT_STATUS_LINES = [
   "  2  usage error: unknown command or flag, missing argument, unreadable file; nothing was sent",
   "  3  the service could not be reached, or answered 5xx after the client's retries",
   "  4  watch (and start --watch) and result: the workflow ended failed, compensated, cancelled or terminated",
+  "  5  watch: it stopped before the workflow ended, at --timeout, or (into a pipe or with --json) at a workflow that waits for an operator",
 ];
 
 /** `shepherd --help`: every command by group, the global flags, the environment and the exit statuses. */

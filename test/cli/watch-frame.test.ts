@@ -43,9 +43,20 @@ describe("the terminal frame", () => {
     for (const line of frameLines(view, NOW, 60)) expect(line.length).toBeLessThanOrEqual(59);
   });
 
-  it("says when a workflow needs an operator", () => {
+  it("says when a workflow needs an operator, and the commands that move it on", () => {
     const view = workflow("needs_attention", [step("ship", "failed", { error: { message: "declined" } })], { error: { message: 'step "ship" failed' } });
-    expect(frameLines(view, NOW, 200).slice(2)).toEqual(['  error: step "ship" failed', "  needs an operator: retry or skip the failed step, or compensate"]);
+    expect(frameLines(view, NOW, 200).slice(2)).toEqual([
+      '  error: step "ship" failed',
+      "  needs an operator: retry or skip the failed step, or compensate",
+      "    shepherd retry-step order-1 ship",
+      "    shepherd skip-step order-1 ship --output '<json>'",
+      "    shepherd compensate order-1",
+    ]);
+  });
+
+  it("says how to resume a paused workflow", () => {
+    const view = workflow("paused", [step("ship", "pending")]);
+    expect(frameLines(view, NOW, 200).slice(2)).toEqual(["  paused until resumed", "    shepherd resume order-1"]);
   });
 });
 

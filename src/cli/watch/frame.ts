@@ -5,6 +5,7 @@ import type { StepView, WorkflowView } from "../api-types";
 import { clip, relative, time } from "../format";
 import { childOf, parentOf, parentWords } from "../views/links";
 import { stepDetail } from "../views/workflow";
+import { nextStepLines } from "./next-steps";
 
 // Steps that ended count as done for the progress bar (a failed one leaves only through an operator or a redrive).
 
@@ -45,7 +46,7 @@ export function frameLines(workflow: WorkflowView, now: number, columns: number)
     ...workflow.steps.map((step) => `  ${STEP_MARKS[step.status] ?? "?"} ${step.id.padEnd(idWidth)}  ${stepSummary(step, now)}`),
   ];
   if (workflow.error) lines.push(`  error: ${workflow.error.message}`);
-  if (workflow.status === "needs_attention") lines.push("  needs an operator: retry or skip the failed step, or compensate");
+  lines.push(...nextStepLines(workflow).map((line) => `  ${line}`));
   if (workflow.status === "scheduled" && workflow.startAt !== undefined) lines.push(`  starts ${time(workflow.startAt)} (${relative(workflow.startAt, now)}); nothing runs before`);
   return lines.map((line) => clip(line, Math.max(20, columns - 1)));
 }
