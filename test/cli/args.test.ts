@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseCommandLine } from "../../src/cli/args";
+import { GLOBAL_FLAGS, parseCommandLine } from "../../src/cli/args";
 import { COMMANDS } from "../../src/cli/commands/index";
 
 const parse = (...argv: string[]) => parseCommandLine(argv, COMMANDS);
@@ -8,6 +8,11 @@ describe("reading the command line", () => {
   it("takes global flags before or after the command, and its own flags anywhere after its name", () => {
     const invocation = parse("--url", "http://shepherd.test", "list", "--status", "failed", "--json");
     expect(invocation).toMatchObject({ kind: "run", command: { name: "list" }, args: [], flags: { url: "http://shepherd.test", status: "failed", json: true } });
+  });
+
+  it("gives no command a flag of its own that would hide a global one (--url, --token, --json, --help)", () => {
+    const shadowing = COMMANDS.flatMap((command) => Object.keys(command.flags ?? {}).filter((flag) => flag in GLOBAL_FLAGS).map((flag) => `${command.name} --${flag}`));
+    expect(shadowing).toEqual([]);
   });
 
   it("finds a group's action by its two words, and the group alone as its list", () => {

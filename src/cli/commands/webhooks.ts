@@ -25,15 +25,16 @@ const putWebhook: Command = {
   summary: "subscribe a URL to the workflow events named: creates the webhook, or replaces it",
   args: ["<id>"],
   flags: {
-    url: { type: "string", value: "<url>", description: "where the events are posted", required: true },
+    // Not --url: that one is every command's service.
+    endpoint: { type: "string", value: "<url>", description: "where the events are posted", required: true },
     events: { type: "string", value: "<types>", description: "the history types, comma-separated: workflow.completed, step.*, *", required: true },
     secret: { type: "string", value: "<secret>", description: "the signing secret (whsec_...); default: the service makes one and shows it once" },
   },
-  notes: ["Example: shepherd webhooks put ops --url https://ops.example.com/hook --events 'workflow.failed,workflow.needs_attention'"],
+  notes: ["Example: shepherd webhooks put ops --endpoint https://ops.example.com/hook --events 'workflow.failed,workflow.needs_attention'"],
   async run({ client, out, args: [id = ""], flags }) {
     const secret = stringFlag(flags, "secret");
     const events = (stringFlag(flags, "events") ?? "").split(",").map((event) => event.trim());
-    const spec: WebhookSpec = { url: stringFlag(flags, "url") ?? "", events, ...(secret === undefined ? {} : { secret }) };
+    const spec: WebhookSpec = { url: stringFlag(flags, "endpoint") ?? "", events, ...(secret === undefined ? {} : { secret }) };
     out.result(await client.webhooks.put(id, spec), savedWebhookLines);
   },
 };
