@@ -57,11 +57,17 @@ function locateCommand(argv: string[], commands: Command[]): { command?: Command
     const next = argv[index + 1];
     const grouped = next === undefined ? undefined : byName.get(`${token} ${next}`);
     const command = grouped ?? byName.get(token);
-    if (command === undefined) throw new UsageError(`unknown command "${token}"`, GENERAL_USAGE);
+    if (command === undefined) throw new UsageError(`unknown command "${token}"${suggestion(token, commands)}`, GENERAL_USAGE);
     const taken = grouped ? 2 : 1;
     return { command, rest: [...argv.slice(0, index), ...argv.slice(index + taken)] };
   }
   return { rest: argv };
+}
+
+/** `retry` for `retry-step`: the commands whose name begins with the word typed. */
+function suggestion(token: string, commands: Command[]): string {
+  const names = token.length < 3 ? [] : commands.map((command) => command.name).filter((name) => name !== token && name.startsWith(token));
+  return names.length === 0 ? "" : ` (did you mean ${names.join(" or ")}?)`;
 }
 
 function isGlobalFlag(token: string): boolean {

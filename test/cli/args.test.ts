@@ -10,6 +10,11 @@ describe("reading the command line", () => {
     expect(invocation).toMatchObject({ kind: "run", command: { name: "list" }, args: [], flags: { url: "http://shepherd.test", status: "failed", json: true } });
   });
 
+  it("names the commands an unknown one begins, so `retry` leads to retry-step", () => {
+    expect(() => parse("retry", "order-1", "charge")).toThrow('unknown command "retry" (did you mean retry-step?)');
+    expect(() => parse("launch")).toThrow(/^unknown command "launch"$/);
+  });
+
   it("gives no command a flag of its own that would hide a global one (--url, --token, --json, --help)", () => {
     const shadowing = COMMANDS.flatMap((command) => Object.keys(command.flags ?? {}).filter((flag) => flag in GLOBAL_FLAGS).map((flag) => `${command.name} --${flag}`));
     expect(shadowing).toEqual([]);
