@@ -83,13 +83,18 @@ const BURST_SECONDS_PER_WORKFLOW: Record<Preset, number> = { soak: 0.12, quick: 
 const MAP_SECONDS_PER_ITEM: Record<Preset, number> = { soak: 0.01, quick: 0.02 };
 /** The same per workflow of the bulk phase: its start, its share of the job, and its reading at the end. */
 const BULK_SECONDS_PER_WORKFLOW: Record<Preset, number> = { soak: 0.06, quick: 0.1 };
+/**
+ * The arrivals phase holds the restart's kill until its sends are made, and waits for its end notices: the time after
+ * the restart must still cover a message the kill lost, found 30–90 s later by its queue check.
+ */
+const ARRIVAL_SECONDS_PER_WORKFLOW: Record<Preset, number> = { soak: 0.5, quick: 2 };
 export const DEFAULT_BURST: Record<Preset, number> = { soak: 2000, quick: 300 };
 
 export const USAGE = `npm run chaos -- [flags]
 
   --quick               CI preset: 30 workflows, 5 concurrent, a burst of ${DEFAULT_BURST.quick}, maps of ${DEFAULT_MAP_SIZES.quick.join(", ")} items, ${DEFAULT_PARENTS.quick} parents, ${DEFAULT_POOL_WORKFLOWS.quick} pool workflows,
                         ${DEFAULT_BULK_WORKFLOWS.quick} bulk workflows, ${DEFAULT_ARRIVALS.quick} arrivals per door, bound 90 s + ${BURST_SECONDS_PER_WORKFLOW.quick} s per burst workflow
-                        + ${MAP_SECONDS_PER_ITEM.quick} s per map item + ${BULK_SECONDS_PER_WORKFLOW.quick} s per bulk workflow
+                        + ${MAP_SECONDS_PER_ITEM.quick} s per map item + ${BULK_SECONDS_PER_WORKFLOW.quick} s per bulk workflow + ${ARRIVAL_SECONDS_PER_WORKFLOW.quick} s per arrival
   --workflows N         workflows to run (default 200)
   --concurrency C       workflows in flight at once (default 10)
   --burst N             extra 3-step workflows (no scheduleToStartMs) started at once while the soak runs (default ${DEFAULT_BURST.soak}; 0 = none)
@@ -106,7 +111,7 @@ export const USAGE = `npm run chaos -- [flags]
   --seed S              seed of the workload and the remote's faults (default 1)
   --max-seconds T       bound on the whole run, start-up and checks included
                         (default 180 s + ${BURST_SECONDS_PER_WORKFLOW.soak} s per burst workflow + ${MAP_SECONDS_PER_ITEM.soak} s per map item
-                        + ${BULK_SECONDS_PER_WORKFLOW.soak} s per bulk workflow)
+                        + ${BULK_SECONDS_PER_WORKFLOW.soak} s per bulk workflow + ${ARRIVAL_SECONDS_PER_WORKFLOW.soak} s per arrival)
   --no-restart          skip the mid-run restart of Shepherd
   --fault NAME=P        set one fault probability (repeatable). Remote: ${Object.keys(DEFAULT_REMOTE_FAULTS).join(", ")}
                         (decline is per action key, itemHttp503 and itemHang once per map item's key, the others per attempt). Server: ${SERVER_FAULT_KEYS.join(", ")}
@@ -147,6 +152,7 @@ export function parseArgs(argv: string[]): ChaosOptions {
   const burst = pick("burst", 0, DEFAULT_BURST.soak, DEFAULT_BURST.quick);
   const mapItems = typeof flags["map-items"] === "string" ? mapSizes(flags["map-items"]) : [...DEFAULT_MAP_SIZES[preset]];
   const bulkWorkflows = pick("bulk-workflows", 0, DEFAULT_BULK_WORKFLOWS.soak, DEFAULT_BULK_WORKFLOWS.quick);
+  const arrivals = pick("arrivals", 0, DEFAULT_ARRIVALS.soak, DEFAULT_ARRIVALS.quick);
   const options: ChaosOptions = {
     workflows: pick("workflows", 1, 200, 30),
     concurrency: pick("concurrency", 1, 10, 5),
@@ -156,9 +162,9 @@ export function parseArgs(argv: string[]): ChaosOptions {
     parents: pick("parents", 0, DEFAULT_PARENTS.soak, DEFAULT_PARENTS.quick),
     poolWorkflows: pick("pool-workflows", 0, DEFAULT_POOL_WORKFLOWS.soak, DEFAULT_POOL_WORKFLOWS.quick),
     bulkWorkflows,
-    arrivals: pick("arrivals", 0, DEFAULT_ARRIVALS.soak, DEFAULT_ARRIVALS.quick),
+    arrivals,
     seed: typeof flags.seed === "string" ? flags.seed : "1",
-    maxSeconds: pick("max-seconds", 30, 180, 90) + (flags["max-seconds"] === undefined ? defaultAllowance(preset, burst, mapItems, bulkWorkflows) : 0),
+    maxSeconds: pick("max-seconds", 30, 180, 90) + (flags["max-seconds"] === undefined ? defaultAllowance(preset, { burst, mapItems, bulkWorkflows, arrivals }) : 0),
     restart: !flags["no-restart"],
     allowSkips: Boolean(flags["allow-skips"]),
     keep: Boolean(flags.keep),
@@ -180,9 +186,10 @@ export function parseArgs(argv: string[]): ChaosOptions {
 }
 
 /** The bound's time beyond the preset's for the burst's workflows, the maps' items and the bulk phase's workflows. */
-function defaultAllowance(preset: Preset, burst: number, mapItems: readonly number[], bulkWorkflows: number): number {
-  const items = mapItems.reduce((sum, n) => sum + n, 0);
-  return Math.ceil(burst * BURST_SECONDS_PER_WORKFLOW[preset] + items * MAP_SECONDS_PER_ITEM[preset] + bulkWorkflows * BULK_SECONDS_PER_WORKFLOW[preset]);
+function defaultAllowance(preset: Preset, sizes: { burst: number; mapItems: readonly number[]; bulkWorkflows: number; arrivals: number }): number {
+  const items = sizes.mapItems.reduce((sum, n) => sum + n, 0);
+  const bulk = sizes.bulkWorkflows * BULK_SECONDS_PER_WORKFLOW[preset];
+  return Math.ceil(sizes.burst * BURST_SECONDS_PER_WORKFLOW[preset] + items * MAP_SECONDS_PER_ITEM[preset] + bulk + sizes.arrivals * ARRIVAL_SECONDS_PER_WORKFLOW[preset]);
 }
 
 /** `--map-items 150,250`: a map per count, each 1–${MAX_MAP_ITEMS} items; `0` runs none. */
