@@ -62,7 +62,8 @@ async function barValues(page: Page, chart: string, series: string): Promise<num
 
 /** Opens the dashboard, answers the series as given, and goes to the metrics page, noting every request for the workflow list. */
 async function openMetrics(fill: (i: number, point: Point) => void, extra: Partial<Point> = {}) {
-  const { page } = await openDashboard();
+  // From a page that never reads the workflow list (the list, the default page, refreshes itself meanwhile).
+  const { page } = await openDashboard({ path: "/#/pools" });
   const asked = await answerSeries(page, fill, extra);
   const listed: string[] = [];
   page.on("request", (request) => {
