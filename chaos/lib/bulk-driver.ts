@@ -1,4 +1,4 @@
-// The bulk phase's driver: starts the family with the soak (in batches of a hundred), waits until the index lists them all,
+// The bulk phase's driver: starts the family with the soak (in batches of a hundred, one at a time), waits until the index lists them all,
 // and creates the bulk job when the restarter is about to kill Shepherd (`beforeKill`), so the kill finds the job at
 // work; without a restart, or once the regular workload is over (`windDown`), it creates the job at once. From its
 // creation until it is done it reads the job every second and asks the front door for a page of workflows twice a
@@ -18,7 +18,7 @@ import { startUntilAccepted } from "./starts.ts";
  */
 const START_CONCURRENCY = 8;
 const BATCH_SIZE = 100;
-const BATCHES_IN_FLIGHT = 2;
+const BATCHES_IN_FLIGHT = 1;
 const LISTED_POLL_MS = 2_000;
 const JOB_SAMPLE_MS = 1_000;
 const PROBE_MS = 500;
@@ -108,7 +108,7 @@ export function driveBulk({ client, workflows, restart, deadline }: { client: Sh
 
 /**
  * The family goes in batches of a hundred (two requests in flight), so thousands are started and listed before the
- * burst's peak brings the kill, on two loaded cores; an item the batch did not start (back-pressure, no answer) is
+ * burst's peak brings the kill, on two loaded cores (one batch at a time: more overloads the runtime); an item the batch did not start (back-pressure, no answer) is
  * started alone, as any client would (idempotent by id).
  */
 async function startAll(client: ShepherdClient, workflows: readonly SoakWorkflow[], results: WorkflowResult[], deadline: number): Promise<void> {
