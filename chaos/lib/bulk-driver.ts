@@ -1,4 +1,4 @@
-// The bulk phase's driver: starts the family with the soak (in batches of a hundred, one at a time), waits until the index lists them all,
+// The bulk phase's driver: starts the family with the soak (a few at a time), waits until the index lists them all,
 // and creates the bulk job when the restarter is about to kill Shepherd (`beforeKill`), so the kill finds the job at
 // work; without a restart, or once the regular workload is over (`windDown`), it creates the job at once. From its
 // creation until it is done it reads the job every second and asks the front door for a page of workflows twice a
@@ -17,8 +17,6 @@ import { startUntilAccepted } from "./starts.ts";
  * it) never holds them: 2 000 are started and listed well before the restart, which comes at the burst's peak.
  */
 const START_CONCURRENCY = 8;
-const BATCH_SIZE = 100;
-const BATCHES_IN_FLIGHT = 1;
 const LISTED_POLL_MS = 2_000;
 const JOB_SAMPLE_MS = 1_000;
 const PROBE_MS = 500;
@@ -106,32 +104,11 @@ export function driveBulk({ client, workflows, restart, deadline }: { client: Sh
   };
 }
 
-/**
- * The family goes in batches of a hundred (two requests in flight), so thousands are started and listed before the
- * burst's peak brings the kill, on two loaded cores (one batch at a time: more overloads the runtime); an item the batch did not start (back-pressure, no answer) is
- * started alone, as any client would (idempotent by id).
- */
 async function startAll(client: ShepherdClient, workflows: readonly SoakWorkflow[], results: WorkflowResult[], deadline: number): Promise<void> {
-  const chunks = Array.from({ length: Math.ceil(workflows.length / BATCH_SIZE) }, (_, n) => n * BATCH_SIZE);
-  await mapPool(chunks, BATCHES_IN_FLIGHT, async (first: number) => {
-    const chunk = workflows.slice(first, first + BATCH_SIZE);
-    const answer = await client.startBatch(chunk.map((wf) => wf.payload));
-    const left = chunk.map((_, n) => first + n).filter((i) => !startedBy(answer.value?.results[i - first]?.status, results[i]!));
-    await mapPool(left, START_CONCURRENCY, async (i: number) => {
-      results[i]!.started = await startUntilAccepted(client, workflows[i]!.payload, results[i]!, { deadline });
-    });
+  await mapPool(workflows, START_CONCURRENCY, async (wf: SoakWorkflow, i: number) => {
+    const result = results[i]!;
+    result.started = await startUntilAccepted(client, wf.payload, result, { deadline });
   });
-}
-
-/** Whether a batch's answer for one item started it (201, or 200 for one started before), counted as a start's. */
-function startedBy(status: number | undefined, result: WorkflowResult): boolean {
-  if (status === undefined) return false;
-  result.startTries += 1;
-  result.startStatuses[status] = (result.startStatuses[status] ?? 0) + 1;
-  if (status !== 201 && status !== 200) return false;
-  result.started = true;
-  result.startedAt = Date.now();
-  return true;
 }
 
 /** When the index lists `count` running workflows of the family (null: not by the deadline). */
