@@ -18,7 +18,7 @@ export const BATCHED_KIND = "batched";
 export const QUEUED_KIND = "queued";
 export const ARRIVAL_KINDS = [DELAYED_KIND, BATCHED_KIND, QUEUED_KIND] as const;
 /** Workflows per door, by preset. */
-export const DEFAULT_ARRIVALS: Readonly<Record<"soak" | "quick", number>> = { soak: 40, quick: 10 };
+export const DEFAULT_ARRIVALS: Readonly<Record<"soak" | "quick", number>> = { soak: 40, quick: 6 };
 /** The soak's tenant, as its token names it in API_TOKENS (lib/shepherd.ts): a start message names it. */
 export const ARRIVALS_TENANT = "chaos";
 /** Every long poll asks for this long: the restart cuts some of them. */

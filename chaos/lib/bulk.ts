@@ -14,7 +14,7 @@ export const BULK_NAME = "chaos-bulk";
  * (heartbeats and reports late by seconds) and fail the load-sensitive checks of every other phase. Case 34's 2 000 is
  * `--bulk-workflows 2000`, run on its own.
  */
-export const DEFAULT_BULK_WORKFLOWS: Readonly<Record<"soak" | "quick", number>> = { soak: 500, quick: 100 };
+export const DEFAULT_BULK_WORKFLOWS: Readonly<Record<"soak" | "quick", number>> = { soak: 500, quick: 50 };
 /** Longer than any run: only the job ends these workflows. */
 const WAIT_MS = 3_600_000;
 const BULK_REASON = "chaos soak: case 34";
