@@ -7,12 +7,12 @@ import {
   METRICS_SERIES_MINUTE_MS,
   METRICS_SERIES_RETENTION_MS,
 } from "../domain/contract";
-import { TIMEOUT_KINDS } from "../domain/machine/metrics";
 import { seriesOf, type Series } from "../domain/metrics/series-points";
 import { INSTANT_PATTERN, seriesRange, type SeriesRange } from "../domain/metrics/series-range";
 import { tenantIndexDbs } from "../workflow-index/index-shards";
 import { readTenantSeries } from "../workflow-index/metrics-series";
 import type { AppEnv } from "./app-env";
+import { CountSchema, LatenessSchema, TimeoutCountsSchema } from "./metrics-shapes";
 import { ApiError, validationFailed } from "./errors";
 import { BEARER_AUTH, errorResponses, jsonContent } from "./openapi-helpers";
 
@@ -33,7 +33,7 @@ const SeriesQuerySchema = z.strictObject({
     .openapi({ description: `Each point's width: whole minutes, at most a day (default ${METRICS_SERIES_MINUTE_MS})`, example: 300_000, multipleOf: METRICS_SERIES_MINUTE_MS }),
 });
 
-const count = z.number().int().min(0);
+const count = CountSchema;
 const SeriesTotalSchema = z.object({
   started: count.openapi({ description: "Workflows whose first index entry was written" }),
   completed: count,
@@ -43,11 +43,10 @@ const SeriesTotalSchema = z.object({
   terminated: count,
   attempts: count.openapi({ description: "Attempts an agent began, actions and compensations" }),
   retries: count,
-  timeouts: z.record(z.enum(TIMEOUT_KINDS), count),
+  timeouts: TimeoutCountsSchema,
   compensations: count,
   escalations: count,
-  detectionLatenessMs: z
-    .object({ count, p50: z.number().nullable(), p99: z.number().nullable(), max: z.number().nullable() })
+  detectionLatenessMs: LatenessSchema
     .openapi({ description: "From a deadline to the supervisor's action on it; bucket upper bounds, as in GET /v1/metrics" }),
   queueLagMs: z.number().nullable().openapi({ description: "The task queues' worst lag sampled (shared by every tenant); null when none was" }),
 });

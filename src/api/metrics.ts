@@ -5,11 +5,12 @@ import { WORKFLOW_STATUSES } from "../domain/machine/state";
 import { tenantIndexDbs } from "../workflow-index/index-shards";
 import { readTenantMetrics, type TenantMetrics } from "../workflow-index/metrics-rows";
 import type { AppEnv } from "./app-env";
+import { CountSchema, LatenessSchema, TimeoutCountsSchema } from "./metrics-shapes";
 import { ApiError } from "./errors";
 import { BEARER_AUTH, errorResponses } from "./openapi-helpers";
 import { poolStats } from "../pools/pool-index";
 
-const count = z.number().int().min(0);
+const count = CountSchema;
 const MetricsSchema = z
   .object({
     workflows: z.object({
@@ -20,12 +21,11 @@ const MetricsSchema = z
     steps: z.object({
       attempts: count.openapi({ description: "Attempts an agent began, actions and compensations" }),
       retries: count,
-      timeouts: z.record(z.enum(TIMEOUT_KINDS), count),
+      timeouts: TimeoutCountsSchema,
     }),
     compensations: count,
     escalations: count,
-    detectionLatenessMs: z
-      .object({ count, p50: z.number().nullable(), p99: z.number().nullable(), max: z.number().nullable() })
+    detectionLatenessMs: LatenessSchema
       .openapi({ description: "From a deadline to the supervisor's action on it; p50 and p99 are histogram bucket upper bounds (capped at max)" }),
     pools: z
       .array(z.object({ name: z.string(), pending: count, oldestPendingAgeMs: z.number().nullable() }))
