@@ -17,14 +17,14 @@
 // The same code serves the breaker scenario's second host, without faults: `armOutage(ms)` makes it answer
 // every operation 503 for that long from the next request on.
 //
-// Standalone: node chaos/remote.ts --port 8812 --seed 1
+// Standalone: node chaos/remote.ts --port 8812 --seed 1 [--no-faults]
 //
 // The HTTP side (127.0.0.1, bodies, held sockets, the stored answer per key, closing) is the shared fake
 // remote's (scripts/lib/fake-remote.ts); the fault plan and the bookkeeping the checks read are the soak's.
 /* global process, console */
 import { pathToFileURL } from "node:url";
 import { idempotencyStore, startFakeRemote } from "../scripts/lib/fake-remote.ts";
-import { DEFAULT_REMOTE_FAULTS } from "./lib/faults.ts";
+import { DEFAULT_REMOTE_FAULTS, NO_REMOTE_FAULTS } from "./lib/faults.ts";
 import type { RemoteFaults } from "./lib/faults.ts";
 import { ledgerStats, newLedger } from "./lib/remote-ledger.ts";
 import type { EffectBody, HostOutage, IdempotencyStore, RemoteStats } from "./lib/remote-ledger.ts";
@@ -122,13 +122,15 @@ function route(ctx: RemoteContext, call: RemoteCall, stats: () => RemoteStats, i
   return { status: 404, body: { error: "not found" } };
 }
 
-// Standalone use, for poking at the fault plan by hand.
+// Standalone use: for poking at the fault plan by hand, and the noisy neighbour's quiet host.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const arg = (name: string, fallback: string): string => {
     const i = process.argv.indexOf(name);
     return i === -1 ? fallback : (process.argv[i + 1] ?? fallback);
   };
-  const remote = await startRemote({ port: Number(arg("--port", "8812")), seed: arg("--seed", "1"), log: console.log });
+  // --no-faults: the soak's noisy neighbour runs its quiet host this way, in a process of its own (lib/quiet-host.ts).
+  const faults = process.argv.includes("--no-faults") ? NO_REMOTE_FAULTS : DEFAULT_REMOTE_FAULTS;
+  const remote = await startRemote({ port: Number(arg("--port", "8812")), seed: arg("--seed", "1"), faults, log: console.log });
   console.log(`chaos remote on ${remote.url} (GET /stats)`);
   const stop = (): Promise<never> => remote.close().then(() => process.exit(0));
   process.on("SIGINT", stop);

@@ -9,7 +9,7 @@
 //     with the soak and half across the restart (the first copy before the kill, the second once it is back).
 // Which workflows, with what timing, is decided here from the seed; arrivals-driver.ts sends them.
 import { createHash } from "node:crypto";
-import { familyId, familyWorkflow, remotePost, SOAK_STEP_DEFAULTS } from "./definitions.ts";
+import { familyId, familyWorkflow, remotePost, SOAK_RETRY, SOAK_STEP_DEFAULTS } from "./definitions.ts";
 import type { Notify, SoakWorkflow, StartPayload, StepDefinition } from "./definitions.ts";
 import { NOTICE_PATH } from "./notices.ts";
 
@@ -26,8 +26,14 @@ export const RESULT_WAIT_MS = 20_000;
 /** A batch holds at most this many of the phase's workflows. */
 const BATCH_MAX = 15;
 const STEPS = ["a1", "a2"] as const;
-/** A hung attempt is given up and retried after this (the remote hangs only a key's first two attempts). */
-const STEP_START_TO_CLOSE_MS = 2_500;
+/**
+ * A hung attempt is given up and retried after this (the remote hangs only a key's first two attempts). The phase's
+ * workflows run while the burst drains, when an instant answer takes two seconds on two cores: at 2.5 s and five
+ * attempts, a few used every attempt on timeouts the load made and failed, which is a timeout too tight, not a fault.
+ */
+const STEP_START_TO_CLOSE_MS = 4_000;
+/** Two hangs and five more tries. */
+const STEP_RETRY = { ...SOAK_RETRY, maxAttempts: 7 };
 
 /** Delays of the starts made with the soak: due within its first seconds, before the restart in most runs. */
 const LEAD_DELAYS_MS: readonly [number, number] = [1_000, 15_000];
@@ -97,7 +103,7 @@ export function buildArrivals({ seed, count, remoteUrl }: { seed: string; count:
 
 /** Two action steps on the remote; the body is the contract's start body with the phase's `notify`. */
 function arrivalPayload(id: string, n: number, kind: string, remoteUrl: string, notify: Notify): StartPayload {
-  const step = (stepId: string): StepDefinition => ({ id: stepId, action: remotePost(`${remoteUrl}/act/${stepId}`, stepId, { n: "{{ input.n }}" }), timeouts: { startToCloseMs: STEP_START_TO_CLOSE_MS } });
+  const step = (stepId: string): StepDefinition => ({ id: stepId, action: remotePost(`${remoteUrl}/act/${stepId}`, stepId, { n: "{{ input.n }}" }), timeouts: { startToCloseMs: STEP_START_TO_CLOSE_MS }, retry: STEP_RETRY });
   return { id, input: { n }, definition: { name: `chaos-${kind}`, defaults: SOAK_STEP_DEFAULTS, steps: STEPS.map(step) }, notify };
 }
 

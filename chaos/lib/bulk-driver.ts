@@ -1,4 +1,4 @@
-// The bulk phase's driver: starts the family with the soak (a few at a time), waits until the index lists them all,
+// The bulk phase's driver: starts the family first (a few at a time; the burst waits), waits until the index lists them all,
 // and creates the bulk job when the restarter is about to kill Shepherd (`beforeKill`), so the kill finds the job at
 // work; without a restart, or once the regular workload is over (`windDown`), it creates the job at once. From its
 // creation until it is done it reads the job every second and asks the front door for a page of workflows twice a
@@ -14,7 +14,7 @@ import { startUntilAccepted } from "./starts.ts";
 
 /**
  * Starts in flight at once. The family's starts put nothing on the task queue, so back-pressure (for the name filling
- * it) never holds them: 2 000 are started and listed well before the restart, which comes at the burst's peak.
+ * it) never holds them. The burst waits for them (lib/soak.ts), so they are listed well before the restart.
  */
 const START_CONCURRENCY = 8;
 const LISTED_POLL_MS = 2_000;
@@ -60,6 +60,8 @@ export interface BulkRun {
 
 export interface BulkPhase {
   done: Promise<BulkRun>;
+  /** Resolves once every start of the family was answered (or the deadline passed): the burst starts after it. */
+  familyStarted: Promise<void>;
   /** The restarter's hook: creates the job and lets it act on a few, then says what the kill will find. */
   beforeKill: () => Promise<string | null>;
   /** The regular workload is over: a job not yet created is created now. */
@@ -68,6 +70,7 @@ export interface BulkPhase {
 
 const IDLE: BulkPhase = {
   done: Promise.resolve({ results: [], listedAt: null, created: null, createError: null, atKill: null, samples: [], probes: [], final: null }),
+  familyStarted: Promise.resolve(),
   beforeKill: async () => null,
   windDown: () => {},
 };
@@ -75,7 +78,8 @@ const IDLE: BulkPhase = {
 export function driveBulk({ client, workflows, restart, deadline }: { client: ShepherdClient; workflows: SoakWorkflow[]; restart: boolean; deadline: number }): BulkPhase {
   if (workflows.length === 0) return IDLE;
   const run: BulkRun = { results: workflows.map((wf) => newResult(wf.id, wf.kind)), listedAt: null, created: null, createError: null, atKill: null, samples: [], probes: [], final: null };
-  const ready = startAll(client, workflows, run.results, deadline).then(() => waitListed(client, workflows.length, deadline));
+  const familyStarted = startAll(client, workflows, run.results, deadline);
+  const ready = familyStarted.then(() => waitListed(client, workflows.length, deadline));
   let release: () => void = () => {};
   const released = new Promise<void>((resolve) => (release = resolve));
   if (!restart) release();
@@ -90,6 +94,7 @@ export function driveBulk({ client, workflows, restart, deadline }: { client: Sh
   })();
   return {
     done,
+    familyStarted,
     async beforeKill() {
       release();
       const listedAt = await within(ready, READY_WAIT_MS, null);

@@ -58,6 +58,8 @@ export interface BurstDrive {
   deadline: number;
   paused: () => boolean;
   onProgress?: (counts: BurstCounts) => void;
+  /** The starts begin once this resolves (the bulk family's starts: lib/soak.ts). */
+  after?: Promise<unknown>;
 }
 
 export interface Burst {
@@ -85,13 +87,16 @@ export function buildBurstWorkflows({ seed, count, remoteUrl, remoteFaults }: { 
  * Starts every burst workflow at once from `clients` concurrent clients (each honouring Retry-After), then
  * follows them to a terminal status until `deadline`. Skips follower rounds while `paused()` (the restart).
  */
-export function driveBurst({ client, workflows, clients, deadline, paused, onProgress }: BurstDrive): Burst {
+export function driveBurst({ client, workflows, clients, deadline, paused, onProgress, after = Promise.resolve() }: BurstDrive): Burst {
   const results = new Map(workflows.map((wf): [string, BurstResult] => [wf.id, { ...newResult(wf.id, BURST_KIND), lastReadAt: 0 }]));
   const starts: Starts = { startedAt: Date.now(), lastStartAt: null, startsDone: false };
   const name = workflows[0]?.payload.definition.name ?? `chaos-${BURST_KIND}`;
   const follow: BurstFollow = { client, name, results, open: new Set(), counts: { followRounds: 0, indexPages: 0, objectReads: 0, indexErrors: 0 }, deadline, paused, startsDone: () => starts.startsDone };
   const counts = (): BurstCounts => countBurst(results);
-  const allStarted = startAll(follow, workflows, clients, starts);
+  const allStarted = after.then(() => {
+    starts.startedAt = Date.now();
+    return startAll(follow, workflows, clients, starts);
+  });
   const progress = setInterval(() => onProgress?.(counts()), 5_000);
   const done = Promise.all([allStarted, followBurst(follow)])
     .finally(() => clearInterval(progress))

@@ -6,6 +6,8 @@ import type { ChaosOptions } from "./args.ts";
 import { arrivalsSecret, isArrivalKey } from "./arrivals.ts";
 import { familyDecline } from "./children.ts";
 import { NO_REMOTE_FAULTS } from "./faults.ts";
+import { startQuietHost } from "./quiet-host.ts";
+import type { QuietHost } from "./quiet-host.ts";
 import { SCHEDULE_ID } from "./schedule.ts";
 
 /** Shepherd, its inspector, the remote, the breaker scenario's second host, the noisy neighbour's host. */
@@ -20,7 +22,7 @@ export interface Ports {
 export interface Hosts {
   remote: Remote;
   secondHost: Remote;
-  quietHost: Remote;
+  quietHost: QuietHost;
   close(): Promise<void>;
 }
 
@@ -34,8 +36,8 @@ export async function startHosts(ports: Ports, options: ChaosOptions, shepherdUr
   const remote = await startRemote({ port: ports.remote, seed: options.seed, faults: options.remoteFaults, declineOf, shepherdUrl, noticeSecret });
   // The breaker scenario's host: the same remote without faults, down for 20 s when lib/breaker.ts says.
   const secondHost = await startRemote({ port: ports.secondHost, seed: options.seed, faults: NO_REMOTE_FAULTS, shepherdUrl });
-  // The noisy neighbour's host: no faults, and no other traffic, so its latency is the engine's alone.
-  const quietHost = await startRemote({ port: ports.quietHost, seed: options.seed, faults: NO_REMOTE_FAULTS, shepherdUrl });
+  // The noisy neighbour's host: no faults, no other traffic, and a process of its own, so its latency is the engine's alone.
+  const quietHost = await startQuietHost({ port: ports.quietHost, seed: options.seed });
   return {
     remote,
     secondHost,

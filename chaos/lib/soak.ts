@@ -218,7 +218,8 @@ async function startBeside(setup: SoakSetup, client: ShepherdClient, plan: SoakP
   const pool = drivePool({ client, workflows: plan.poolWorkflows, restart: options.restart, deadline, workers: { dir: setup.workDir, shepherdUrl: setup.shepherdUrl, remoteUrl: hosts.remote.url, token: API_TOKEN, log } });
   pool.done.catch(() => {});
   restarts.beforeKill(pool.beforeKill);
-  // And the bulk phase: its workflows start now, its job just before the kill, which finds it part way (case 34).
+  // And the bulk phase: its workflows start first (the burst waits), its job just before the kill, which finds it part
+  // way (case 34).
   const bulk = driveBulk({ client, workflows: plan.bulkWorkflows, restart: options.restart, deadline });
   bulk.done.catch(() => {});
   restarts.beforeKill(bulk.beforeKill);
@@ -234,6 +235,8 @@ async function startBeside(setup: SoakSetup, client: ShepherdClient, plan: SoakP
         clients: options.burstClients,
         deadline,
         paused,
+        // After the bulk family's starts: beside the burst's, they raised everything the burst already strains.
+        after: bulk.familyStarted,
         onProgress: ({ started, terminal, backPressure, total }) => log(`burst: ${started}/${total} started (${backPressure} back-pressure answers), ${terminal} terminal`),
       })
     : null;
