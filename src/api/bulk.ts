@@ -42,7 +42,11 @@ const startBulkRoute = createRoute({
   summary: "Act on every workflow a filter matches (cancel, terminate, redrive, pause, resume, or send an event), as a durable, paced job",
   security: BEARER_AUTH,
   request: jsonBody(BulkRequestSchema.openapi("BulkRequest")),
-  responses: { 202: jsonContent(BulkJobSchema, "Accepted: the job, which runs on its own; follow it with GET /v1/bulk/{id}"), ...errorResponses(400, 401, 413, 415, 429, 503) },
+  responses: {
+    202: jsonContent(BulkJobSchema, "Accepted: the job, which runs on its own; follow it with GET /v1/bulk/{id}"),
+    200: jsonContent(BulkJobSchema, "The same request under the same id again: the job it created"),
+    ...errorResponses(400, 401, 409, 413, 415, 429, 503),
+  },
 });
 
 const getBulkRoute = createRoute({
@@ -73,11 +77,12 @@ const listBulkRoute = createRoute({
 export const bulkRoutes = new OpenAPIHono<AppEnv>()
   .openapi(startBulkRoute, async (c) => {
     const tenant = c.get("tenant");
-    const { action, filter, reason, event } = c.req.valid("json");
-    const id = crypto.randomUUID();
+    const { id = crypto.randomUUID(), action, filter, reason, event } = c.req.valid("json");
     // The job's actions are those of the token that created it: its name is the actor of each.
     const spec = { id, tenant, action, filter, actor: c.get("actor"), createdAt: Date.now(), ...(reason === undefined ? {} : { reason }), ...(event === undefined ? {} : { event }) };
-    return c.json(await bulkJobFor(c.env, tenant, id).create(spec), 202);
+    const { outcome, job } = await bulkJobFor(c.env, tenant, id).create(spec);
+    if (outcome === "conflict") throw new ApiError(409, "conflict", `Bulk job "${id}" exists with a different request (action, filter, reason or event).`);
+    return outcome === "created" ? c.json(job, 202) : c.json(job, 200);
   })
   .openapi(listBulkRoute, async (c) => {
     const { limit = BULK_LIST_DEFAULT, cursor } = c.req.valid("query");

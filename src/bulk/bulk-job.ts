@@ -1,11 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import { withBulkFaults } from "../dev/fault-bindings";
-import { toBulkJobView, type BulkJobSpec, type BulkJobView } from "../domain/bulk/job";
+import { sameBulkRequest, toBulkJobView, type BulkJobSpec, type BulkJobView } from "../domain/bulk/job";
 import type { BulkOutcome } from "../domain/bulk/actions";
 import { BULK_ACTIONS_PER_ALARM, BULK_CLOCK_SLACK_MS, BULK_CONCURRENCY, BULK_GAP_MS, BULK_LEASE_MS, BULK_MAX_TRIES, BULK_PAGES_PER_ALARM } from "../domain/bulk/pace";
 import { bulkCaller, type BulkCaller } from "./bulk-caller";
 import { registerBulkJob } from "./bulk-index";
 import { BulkRows, type UncertainTarget } from "./bulk-rows";
+import type { BulkCreation } from "./bulk-stub";
 import { inTurns } from "./in-turns";
 import { nextMatchingPage } from "./matching-page";
 
@@ -31,8 +32,8 @@ export class BulkJob extends DurableObject<Env> {
     this.rows = new BulkRows(ctx.storage);
   }
 
-  /** Stores the job and starts it; a job created twice (a retried call) is the first one. */
-  async create(spec: BulkJobSpec): Promise<BulkJobView> {
+  /** Stores the job and starts it; a job created twice (a retried call) is the first one, unless it asked otherwise. */
+  async create(spec: BulkJobSpec): Promise<BulkCreation> {
     const stored = this.rows.spec();
     if (!stored) {
       this.rows.create(spec);
@@ -42,7 +43,9 @@ export class BulkJob extends DurableObject<Env> {
       // The alarm registers it then: GET /v1/bulk lists it a moment later.
       console.error(JSON.stringify({ message: "bulk job not yet listed; its alarm tries again", id: spec.id, error: String(error) }));
     });
-    return this.describe()!;
+    const job = this.describe()!;
+    if (!stored) return { outcome: "created", job };
+    return { outcome: sameBulkRequest(stored, spec) ? "existing" : "conflict", job };
   }
 
   describe(): BulkJobView | undefined {

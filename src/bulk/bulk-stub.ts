@@ -5,8 +5,11 @@
  */
 import type { BulkJobSpec, BulkJobView } from "../domain/bulk/job";
 
+/** What `create` did: stored the job, found the same job already stored, or found another request under the id. */
+export type BulkCreation = { outcome: "created" | "existing"; job: BulkJobView } | { outcome: "conflict"; job: BulkJobView };
+
 export interface BulkJobStub {
-  create(spec: BulkJobSpec): Promise<BulkJobView>;
+  create(spec: BulkJobSpec): Promise<BulkCreation>;
   describe(): Promise<BulkJobView | undefined>;
 }
 

@@ -164,8 +164,10 @@ const VALID_BODIES: Record<string, (id: string) => Record<string, unknown>> = {
   "POST /v1/tasks/{token}/heartbeat": () => ({ progress: { percent: 10 } }),
   "POST /v1/tasks/{token}/complete": () => ({ output: { ok: true } }),
   "POST /v1/tasks/{token}/fail": () => ({ error: { message: "boom", retryable: false } }),
-  // Every field set, so each is mutated; it matches no workflow of its tenant (an accepted job would act on none).
+  // Every field set, so each is mutated; it matches no workflow of its tenant (an accepted job would act on none). A new
+  // id each time, so each accepted body is a new job.
   [BULK]: () => ({
+    id: `fuzz-bulk-${crypto.randomUUID()}`,
     action: "event",
     filter: { status: "running", name: "fuzz-bulk", createdBefore: 2_000_000_000_000, createdAfter: 1, parentId: "fuzz-parent", ids: ["fuzz-bulk-a", "fuzz-bulk-b"] },
     reason: "fuzz",

@@ -426,6 +426,12 @@ describe("the bulk jobs in the OpenAPI document", () => {
     expect(property(body, "filter", "ids").maxItems).toBe(1000);
     expect(property(body, "event").required).toEqual(["event"]);
     expect(body.properties).toHaveProperty("reason");
+    expect(body.properties).toHaveProperty("id");
+  });
+
+  it("answers the same request under the same id with 200 and the job, another with 409", () => {
+    expect(responseSchema("post", "/v1/bulk", "200")).toEqual(responseSchema("post", "/v1/bulk", "202"));
+    expect(Object.keys(operation("post", "/v1/bulk").responses)).toContain("409");
   });
 
   it("answers a start with 202 and the job, whose status is running or done, with its counts and errors", () => {

@@ -217,6 +217,45 @@ describe("POST /v1/bulk", () => {
   });
 });
 
+describe("POST /v1/bulk with an id", () => {
+  it("answers the same job, 200, when the same request comes again, and acts on each workflow once", async () => {
+    const name = uniqueName("bulk-retried");
+    const ids = await startWaiting(name, 3);
+    await indexed(name, ids);
+    const id = uniqueName("job");
+    const request = { id, action: "cancel", filter: { name }, reason: "retried by its client" };
+
+    const first = await api("POST", "/v1/bulk", request);
+    const again = await api("POST", "/v1/bulk", request);
+
+    expect(first.status).toBe(202);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ id, action: "cancel", createdAt: first.body.createdAt });
+    const { job } = await runBulkJob(id);
+    expect(job).toMatchObject({ matched: 3, done: 3 });
+    for (const workflowId of ids) expect(await typesOf(workflowId, "operator_action")).toHaveLength(1);
+    expect((await api("GET", "/v1/bulk?limit=100")).body.jobs.filter((listed: { id: string }) => listed.id === id)).toHaveLength(1);
+  });
+
+  it("refuses another request under the same id with 409, and the job stays as first asked", async () => {
+    const name = uniqueName("bulk-conflict");
+    const id = uniqueName("job");
+    expect((await api("POST", "/v1/bulk", { id, action: "pause", filter: { name } })).status).toBe(202);
+
+    const other = await api("POST", "/v1/bulk", { id, action: "terminate", filter: { name } });
+
+    expect(other.status).toBe(409);
+    expect(other.body.error).toMatchObject({ code: "conflict", message: expect.stringContaining(id) });
+    expect((await api("GET", `/v1/bulk/${id}`)).body).toMatchObject({ action: "pause" });
+  });
+
+  it("refuses an id that is not an id with 400 naming it", async () => {
+    const response = await api("POST", "/v1/bulk", { id: "-bad id", action: "pause", filter: { name: "x" } });
+    expect(response.status).toBe(400);
+    expect(response.body.error.details.map((issue: { path: unknown }) => JSON.stringify(issue.path))).toContain(JSON.stringify(["id"]));
+  });
+});
+
 describe("bulk jobs and tenants", () => {
   it("never touch another tenant's workflows, even of the same name, and another tenant cannot read the job", async () => {
     const name = uniqueName("bulk-tenancy");

@@ -321,6 +321,20 @@ describe.concurrent("bulk operations through the CLI", () => {
     expect(expectOk(await shepherd("get", waiting!, "--json")).json()).toMatchObject({ status: "completed", output: { approve: { by: "ops" } } });
   });
 
+  it("answers the same job when bulk pause --id runs again, so a retried command acts once", async () => {
+    const name = uniqueId("cli-bulk-retried");
+    const id = uniqueId("cli-job");
+
+    const first = expectOk(await shepherd("bulk", "pause", "--name", name, "--id", id, "--json")).json();
+    const again = expectOk(await shepherd("bulk", "pause", "--name", name, "--id", id, "--json")).json();
+    const other = await shepherd("bulk", "resume", "--name", name, "--id", id);
+
+    expect(first).toMatchObject({ id, action: "pause" });
+    expect(again).toMatchObject({ id, createdAt: first.createdAt });
+    expect(other.status).toBe(1);
+    expect(other.stderr).toMatch(/^error: conflict: /);
+  });
+
   it("refuses an empty filter or a time it cannot read before sending anything (exit 2), and shows the API's refusal (exit 1)", async () => {
     const [empty, time, refused] = await Promise.all([
       runCli(["bulk", "cancel", "--reason", "x"], { SHEPHERD_URL: UNREACHABLE_URL, SHEPHERD_TOKEN: "t" }),

@@ -23,6 +23,7 @@ const FILTER_FLAGS: Record<string, FlagSpec> = {
 const ACTION_FLAGS: Record<string, FlagSpec> = {
   ...FILTER_FLAGS,
   reason: { type: "string", value: "<text>", description: "why: kept with the job, and in each workflow's history with your token's name" },
+  id: { type: "string", value: "<id>", description: "your name for the job: the same command again answers the same job (safe to retry)" },
   wait: { type: "boolean", description: "then follow the job until it is done, a line per change" },
 };
 
@@ -64,6 +65,9 @@ function eventOf(name: string, flags: FlagValues, usage: string): NonNullable<Bu
   return { event: name, ...payload, ...(id === undefined ? {} : { id }) };
 }
 
+/** The job's own fields from the flags: its id and why. */
+const jobFlags = (flags: FlagValues): Pick<BulkRequest, "id" | "reason"> => definedOnly({ id: stringFlag(flags, "id"), reason: stringFlag(flags, "reason") });
+
 /** Starts the job; with --wait, follows it until it is done. */
 async function startJob(context: CommandContext, request: BulkRequest): Promise<void> {
   const job = await context.client.bulk.start(request);
@@ -102,8 +106,7 @@ function actionCommand(action: Exclude<BulkAction, "event">): Command {
     notes: NOTES,
     async run(context) {
       const usage = usageLine(command);
-      const reason = stringFlag(context.flags, "reason");
-      await startJob(context, { action, filter: filterOf(context.flags, usage), ...(reason === undefined ? {} : { reason }) });
+      await startJob(context, { action, filter: filterOf(context.flags, usage), ...jobFlags(context.flags) });
     },
   };
   return command;
@@ -117,9 +120,8 @@ const bulkEvent: Command = {
   notes: NOTES,
   async run(context) {
     const usage = usageLine(bulkEvent);
-    const reason = stringFlag(context.flags, "reason");
     const event = eventOf(context.args[0] ?? "", context.flags, usage);
-    await startJob(context, { action: "event", filter: filterOf(context.flags, usage), event, ...(reason === undefined ? {} : { reason }) });
+    await startJob(context, { action: "event", filter: filterOf(context.flags, usage), event, ...jobFlags(context.flags) });
   },
 };
 

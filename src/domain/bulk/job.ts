@@ -19,6 +19,12 @@ export interface BulkJobSpec {
   createdAt: number;
 }
 
+/** Whether two specs ask for the same job: what a retried `POST /v1/bulk` under the same id must repeat (not who, nor when). */
+export function sameBulkRequest(a: BulkJobSpec, b: BulkJobSpec): boolean {
+  const asked = ({ action, filter, reason, event }: BulkJobSpec) => JSON.stringify({ action, filter, reason, event });
+  return asked(a) === asked(b);
+}
+
 /** The spec as the job's object reads it back from its row. */
 export const BulkJobSpecSchema = z.object({
   id: z.string(),

@@ -39,6 +39,11 @@ export const BulkFilterSchema = z
 
 export const BulkRequestSchema = z
   .strictObject({
+    /**
+     * The client's name for the job, which makes the request safe to retry: the same id with the same request again
+     * answers the job, a different request under it is a conflict. Without it the service makes one.
+     */
+    id: IdSchema.optional(),
     action: z.enum(BULK_ACTIONS),
     filter: BulkFilterSchema,
     /** Why: kept with the job, and recorded with each workflow's action in its history, with who acted. */
