@@ -3,7 +3,7 @@ import { DefinitionSchema, definitionHash } from "../domain/language/definition"
 import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../domain/contract";
 import { IdSchema } from "../domain/language/schemas";
 import { decodeNameCursor, encodeNameCursor } from "../registry/cursor";
-import { findDefinition, listLatestVersions, publishDefinition } from "../registry/d1-registry";
+import { findDefinition, listLatestVersions, listVersions, publishDefinition } from "../registry/d1-registry";
 import { checkDefinitionTargets } from "../admission/definition-targets";
 import type { AppEnv } from "./app-env";
 import { ApiError, rejectionToError, validationFailed } from "./errors";
@@ -28,6 +28,13 @@ const DefinitionListSchema = z
   })
   .openapi("DefinitionList");
 
+const VersionListSchema = z
+  .object({
+    versions: z.array(DefinitionVersionSchema).openapi({ description: "The name's versions, newest first, without their content" }),
+    nextCursor: z.string().optional(),
+  })
+  .openapi("DefinitionVersionList");
+
 const NameParamsSchema = z.object({ name: IdSchema.openapi({ param: { name: "name", in: "path" } }) });
 
 /** Digits only, so that "01", "1e0" or " 1" name no version: a path says one version in one way. */
@@ -41,6 +48,14 @@ const VersionParamsSchema = NameParamsSchema.extend({
 const ListQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(LIST_PAGE_MAX).optional().openapi({ description: `Names per page, at most ${LIST_PAGE_MAX} (default ${LIST_PAGE_DEFAULT})` }),
   cursor: z.string().min(1).max(1024).optional().openapi({ description: "A previous page's nextCursor" }),
+});
+
+/** A page's last version number, as the versions list writes it: the next page holds the versions below it. */
+const VERSION_CURSOR = /^[1-9][0-9]{0,8}$/;
+
+const VersionListQuerySchema = z.strictObject({
+  limit: ListQuerySchema.shape.limit.openapi({ description: `Versions per page, at most ${LIST_PAGE_MAX} (default ${LIST_PAGE_DEFAULT})` }),
+  cursor: z.string().regex(VERSION_CURSOR, "is not a cursor this API returned").optional().openapi({ description: "A previous page's nextCursor" }),
 });
 
 const publishRoute = createRoute({
@@ -75,6 +90,16 @@ const latestRoute = createRoute({
   security: BEARER_AUTH,
   request: { params: NameParamsSchema },
   responses: { 200: jsonContent(PublishedDefinitionSchema, "The latest version"), ...errorResponses(400, 401, 404, 503) },
+});
+
+const versionsRoute = createRoute({
+  method: "get",
+  path: "/v1/definitions/{name}/versions",
+  operationId: "listDefinitionVersions",
+  summary: "List a definition's versions, newest first, each with its hash and when it was published",
+  security: BEARER_AUTH,
+  request: { params: NameParamsSchema, query: VersionListQuerySchema },
+  responses: { 200: jsonContent(VersionListSchema, "One page; nextCursor is set when older versions follow"), ...errorResponses(400, 401, 404, 503) },
 });
 
 const versionRoute = createRoute({
@@ -113,6 +138,14 @@ export const definitionRoutes = new OpenAPIHono<AppEnv>()
     const found = await findDefinition(c.env.DB, c.get("tenant"), name);
     if (!found) throw new ApiError(404, "not_found", `No definition "${name}".`);
     return c.json(found, 200);
+  })
+  .openapi(versionsRoute, async (c) => {
+    const { name } = c.req.valid("param");
+    const { limit = LIST_PAGE_DEFAULT, cursor } = c.req.valid("query");
+    const page = await listVersions(c.env.DB, c.get("tenant"), name, { limit, beforeVersion: cursor === undefined ? undefined : Number(cursor) });
+    // A first page with nothing on it: the name was never published (a later page may be empty, as any list's).
+    if (cursor === undefined && page.versions.length === 0) throw new ApiError(404, "not_found", `No definition "${name}".`);
+    return c.json({ versions: page.versions, ...(page.next === undefined ? {} : { nextCursor: String(page.next) }) }, 200);
   })
   .openapi(versionRoute, async (c) => {
     const { name, version } = c.req.valid("param");

@@ -11,6 +11,7 @@ export type HistoryPage = Answer<ShepherdClient["history"]>;
 export type HistoryEvent = HistoryPage["events"][number];
 export type Diagnosis = Answer<ShepherdClient["diagnosis"]>;
 export type DefinitionList = Answer<ShepherdClient["definitions"]["list"]>;
+export type DefinitionVersionList = Answer<ShepherdClient["definitions"]["versions"]>;
 export type PublishedDefinition = Answer<ShepherdClient["definitions"]["get"]>;
 export type DefinitionVersion = Answer<ShepherdClient["definitions"]["publish"]>;
 export type ScheduleView = Answer<ShepherdClient["schedules"]["get"]>;

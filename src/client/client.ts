@@ -46,6 +46,7 @@ export type SkipStepRequest = CommandBody<"skipStep">;
 export type SendEventRequest = InferRequestType<Workflow["events"]["$post"]>["json"];
 export type DefinitionBody = InferRequestType<Definition["$put"]>["json"];
 export type DefinitionListQuery = InferRequestType<Api["v1"]["definitions"]["$get"]>["query"];
+export type DefinitionVersionsQuery = InferRequestType<Definition["versions"]["$get"]>["query"];
 export type ScheduleSpec = InferRequestType<Api["v1"]["schedules"]["$post"]>["json"];
 export type ScheduleListQuery = InferRequestType<Api["v1"]["schedules"]["$get"]>["query"];
 export type MetricsSeriesQuery = InferRequestType<Api["v1"]["metrics"]["series"]["$get"]>["query"];
@@ -120,6 +121,8 @@ function definitionOperations(api: Api) {
         ? unwrap(definition.$get({ param: { name } }))
         : unwrap(definition.versions[":version"].$get({ param: { name, version: String(version) } })),
     list: (query: DefinitionListQuery = {}) => unwrap(api.v1.definitions.$get({ query })),
+    /** A name's versions, newest first, without their content. */
+    versions: (name: string, query: DefinitionVersionsQuery = {}) => unwrap(definition.versions.$get({ param: { name }, query })),
   };
 }
 

@@ -99,3 +99,25 @@ export async function listLatestVersions(
   const last = definitions.at(-1);
   return results.length > query.limit && last ? { definitions, next: last.name } : { definitions };
 }
+
+/**
+ * One page of a name's versions, newest first, without their content; `next` (the last version on the page) is set
+ * when older ones follow. Read through the primary key, so a name with many versions costs a page, not all of them.
+ */
+export async function listVersions(
+  db: D1Database,
+  tenant: string,
+  name: string,
+  query: { limit: number; beforeVersion?: number | undefined },
+): Promise<{ versions: DefinitionVersion[]; next?: number }> {
+  const { results } = await db
+    .prepare(
+      `SELECT name, version, hash, created_at FROM definitions
+       WHERE tenant = ? AND name = ? AND version < ? ORDER BY version DESC LIMIT ?`,
+    )
+    .bind(tenant, name, query.beforeVersion ?? Number.MAX_SAFE_INTEGER, query.limit + 1)
+    .all();
+  const versions = results.slice(0, query.limit).map(toVersion);
+  const last = versions.at(-1);
+  return results.length > query.limit && last ? { versions, next: last.version } : { versions };
+}

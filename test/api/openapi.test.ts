@@ -102,6 +102,8 @@ const CONTRACT_ROUTES: [method: string, path: string][] = [
   ["get", "/v1/bulk/{id}"],
   // v1.2: many starts in one request.
   ["post", "/v1/workflows/batch"],
+  // A definition's versions, for the dashboard's definitions page.
+  ["get", "/v1/definitions/{name}/versions"],
 ];
 
 let doc: OpenApiDocument;
@@ -332,6 +334,17 @@ describe("the definitions registry in the OpenAPI document", () => {
 
     expect(resolve(property(list, "definitions").items).required).toEqual(expect.arrayContaining(["name", "version", "hash", "createdAt"]));
     expect(parameters.map((parameter) => parameter.name)).toEqual(expect.arrayContaining(["limit", "cursor"]));
+  });
+
+  it("lists a name's versions without their content, paged by cursor, and documents 404", () => {
+    const list = responseSchema("get", "/v1/definitions/{name}/versions", "200");
+    const listed = resolve(property(list, "versions").items);
+    const parameters = operation("get", "/v1/definitions/{name}/versions").parameters ?? [];
+
+    expect(listed.required).toEqual(expect.arrayContaining(["name", "version", "hash", "createdAt"]));
+    expect(Object.keys(listed.properties ?? {})).not.toContain("definition");
+    expect(parameters.map((parameter) => parameter.name)).toEqual(expect.arrayContaining(["name", "limit", "cursor"]));
+    expect(Object.keys(operation("get", "/v1/definitions/{name}/versions").responses)).toContain("404");
   });
 });
 

@@ -220,6 +220,19 @@ describe("the service's figures", () => {
   });
 });
 
+describe("definitions versions", () => {
+  it("lists a definition's versions, newest first, a page at a time", async () => {
+    const hash = (digit: string) => digit.repeat(64);
+    fake.answer("GET /v1/definitions/order/versions", {
+      body: { versions: [{ name: "order", version: 3, hash: hash("c"), createdAt: NOW }, { name: "order", version: 2, hash: hash("b"), createdAt: NOW - 60_000 }], nextCursor: "2" },
+    });
+    const run = await shepherd("definitions", "versions", "order", "--limit", "2");
+    expect(run.stdout).toMatch(/VERSION\s+HASH\s+PUBLISHED\n3\s+c{12}\s+.+\n2\s+b{12}\s+/);
+    expect(run.stdout).toContain("more: --cursor 2");
+    expect(fake.requests[0]).toMatchObject({ path: "/v1/definitions/order/versions", query: { limit: "2" } });
+  });
+});
+
 describe("start-batch", () => {
   it("starts every item of a list in one request, a definition as one, and exits 1 when one was refused", async () => {
     fake.answer("POST /v1/workflows/batch", {

@@ -28,6 +28,7 @@ const COMMAND_OF_OPERATION: Record<string, string> = {
   getDefinition: "definitions get",
   // definitions get --version
   getDefinitionVersion: "definitions get",
+  listDefinitionVersions: "definitions versions",
   createSchedule: "schedules create",
   listSchedules: "schedules",
   getSchedule: "schedules get",

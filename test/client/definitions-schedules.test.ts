@@ -7,7 +7,7 @@ import { clientFor } from "./client";
 const client = clientFor();
 
 describe("definitions through the typed client", () => {
-  it("publishes versions, reads the latest and a given one, and lists them", async () => {
+  it("publishes versions, reads the latest and a given one, and lists the names and one name's versions", async () => {
     const name = uniqueId("client-def");
     expect((await client.definitions.publish(name, waitingDefinition(name))).version).toBe(1);
     const second = { ...waitingDefinition(name), steps: [{ id: "hold", waitForEvent: { event: "later", timeoutMs: 60_000 } }] };
@@ -16,6 +16,9 @@ describe("definitions through the typed client", () => {
     expect((await client.definitions.get(name)).version).toBe(2);
     expect((await client.definitions.get(name, 1)).definition.steps[0]).toMatchObject({ id: "hold" });
     expect((await client.definitions.list({ limit: 100 })).definitions.map((listed) => listed.name)).toContain(name);
+    const versions = await client.definitions.versions(name, { limit: 1 });
+    expect(versions.versions.map((listed) => listed.version)).toEqual([2]);
+    expect((await client.definitions.versions(name, { cursor: versions.nextCursor })).versions.map((listed) => listed.version)).toEqual([1]);
   });
 });
 

@@ -82,6 +82,8 @@ export const EXPECTED_ROUTES = [
   "PUT /v1/definitions/{name}",
   "GET /v1/definitions",
   "GET /v1/definitions/{name}",
+  // A name's versions, newest first (for the dashboard's definitions page).
+  "GET /v1/definitions/{name}/versions",
   "GET /v1/definitions/{name}/versions/{version}",
   "POST /v1/schedules",
   "GET /v1/schedules",

@@ -87,6 +87,52 @@ describe("GET /v1/definitions/{name}", () => {
   });
 });
 
+describe("GET /v1/definitions/{name}/versions", () => {
+  it("lists every version of the name, newest first, each with its hash and when it was published, without its content", async () => {
+    const response = await read("/v1/definitions/order/versions", "lister");
+
+    expect(response.status).toBe(200);
+    expect(response.body.nextCursor).toBeUndefined();
+    expect(response.body.versions.map((v: { version: number }) => v.version)).toEqual([3, 2, 1]);
+    for (const listed of response.body.versions) {
+      const one = await read(`/v1/definitions/order/versions/${listed.version}`, "lister");
+      expect(listed).toEqual({ name: "order", version: listed.version, hash: one.body.hash, createdAt: one.body.createdAt });
+    }
+  });
+
+  it.each([1, 2, 3])("pages through the versions exactly once, %i at a time", async (limit) => {
+    const versions: number[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await read(`/v1/definitions/order/versions?limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`, "lister");
+      expect(page.status, JSON.stringify(page.body)).toBe(200);
+      expect(page.body.versions.length).toBeLessThanOrEqual(limit);
+      versions.push(...page.body.versions.map((v: { version: number }) => v.version));
+      cursor = page.body.nextCursor;
+    } while (cursor);
+
+    expect(versions).toEqual([3, 2, 1]);
+  });
+
+  it("answers a name with no version with 404 naming it", async () => {
+    const response = await read("/v1/definitions/nothing-here/versions", "lister");
+
+    expect(response.status).toBe(404);
+    expect(response.body.error).toEqual({ code: "not_found", message: 'No definition "nothing-here".' });
+  });
+
+  it.each<[string, string]>([
+    ["a cursor it did not return", "cursor=not-a-cursor"],
+    ["a limit over 100", "limit=101"],
+    ["an unknown parameter", "after=2"],
+  ])("answers %s with 400", async (_what, query) => {
+    const response = await read(`/v1/definitions/order/versions?${query}`, "lister");
+
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.error.code).toBe("validation_failed");
+  });
+});
+
 describe("GET /v1/definitions/{name}/versions/{version}", () => {
   it.each([1, 2, 3])("answers version %i with the content that was published as it", async (version) => {
     const response = await read(`/v1/definitions/order/versions/${version}`, "lister");

@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 
 describe("a definition of another tenant", () => {
-  it.each([`/v1/definitions/${OWN}`, `/v1/definitions/${OWN}/versions/1`, `/v1/definitions/${OWN}/versions/2`])("is a 404 at %s", async (path) => {
+  it.each([`/v1/definitions/${OWN}`, `/v1/definitions/${OWN}/versions`, `/v1/definitions/${OWN}/versions/1`, `/v1/definitions/${OWN}/versions/2`])("is a 404 at %s", async (path) => {
     const response = await read(path, "beta");
 
     expect(response.status).toBe(404);
@@ -44,6 +44,8 @@ describe("a definition of another tenant", () => {
     expect((await read(`/v1/definitions/${SHARED}`, "alpha")).body).toMatchObject({ version: 1, definition: versioned(SHARED, "a1") });
     expect((await read(`/v1/definitions/${SHARED}`, "beta")).body).toMatchObject({ version: 2, hash: betaAgain.hash, definition: versioned(SHARED, "b2") });
     expect((await read(`/v1/definitions/${SHARED}/versions/1`, "beta")).body.hash).toBe(beta.hash);
+    expect((await read(`/v1/definitions/${SHARED}/versions`, "beta")).body.versions.map((v: { hash: string }) => v.hash)).toEqual([betaAgain.hash, beta.hash]);
+    expect((await read(`/v1/definitions/${SHARED}/versions`, "alpha")).body.versions.map((v: { version: number }) => v.version)).toEqual([1]);
   });
 
   it("does not make the same content a repeat for another tenant: it is that tenant's own new version", async () => {

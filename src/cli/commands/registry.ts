@@ -1,15 +1,15 @@
-import type { DefinitionBody, DefinitionListQuery, ScheduleListQuery, ScheduleSpec } from "../../client/index";
+import type { DefinitionBody, DefinitionListQuery, DefinitionVersionsQuery, ScheduleListQuery, ScheduleSpec } from "../../client/index";
 import { stringFlag, usageLine, type Command } from "../command";
 import { asObject, readDocument } from "../documents";
 import { UsageError } from "../failures";
 import { positiveInteger } from "../flag-values";
 import { PAGE_FLAGS, pageQuery } from "../page-flags";
 import type { ScheduleView } from "../api-types";
-import { definitionLines, definitionListLines, publishedLines, scheduleLines, scheduleListLines, triggeredLines } from "../views/registry";
+import { definitionLines, definitionListLines, definitionVersionLines, publishedLines, scheduleLines, scheduleListLines, triggeredLines } from "../views/registry";
 
 const definitions: Command = {
   name: "definitions",
-  summary: "list the published definitions, each with its latest version (get, put: below)",
+  summary: "list the published definitions, each with its latest version (get, versions, put: below)",
   args: [],
   flags: PAGE_FLAGS,
   async run({ client, out, flags }) {
@@ -26,6 +26,16 @@ const getDefinition: Command = {
     const version = stringFlag(flags, "version");
     const published = await client.definitions.get(name, version === undefined ? undefined : positiveInteger("version", version, usageLine(getDefinition)));
     out.result(published, definitionLines);
+  },
+};
+
+const definitionVersions: Command = {
+  name: "definitions versions",
+  summary: "list a definition's versions, newest first, with their hashes and when each was published",
+  args: ["<name>"],
+  flags: PAGE_FLAGS,
+  async run({ client, out, args: [name = ""], flags }) {
+    out.result(await client.definitions.versions(name, pageQuery(flags) as DefinitionVersionsQuery), definitionVersionLines);
   },
 };
 
@@ -96,6 +106,7 @@ const deleteSchedule: Command = {
 export const REGISTRY_COMMANDS: Command[] = [
   definitions,
   getDefinition,
+  definitionVersions,
   putDefinition,
   schedules,
   getSchedule,

@@ -1,11 +1,16 @@
 import { stringify } from "yaml";
-import type { DefinitionList, DefinitionVersion, PublishedDefinition, ScheduleList, ScheduleView } from "../api-types";
+import type { DefinitionList, DefinitionVersion, DefinitionVersionList, PublishedDefinition, ScheduleList, ScheduleView } from "../api-types";
 import { fields, relative, table, time } from "../format";
 
 export function definitionListLines(page: DefinitionList): string[] {
   if (page.definitions.length === 0) return ["no definitions"];
   const rows = page.definitions.map((definition) => [definition.name, String(definition.version), definition.hash.slice(0, 12), time(definition.createdAt)]);
   return [...table(["NAME", "LATEST", "HASH", "PUBLISHED"], rows), ...(page.nextCursor ? [`more: --cursor ${page.nextCursor}`] : [])];
+}
+
+export function definitionVersionLines(page: DefinitionVersionList): string[] {
+  const rows = page.versions.map((version) => [String(version.version), version.hash.slice(0, 12), time(version.createdAt)]);
+  return [...table(["VERSION", "HASH", "PUBLISHED"], rows), ...(page.nextCursor ? [`more: --cursor ${page.nextCursor}`] : [])];
 }
 
 /** One version with its content, as YAML: the form people write definitions in. */
