@@ -1,5 +1,6 @@
 /** The record of deliveries in D1: the only module that speaks SQL to the `webhook_deliveries` table. */
 import { z } from "zod";
+import { expectedNextAttemptAt } from "./next-attempt";
 import { DELIVERY_STATUSES, type DeliveryView } from "./spec";
 
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -87,6 +88,7 @@ export async function recentDeliveries(db: D1Database, tenant: string, webhookId
     .all();
   return results.map((row) => {
     const parsed = ViewRowSchema.parse(row);
+    const nextAttemptAt = expectedNextAttemptAt({ status: parsed.status, attempts: parsed.attempts, lastAt: parsed.last_at });
     return {
       eventId: parsed.event_id,
       type: parsed.event_type,
@@ -97,6 +99,7 @@ export async function recentDeliveries(db: D1Database, tenant: string, webhookId
       ...(parsed.last_error === null ? {} : { lastError: parsed.last_error }),
       firstAt: parsed.first_at,
       lastAt: parsed.last_at,
+      ...(nextAttemptAt === undefined ? {} : { nextAttemptAt }),
     };
   });
 }

@@ -53,6 +53,8 @@ export const DeliveryViewSchema = z.object({
   lastError: z.string().optional(),
   firstAt: z.number(),
   lastAt: z.number(),
+  /** While `failing`: about when it is tried again (see next-attempt.ts: an estimate, give or take 20 %). */
+  nextAttemptAt: z.number().optional(),
 });
 
 export type DeliveryView = z.infer<typeof DeliveryViewSchema>;

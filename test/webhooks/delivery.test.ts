@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { backoffMs } from "../../src/domain/machine/backoff";
 import { deliverEvents } from "../../src/webhooks/deliver-events";
+import { SEND_RETRY } from "../../src/workflow/delivery-policy";
 import { api, historyOf, start, waitForStatus } from "../helpers/api";
 import { schedulerStub } from "../helpers/scheduler";
 import { FAST } from "../helpers/policies";
@@ -145,6 +147,40 @@ describe("a message delivered twice", () => {
 });
 
 describe("a receiver that is down", () => {
+  it("shows about when a failing delivery is tried next: the workflow's own retry time, give or take its jitter; none once delivered", async () => {
+    let down = true;
+    mockReceivers((webhookId) => (down && webhookId === hook.id ? 503 : 200));
+    const hook = await subscribe(["workflow.started"]);
+    const { id } = await start(twoSteps);
+    await waitForStatus(id, "completed");
+
+    for (let round = 0; round < 3; round++) {
+      await waitForFailure(id);
+      // Read between two looks at the object's row: the real alarm may try again meanwhile, and then this looks again.
+      const { delivery, row } = await vi.waitFor(async () => {
+        const before = await cursorRow(id);
+        const [delivery] = (await deliveriesOf(hook.id)).filter((entry) => entry.workflowId === id);
+        expect(await cursorRow(id)).toEqual(before);
+        expect(before).toMatchObject({ inFlight: false, attempts: delivery.attempts });
+        return { delivery, row: before! };
+      });
+      expect(delivery).toMatchObject({ status: "failing", lastStatus: 503 });
+      const nominal = backoffMs(delivery.attempts - 1, SEND_RETRY, () => 0.5);
+      expect(delivery.nextAttemptAt - delivery.lastAt).toBe(nominal);
+      // The object backs off from when the report reached it, a moment after the post: that moment, and the jitter.
+      expect(Math.abs(row.nextAttemptAt - delivery.nextAttemptAt)).toBeLessThanOrEqual(nominal * SEND_RETRY.jitter + 500);
+      await retryNow(id);
+      await vi.waitFor(async () => expect((await deliveriesOf(hook.id))[0].attempts).toBeGreaterThan(delivery.attempts));
+    }
+
+    down = false;
+    await retryNow(id);
+    await waitUntilAnnounced(id);
+    const [delivered] = (await deliveriesOf(hook.id)).filter((entry) => entry.workflowId === id);
+    expect(delivered.status).toBe("delivered");
+    expect(delivered).not.toHaveProperty("nextAttemptAt");
+  });
+
   it("loses nothing: its events are retried with backoff through the object's alarm and arrive in order once it is back", async () => {
     let down = true;
     let failures = 0;
