@@ -7,17 +7,23 @@ import { href, useRoute } from "./router.js";
 import { currentToken, signOut } from "./session.js";
 import { SignIn } from "./sign-in.js";
 import { DeadLettersPage } from "./pages/dead-letters.js";
+import { DefinitionsPage } from "./pages/definitions.js";
 import { BulkPage } from "./pages/bulk.js";
 import { MetricsPage } from "./pages/metrics.js";
 import { PoolsPage } from "./pages/pools.js";
 import { SchedulesPage } from "./pages/schedules.js";
+import { TargetsPage } from "./pages/targets.js";
+import { WebhooksPage } from "./pages/webhooks.js";
 import { WorkflowPage } from "./pages/workflow.js";
 import { WorkflowsPage } from "./pages/workflows.js";
 
 const NAV = [
   ["workflows", "Workflows"],
   ["schedules", "Schedules"],
+  ["definitions", "Definitions"],
   ["pools", "Pools"],
+  ["webhooks", "Webhooks"],
+  ["targets", "Targets"],
   ["dead-letters", "Dead letters"],
   ["bulk", "Bulk jobs"],
   ["metrics", "Metrics"],
@@ -26,7 +32,10 @@ const NAV = [
 function Page({ route }) {
   if (route.page === "workflows" && route.params[0]) return html`<${WorkflowPage} id=${route.params[0]} />`;
   if (route.page === "schedules") return html`<${SchedulesPage} route=${route} />`;
+  if (route.page === "definitions") return html`<${DefinitionsPage} route=${route} />`;
   if (route.page === "pools") return html`<${PoolsPage} />`;
+  if (route.page === "webhooks") return html`<${WebhooksPage} route=${route} />`;
+  if (route.page === "targets") return html`<${TargetsPage} route=${route} />`;
   if (route.page === "dead-letters") return html`<${DeadLettersPage} route=${route} />`;
   if (route.page === "bulk") return html`<${BulkPage} route=${route} />`;
   if (route.page === "metrics") return html`<${MetricsPage} route=${route} />`;

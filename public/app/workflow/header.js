@@ -17,8 +17,7 @@ export function WorkflowHeader({ view, now }) {
       <p class="crumbs"><a href=${href("workflows")}>Workflows</a> / <a href=${href("workflows", { q: view.name })}>${view.name}</a></p>
       <h1><code>${view.id}</code> <span class=${`status ${view.status}`} data-testid="workflow-status">${statusLabel(view.status)}</span></h1>
       <dl class="facts">
-        <div><dt>Definition</dt><dd>${definition?.name ?? view.name}${definition?.version ? ` v${definition.version}` : " (inline)"}
-          ${definition?.hash && html` <span class="muted mono" title=${definition.hash}>${definition.hash.slice(0, 10)}</span>`}</dd></div>
+        <div><dt>Definition</dt><dd data-testid="workflow-definition"><${DefinitionFact} definition=${definition} name=${view.name} /></dd></div>
         <${ParentFact} parent=${view.parent} />
         <div><dt>Created</dt><dd>${clock(view.createdAt)}</dd></div>
         ${view.startAt !== undefined && html`<div data-testid="workflow-start"><dt>${view.status === "scheduled" ? "Starts" : "Scheduled for"}</dt><dd>${clock(view.startAt)}</dd></div>`}
@@ -31,6 +30,16 @@ export function WorkflowHeader({ view, now }) {
       <${Outcome} view=${view} />
     </header>
   `;
+}
+
+/**
+ * The definition the workflow runs: a published one links to that version's page (its JSON and graph); an inline one
+ * was never published, so there is no page to link to.
+ */
+function DefinitionFact({ definition, name }) {
+  const hash = definition?.hash && html` <span class="muted mono" title=${definition.hash}>${definition.hash.slice(0, 10)}</span>`;
+  if (!definition?.version) return html`${definition?.name ?? name} (inline)${hash}`;
+  return html`<a href=${href("definitions", definition.name, String(definition.version))}>${definition.name} v${definition.version}${hash}</a>`;
 }
 
 function Outcome({ view }) {
