@@ -1,7 +1,7 @@
-// The shape of a workflow for its graph: each step's kind and the steps it depends on, as the view gives them
-// (the plan's, defaults applied), with any name that is not a step of this workflow dropped so the layout never
-// meets a dangling edge; a map's item counts, a child workflow step's child and a worker step's pool ride along
-// for the node to draw.
+// The shape of a workflow, or of a published definition, for the step graph: each step's kind and the steps it
+// depends on, with any name that is not a step of it dropped so the layout never meets a dangling edge. A run's
+// steps come from its view (the plan's, defaults applied), with a map's item counts, a child workflow step's child
+// and a worker step's pool riding along for the node to draw.
 import { STEP_KINDS } from "../step-kinds.js";
 
 /** `[{ id, status, kind, dependsOn, items?, child?, pool? }]` in the view's order. */
