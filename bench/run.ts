@@ -1,4 +1,5 @@
-// `npm run bench`: Shepherd against Cloudflare Workflows on this machine, all traffic on 127.0.0.1.
+// `npm run bench`: Shepherd against Cloudflare Workflows and the floor (the least a durable step can cost on this
+// runtime) on this machine, all traffic on 127.0.0.1.
 //
 // One run: start the remote service (in this process) and each engine under `wrangler dev` from a snapshot,
 // then run every case `--repeat` times on each engine, one engine at a time (never both under load at once,
@@ -29,6 +30,7 @@ import { nodeForWrangler } from "../scripts/lib/wrangler-dev.ts";
 import { parseOptions, PORT_RANGE, USAGE } from "./lib/args.ts";
 import type { BenchOptions } from "./lib/args.ts";
 import type { Engine, EngineName } from "./lib/engines/engine.ts";
+import { floorEngine } from "./lib/engines/floor.ts";
 import { shepherdEngine } from "./lib/engines/shepherd.ts";
 import { workflowsEngine } from "./lib/engines/workflows.ts";
 import { began, log } from "./lib/log.ts";
@@ -70,8 +72,8 @@ function runMeta(options: BenchOptions): RunMeta {
   };
 }
 
-/** The remote, Shepherd (and its inspector on the next port), Workflows (and its inspector). */
-const benchPorts = (base: number) => ({ remote: base, shepherd: base + 1, workflows: base + 3 });
+/** The remote, Shepherd (and its inspector on the next port), Workflows (and its inspector), the floor (and its inspector). */
+const benchPorts = (base: number) => ({ remote: base, shepherd: base + 1, workflows: base + 3, floor: base + 5 });
 
 /**
  * Every case on the engines the options name, the remote running meanwhile. Returns whether an engine could
@@ -85,7 +87,11 @@ async function measureEngines(options: BenchOptions, tmp: string, results: Resul
   try {
     const shepherd = shepherdEngine({ repo, tmp, port: ports.shepherd, inspectorPort: ports.shepherd + 1, source: options.source, verbose: options.verbose });
     results.meta.shepherdSource = shepherd.source;
-    const all: Record<EngineName, Engine> = { shepherd, workflows: workflowsEngine({ repo, tmp, port: ports.workflows, inspectorPort: ports.workflows + 1, verbose: options.verbose }) };
+    const all: Record<EngineName, Engine> = {
+      shepherd,
+      workflows: workflowsEngine({ repo, tmp, port: ports.workflows, inspectorPort: ports.workflows + 1, verbose: options.verbose }),
+      floor: floorEngine({ repo, tmp, port: ports.floor, inspectorPort: ports.floor + 1, verbose: options.verbose }),
+    };
     const engines = options.engines.map((name) => all[name]);
     try {
       await runAll(engines, ctx, options, results, plannedCases(options, repo));
@@ -126,7 +132,9 @@ async function main(): Promise<void> {
   const options = line.options;
   installCleanup("bench");
   const ports = benchPorts(options.portBase);
-  await assertPortsFree([ports.remote, ports.shepherd, ports.shepherd + 1, ports.workflows, ports.workflows + 1], { tool: "bench", range: PORT_RANGE });
+  // Only the engines this run starts need their ports (each its own and its inspector's, the next one).
+  const used = [ports.remote, ...options.engines.flatMap((engine) => [ports[engine], ports[engine] + 1])];
+  await assertPortsFree(used, { tool: "bench", range: PORT_RANGE });
   const tmp = mkdtempSync(join(tmpdir(), "shepherd-bench-"));
   // Interrupted, the run has nothing worth keeping unless asked (as chaos does with its sandbox).
   if (!options.keepTmp) atInterrupt(() => rmSync(tmp, { recursive: true, force: true }));

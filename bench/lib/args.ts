@@ -7,7 +7,7 @@ import type { SnapshotSource } from "../../scripts/lib/wrangler-dev.ts";
 import type { EngineName } from "./engines/engine.ts";
 
 export const ALL_CASES = ["throughput", "latency", "retry", "detection", "supervisor", "mixed", "fanout", "pool", "burst"] as const;
-export const ALL_ENGINES: readonly EngineName[] = ["shepherd", "workflows"];
+export const ALL_ENGINES: readonly EngineName[] = ["shepherd", "workflows", "floor"];
 
 export type CaseName = (typeof ALL_CASES)[number];
 
@@ -16,7 +16,8 @@ export const USAGE = `npm run bench -- [options]
   --quick                 small sizes, 1 repeat (development); results to bench/results/quick.json, docs untouched
   --repeat N              repeats of every figure; the table shows medians (default 3)
   --cases a,b             of ${ALL_CASES.join(", ")} (default all)
-  --engines a,b           of ${ALL_ENGINES.join(", ")} (default both)
+  --engines a,b           of ${ALL_ENGINES.join(", ")} (default all; the floor is the least a durable step
+                          can cost on this runtime, bench/floor)
   --sizes 200,1000        throughput workflow counts W (default 200,1000)
   --concurrency N         starts in flight at once (default 50)
   --latency-runs N        sequential workflows per latency repeat (default 20; percentiles pool all repeats)
@@ -56,13 +57,21 @@ export const USAGE = `npm run bench -- [options]
                           entry router, …), for how its CPU splits; their samplers cost about a fifth of a core
   --keep-tmp              keep the temp dir (snapshots, state, wrangler logs)
   --verbose               wrangler's per-request logs into the temp dir's logs
-  --port-base P           first of the 5 ports used (default 8800: remote, Shepherd, its inspector, Workflows, its inspector)
+  --port-base P           first of the 7 ports used (default 8800: remote, Shepherd, its inspector, Workflows, its
+                          inspector, the floor, its inspector); BENCH_PORTS=low-high in the environment moves the
+                          bench's whole range (default 8800-8809), for a machine where another session holds it
 `;
 
-/** The bench owns ports 8800-8809; other sessions on this machine use the ones around them. */
-export const PORT_RANGE: PortRange = [8800, 8809];
-/** Remote, Shepherd, its inspector, Workflows, its inspector. */
-export const PORT_COUNT = 5;
+/** `low-high` as a port range; undefined for anything else. */
+export function portRange(text: string | undefined): PortRange | undefined {
+  const match = /^(\d+)-(\d+)$/.exec(text ?? "");
+  return match ? [Number(match[1]), Number(match[2])] : undefined;
+}
+
+/** The bench owns ports 8800-8809 (BENCH_PORTS moves them); other sessions on this machine use the ones around them. */
+export const PORT_RANGE: PortRange = portRange(process.env.BENCH_PORTS) ?? [8800, 8809];
+/** Remote, Shepherd, its inspector, Workflows, its inspector, the floor, its inspector. */
+export const PORT_COUNT = 7;
 
 const FLAGS = flagSpec({
   values: [

@@ -18,4 +18,4 @@ export function formatNumber(value: number): string {
   return value.toFixed(2);
 }
 
-export const ENGINE_LABELS: Record<EngineName, string> = { shepherd: "Shepherd", workflows: "Workflows" };
+export const ENGINE_LABELS: Record<EngineName, string> = { shepherd: "Shepherd", workflows: "Workflows", floor: "Floor" };

@@ -6,6 +6,7 @@ import type { BenchOptions } from "./args.ts";
 import type { EngineName } from "./engines/engine.ts";
 import { FAN_OUT_NOTE, renderFanOutErrors, renderFanOutTable } from "./fan-out-report.ts";
 import { ENGINE_LABELS, figures, formatNumber } from "./figures.ts";
+import { FLOOR_NOTE, renderFloorTable } from "./floor-report.ts";
 import { POOL_NOTE, renderPoolErrors, renderPoolTable } from "./pool-report.ts";
 import type { Results } from "./results.ts";
 
@@ -88,14 +89,27 @@ export function cell(results: Results, engine: EngineName, row: TableRow): { val
   return value === undefined ? { text: "n/a" } : { value, text: formatNumber(value) };
 }
 
-/** A Markdown table: rows = figures, columns = Shepherd, Workflows, Shepherd ÷ Workflows. */
+/** `a ÷ b` as printed: "—" unless both are numbers and b is not 0. */
+export const ratioText = (a: number | undefined, b: number | undefined): string => (a !== undefined && b !== undefined && b !== 0 ? formatNumber(a / b) : "—");
+
+/** The table's ratios: Shepherd ÷ Workflows, and each ÷ the floor when the run measured it. */
+function ratioColumns(withFloor: boolean): Array<[EngineName, EngineName, string]> {
+  const againstFloor: Array<[EngineName, EngineName, string]> = [["shepherd", "floor", "Shepherd ÷ floor"], ["workflows", "floor", "Workflows ÷ floor"]];
+  return [["shepherd", "workflows", "Shepherd ÷ Workflows"], ...(withFloor ? againstFloor : [])];
+}
+
+/** A Markdown table: rows = figures, columns = Shepherd, Workflows (and the floor), then the ratios. */
 export function renderTable(results: Results, options: TableOptions): string {
-  const lines = ["| Figure | Shepherd | Workflows | Shepherd ÷ Workflows |", "| --- | ---: | ---: | ---: |"];
+  const withFloor = results.engines.floor !== undefined;
+  const engines: EngineName[] = withFloor ? ["shepherd", "workflows", "floor"] : ["shepherd", "workflows"];
+  const ratios = ratioColumns(withFloor);
+  const heading = [...engines.map((engine) => ENGINE_LABELS[engine]), ...ratios.map(([, , label]) => label)];
+  const lines = [`| Figure | ${heading.join(" | ")} |`, `| --- |${heading.map(() => " ---: |").join("")}`];
   for (const row of tableRows(options)) {
-    const a = cell(results, "shepherd", row);
-    const b = cell(results, "workflows", row);
-    const ratio = a.value !== undefined && b.value !== undefined && b.value !== 0 ? formatNumber(a.value / b.value) : "—";
-    lines.push(`| ${row.label} | ${a.text} | ${b.text} | ${ratio} |`);
+    const cells = new Map(engines.map((engine) => [engine, cell(results, engine, row)]));
+    const values = [...cells.values()].map((figure) => figure.text);
+    const quotients = ratios.map(([a, b]) => ratioText(cells.get(a)?.value, cells.get(b)?.value));
+    lines.push(`| ${row.label} | ${[...values, ...quotients].join(" | ")} |`);
   }
   return lines.join("\n");
 }
@@ -180,10 +194,12 @@ are n/a for it.`;
 
 /**
  * Everything printed and written: the comparison table (when the run has any of its cases), then the
- * Fan-out, Worker pool and Burst sections under their own headings.
+ * floor, Fan-out, Worker pool and Burst sections under their own headings.
  */
 export function renderTables(results: Results, options: TableOptions): string {
   const parts = tableRows(options).length > 0 ? [renderTable(results, options)] : [];
+  const floor = renderFloorTable(results, options);
+  if (floor) parts.push(`### Against the floor\n\n${floor}\n\n${FLOOR_NOTE}`);
   const fanOut = renderFanOutTable(results, options);
   const fanOutErrors = renderFanOutErrors(results);
   if (fanOut) parts.push(`### Fan-out\n\n${fanOut}\n\n${FAN_OUT_NOTE}${fanOutErrors ? `\n\nWhy a run did not complete:\n\n${fanOutErrors}` : ""}`);
@@ -227,7 +243,8 @@ wrangler ${meta.versions.wrangler} · workerd ${meta.versions.workerd} · Shephe
 ${table}
 ${errors ? `\nCases that failed:\n\n${errors}\n` : ""}
 ${otherLoadLine(results)}
-"—": the engine has no such case (detection and supervisor counters are Shepherd's); "n/a": the figure could
+"—": the engine has no such case (detection and supervisor counters are Shepherd's; the floor has no history to
+split latency with); "n/a": the figure could
 not be measured in this run (the supervisor counters need the dev-only \`GET /dev/workflows/{id}\`).
 ${END}`;
 }

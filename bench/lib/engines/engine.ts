@@ -1,8 +1,8 @@
-// What the cases see of an engine: one adapter interface over Shepherd and the Workflows baseline, each
+// What the cases see of an engine: one adapter interface over Shepherd, the Workflows baseline and the floor, each
 // under its own `wrangler dev`. A case drives an engine only through these methods and reads its answers only
 // in these shapes, so both engines are measured by the same code.
 
-export type EngineName = "shepherd" | "workflows";
+export type EngineName = "shepherd" | "workflows" | "floor";
 
 /** Shepherd's retry policy; the baseline gets its nearest equivalent (toWorkflowsRetry). */
 export interface RetryPolicy {
@@ -175,6 +175,7 @@ export interface EngineSupport {
   burstAtScale: boolean;
   /** Its isolate can be CPU-profiled (--profile). */
   profile?: boolean;
+
 }
 
 /** An engine's `wrangler dev`, as every adapter runs it (dev-lifecycle.ts). */
