@@ -10,7 +10,8 @@
 // What is the bench's own is in bench/lib/: args.ts (flags), plan.ts (which cases run where) and measure.ts
 // (how the run goes through them), workload.ts, cases.ts, throughput.ts, burst.ts, fan-out.ts and
 // load-phases.ts (the measurements), engines/ (Shepherd and the Workflows baseline behind one adapter),
-// remote.ts (the remote's paths), load.ts and proc-readings.ts (other processes' load; workerd CPU and
+// bill/ (the bill case, what a step costs on Cloudflare's price list, and the rows case, where its rows written go;
+// docs/cost.md), remote.ts (the remote's paths), load.ts and proc-readings.ts (other processes' load; workerd CPU and
 // memory), results.ts, report.ts, fan-out-report.ts and figures.ts (what is recorded; the tables), profiling.ts and what it uses (--profile: a CPU profile of
 // Shepherd's isolate and its summary).
 // What it shares with chaos is in scripts/lib/: process groups and clean-up, the project snapshot and
@@ -33,6 +34,7 @@ import type { Engine, EngineName } from "./lib/engines/engine.ts";
 import { floorEngine } from "./lib/engines/floor.ts";
 import { shepherdEngine } from "./lib/engines/shepherd.ts";
 import { workflowsEngine } from "./lib/engines/workflows.ts";
+import { renderCost, writeCostDoc } from "./lib/bill/cost-doc.ts";
 import { began, log } from "./lib/log.ts";
 import { runAll } from "./lib/measure.ts";
 import { plannedCases } from "./lib/plan.ts";
@@ -106,12 +108,14 @@ async function measureEngines(options: BenchOptions, tmp: string, results: Resul
   }
 }
 
-/** Prints the tables and writes the results (and docs/performance.md when asked); returns whether a case failed. */
+/** Prints the tables and writes the results (and docs/performance.md and docs/cost.md when asked); returns whether a case failed. */
 function report(results: Results, options: BenchOptions): boolean {
   results.meta.durationMin = (Date.now() - began) / 60_000;
   const table = renderTables(results, options);
+  const cost = renderCost(results, options);
   const errors = renderErrors(results);
   console.log(`\n${table}\n`);
+  if (cost) console.log(`${cost}\n`);
   if (errors) console.log(`Cases that failed:\n${errors}\n`);
   const out = resolve(repo, options.out);
   writeJson(out, results);
@@ -119,6 +123,10 @@ function report(results: Results, options: BenchOptions): boolean {
   if (options.writeDocs) {
     writePerformanceDoc(join(repo, "docs", "performance.md"), results, options, table, errors);
     log("table written to docs/performance.md");
+    if (cost) {
+      writeCostDoc(join(repo, "docs", "cost.md"), results, options, cost);
+      log("bill written to docs/cost.md");
+    }
   }
   return errors !== "";
 }

@@ -6,7 +6,7 @@ import type { PortRange } from "../../scripts/lib/ports.ts";
 import type { SnapshotSource } from "../../scripts/lib/wrangler-dev.ts";
 import type { EngineName } from "./engines/engine.ts";
 
-export const ALL_CASES = ["throughput", "latency", "retry", "detection", "supervisor", "mixed", "fanout", "pool", "burst"] as const;
+export const ALL_CASES = ["throughput", "latency", "retry", "detection", "supervisor", "mixed", "fanout", "pool", "bill", "rows", "burst"] as const;
 export const ALL_ENGINES: readonly EngineName[] = ["shepherd", "workflows", "floor"];
 
 export type CaseName = (typeof ALL_CASES)[number];
@@ -38,6 +38,9 @@ export const USAGE = `npm run bench -- [options]
   --fanout-timeout S      bound of one fan-out run (default 60 s + 60 ms per item); past it: "not ended"
   --pool-size W           workflows of 5 worker steps in the pool case, pulled by 8 workers in the bench (default
                           1000; --quick 100); its single workflows are --latency-runs pairs (worker, http)
+  --bill-size W           workflows of 5 steps per step shape in the bill case (default 20; --quick 5): a remote
+                          that answers at once, one that takes 2 s, one that answers 202 and calls back
+  --rows-sizes 1,5,50     steps per workflow in the rows case: SQLite rows written by statement (default 1,5,50)
   --idle-seconds S        how long the idle supervisor is watched (default 20)
   --fresh                 restart each engine's wrangler dev (same state) before every measurement but its first,
                           so no measurement carries the objects an earlier one left in the runtime's memory
@@ -47,7 +50,7 @@ export const USAGE = `npm run bench -- [options]
                           interleaved (default): both engines up, alternated repeat by repeat, so outside load
                           falls on both alike; sequential: all of one engine, stopped, then the other
   --source worktree|head  Shepherd from the working tree (default) or from the last commit
-  --docs / --no-docs      write docs/performance.md (default: yes, except with --quick)
+  --docs / --no-docs      write docs/performance.md and docs/cost.md (default: yes, except with --quick)
   --out FILE              results JSON (default bench/results/latest.json; with --profile bench/results/profile.json)
   --profile FILE          a V8 CPU profile of Shepherd's isolate over the load of each throughput measurement,
                           as FILE (a .cpuprofile for DevTools, frames mapped to src/) and its summary per step
@@ -77,7 +80,7 @@ const FLAGS = flagSpec({
   values: [
     "repeat", "cases", "engines", "sizes", "concurrency", "latency-runs", "retry-samples", "detection-samples", "mixed-size",
     "burst-sizes", "burst-cap", "burst-repeat", "burst-clients",
-    "fanout-sizes", "fanout-concurrency", "fanout-repeat", "fanout-timeout", "pool-size", "idle-seconds", "quiet-wait", "order", "source", "out", "port-base", "profile",
+    "fanout-sizes", "fanout-concurrency", "fanout-repeat", "fanout-timeout", "pool-size", "bill-size", "rows-sizes", "idle-seconds", "quiet-wait", "order", "source", "out", "port-base", "profile",
   ],
   switches: ["quick", "docs", "no-docs", "keep-tmp", "verbose", "profile-isolates", "fresh"],
 });
@@ -107,6 +110,10 @@ export interface BenchOptions {
   /** undefined: 60 s + 60 ms per item. */
   fanOutTimeoutS: number | undefined;
   poolSize: number;
+  /** Workflows per step shape in the bill case. */
+  billSize: number;
+  /** Steps per workflow in the rows case. */
+  rowsSizes: number[];
   idleSeconds: number;
   supervisorWorkflows: number;
   quietWaitS: number;
@@ -185,6 +192,8 @@ export function parseOptions(argv: string[]): BenchOptions {
     fanOutRepeat: onceUnlessAsked(values, "fanout-repeat"),
     fanOutTimeoutS: values["fanout-timeout"] === undefined ? undefined : integer(values["fanout-timeout"], "--fanout-timeout"),
     poolSize: count("pool-size", 1000, 100),
+    billSize: count("bill-size", 20, 5),
+    rowsSizes: sizes("rows-sizes", [1, 5, 50], [1, 5, 50]),
     idleSeconds: count("idle-seconds", 20, 5),
     supervisorWorkflows: quick ? 5 : 20,
     quietWaitS: count("quiet-wait", 60, 5),

@@ -3,6 +3,8 @@
 // for a case an engine lacks.
 import { resolve } from "node:path";
 import type { BenchOptions } from "./args.ts";
+import { bill } from "./bill/bill-case.ts";
+import { rows } from "./bill/rows-case.ts";
 import { burst } from "./burst.ts";
 import { detection, latency, mixed, retry, supervisor } from "./cases.ts";
 import type { Engine } from "./engines/engine.ts";
@@ -43,6 +45,8 @@ export function plannedCases(options: BenchOptions, repo: string): PlannedCase[]
     ...(wanted("mixed") ? [mixedCase(options)] : []),
     ...(wanted("fanout") ? fanOutCases(options) : []),
     ...(wanted("pool") ? [poolCase(options)] : []),
+    ...(wanted("bill") ? [billCase(options)] : []),
+    ...(wanted("rows") ? [rowsCase(options)] : []),
     ...(wanted("burst") ? burstCases(options) : []),
   ];
 }
@@ -118,6 +122,24 @@ function poolCase(options: BenchOptions): PlannedCase {
       pool(ctx, engine, { tag: `pool${workflows}-${rep}`, workflows, concurrency: options.concurrency, latencyRuns: options.latencyRuns, timeoutMs: timeoutFor(workflows) }),
     applies: (engine) => engine.pool !== undefined,
   };
+}
+
+/**
+ * Counts more than timings (workerd's CPU per step aside): one repeat. W workflows of each step shape, started at
+ * once up to --concurrency; bounded by two minutes plus 200 ms per step (the slow shape's steps take 2 s each).
+ */
+function billCase(options: BenchOptions): PlannedCase {
+  const workflows = options.billSize;
+  return {
+    name: "bill",
+    run: (ctx, engine) => bill(ctx, engine, { tag: "bill", workflows, concurrency: options.concurrency, timeoutMs: 120_000 + timeoutFor(workflows, true) }),
+    applies: (_engine, rep) => rep === 1,
+  };
+}
+
+/** Counts: one repeat, on the engines whose own objects' rows their user pays for. */
+function rowsCase(options: BenchOptions): PlannedCase {
+  return { name: "rows", run: (ctx, engine) => rows(ctx, engine, { tag: "rows", sizes: options.rowsSizes }), applies: (engine, rep) => rep === 1 && Boolean(engine.supports.rowsBilled) };
 }
 
 /**

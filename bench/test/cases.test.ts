@@ -37,6 +37,7 @@ function inProcessEngine(): Engine {
     label: "In-process",
     supports: { detection: false, supervisor: false, burstAtScale: true },
     source: "test",
+    origin: "http://127.0.0.1:0",
     logFile: "",
     start: nothing,
     restart: nothing,

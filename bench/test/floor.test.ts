@@ -1,11 +1,13 @@
-// The floor beside the other engines: its answers read, its columns and ratios in the tables, the goal's verdict
-// and the bench's ports moved for a shared machine.
+// The floor beside the other engines: its answers read, its columns and ratios in the tables, the goal's verdict,
+// and where the bill and rows cases run.
 // Plain Node (the bench is a Node tool, outside the Workers test projects): `node --test bench/test/*.test.ts`.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseOptions, portRange } from "../lib/args.ts";
+import type { Engine, EngineSupport } from "../lib/engines/engine.ts";
 import { floorStatus } from "../lib/engines/floor.ts";
 import { renderFloorTable } from "../lib/floor-report.ts";
+import { plannedCases } from "../lib/plan.ts";
 import { renderTable } from "../lib/report.ts";
 import type { Results } from "../lib/results.ts";
 
@@ -44,6 +46,19 @@ describe("floorStatus", () => {
     assert.deepEqual(floorStatus(200, { status: "completed", endedAt: 5 }, ""), { state: "completed", terminal: true, completed: true, endedAt: 5 });
     assert.equal(floorStatus(200, { status: "running" }, "").terminal, false);
     assert.deepEqual(floorStatus(404, undefined, "nope"), { state: "http_404", terminal: false, completed: false, error: "nope" });
+  });
+});
+
+describe("the bill and rows cases in the plan", () => {
+  const engine = (supports: EngineSupport): Engine => ({ supports }) as Engine;
+  const planned = (name: string) => plannedCases(parseOptions(["--cases", "bill,rows"]), "/repo").find((entry) => entry.name === name);
+
+  it("bill every engine once, and count rows only where the user pays per row", () => {
+    const [bill, rows] = [planned("bill"), planned("rows")];
+    assert.ok(bill && rows);
+    const [shepherd, workflows] = [engine({ detection: true, supervisor: true, burstAtScale: true, rowsBilled: true }), engine({ detection: false, supervisor: false, burstAtScale: false })];
+    assert.deepEqual([bill.applies(shepherd, 1), bill.applies(workflows, 1), bill.applies(shepherd, 2)], [true, true, false]);
+    assert.deepEqual([rows.applies(shepherd, 1), rows.applies(workflows, 1)], [true, false]);
   });
 });
 

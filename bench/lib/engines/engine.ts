@@ -175,7 +175,8 @@ export interface EngineSupport {
   burstAtScale: boolean;
   /** Its isolate can be CPU-profiled (--profile). */
   profile?: boolean;
-
+  /** Its user pays per SQLite row its own objects write (Shepherd, the floor; not Workflows' engine): the rows case. */
+  rowsBilled?: boolean;
 }
 
 /** An engine's `wrangler dev`, as every adapter runs it (dev-lifecycle.ts). */
@@ -195,6 +196,11 @@ export interface Engine extends Lifecycle {
   supports: EngineSupport;
   /** Where its code came from, as the report prints it. */
   source: string;
+  /**
+   * Its `wrangler dev`'s origin: where its local trace store answers (the bill case reads it) and where a remote
+   * that answered 202 reports (`POST /v1/tasks/{token}/complete {output}`, the token from `Shepherd-Task-Token`).
+   */
+  origin: string;
   startWorkflow(spec: WorkflowSpec): Promise<StartResult>;
   readStatus(id: string): Promise<WorkflowStatus>;
   cancel(id: string): Promise<void>;

@@ -33,8 +33,9 @@ export function floorEngine({ repo, tmp, port, inspectorPort, verbose }: EngineO
     name: "floor",
     label: "Floor",
     // It has no supervisor of its own to report on, and no history; the burst it runs at every W.
-    supports: { detection: false, supervisor: false, burstAtScale: true },
+    supports: { detection: false, supervisor: false, burstAtScale: true, rowsBilled: true },
     source: "bench/floor",
+    origin: dev.url,
     ...devLifecycle(dev, prepare),
     async startWorkflow(spec) {
       const body = { id: spec.id, steps: spec.steps, retry: spec.retry, timeoutMs: spec.timeouts.startToCloseMs };

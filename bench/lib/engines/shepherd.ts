@@ -53,8 +53,9 @@ export function shepherdEngine({ repo, tmp, port, inspectorPort, source, verbose
   return {
     name: "shepherd",
     label: "Shepherd",
-    supports: { detection: true, supervisor: true, burstAtScale: true, profile: true },
+    supports: { detection: true, supervisor: true, burstAtScale: true, profile: true, rowsBilled: true },
     source: sourceLabel(describeSource(repo, source)),
+    origin: dev.url,
     /** For --profile: the inspector wrangler dev opens, the Worker's name, the snapshot whose bundle the profile names. */
     inspectorPort,
     workerName: /^name\s*=\s*"([^"]+)"/m.exec(readFileSync(join(repo, "wrangler.toml"), "utf8"))?.[1] ?? "shepherd",

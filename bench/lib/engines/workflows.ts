@@ -103,6 +103,7 @@ export function workflowsEngine({ repo, tmp, port, inspectorPort, verbose }: Eng
     // workflows in 300 s in the run; the larger sizes would only add a long wait for an empty figure).
     supports: { detection: false, supervisor: false, burstAtScale: false },
     source: "bench/workflows-baseline",
+    origin: dev.url,
     ...devLifecycle(dev, prepare),
     startWorkflow: (spec) => instances.create({ id: spec.id, steps: spec.steps, retry: toWorkflowsRetry(spec.retry), timeoutMs: spec.timeouts.startToCloseMs }),
     readStatus: instances.readStatus,

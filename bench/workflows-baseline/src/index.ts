@@ -6,8 +6,10 @@
 //   POST /fan-outs       {id, items: [...], url, retry, timeoutMs} -> 201 {id}
 //   GET  /<kind>/:id     -> {status, output, error} from instance.status()
 //   POST /<kind>/:id/terminate -> 202 (the bench ends workflows a timed-out run left behind)
+//   POST /v1/tasks/:token/complete {output} -> 200: a remote that answered 202 reports, as it would to Shepherd;
+//        the report is sent to the instance as the event its step waits for
 //   GET  /healthz        -> {ok: true}
-import type { BenchParams } from "./bench-workflow";
+import { reportType, type BenchParams } from "./bench-workflow";
 import type { FanOutParams } from "./fan-out-workflow";
 
 export { BenchWorkflow } from "./bench-workflow";
@@ -33,6 +35,13 @@ const KINDS = {
 type Kind = keyof typeof KINDS;
 const isKind = (name: string | undefined): name is Kind => name !== undefined && Object.hasOwn(KINDS, name);
 
+/** A report on a task token (`<instance>.<step>`, see bench-workflow.ts), sent to the instance as its step's event. */
+async function report(env: Env, token: string, request: Request): Promise<Response> {
+  const [id, stepId] = [token.slice(0, token.lastIndexOf(".")), token.slice(token.lastIndexOf(".") + 1)];
+  const { output } = (await request.json()) as { output?: unknown };
+  return answer(200, async () => (await (await env.BENCH_WORKFLOW.get(id)).sendEvent({ type: reportType(stepId), payload: output ?? null }), { ok: true }));
+}
+
 /** Any failure of the platform call as one JSON answer: the bench reads the status, the text is for people. */
 async function answer(status: number, call: () => Promise<unknown>): Promise<Response> {
   try {
@@ -47,6 +56,8 @@ export default {
     const url = new URL(request.url);
     if (url.pathname === "/healthz") return Response.json({ ok: true });
     const [, kind, rawId, action] = url.pathname.split("/");
+    const reported = /^\/v1\/tasks\/([^/]+)\/complete$/.exec(url.pathname)?.[1];
+    if (reported && request.method === "POST") return report(env, decodeURIComponent(reported), request);
     if (!isKind(kind)) return Response.json({ error: "not found" }, { status: 404 });
     const workflow = KINDS[kind].binding(env);
     if (rawId === undefined && request.method === "POST") {

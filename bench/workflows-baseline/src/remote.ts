@@ -19,11 +19,13 @@ export interface RemoteCall {
   idempotencyKey: string;
   attempt: number;
   body: Json;
+  /** Sent as Shepherd-Task-Token: what a remote that answers 202 reports on (index.ts routes the report). */
+  taskToken?: string;
 }
 
 const TRANSIENT = new Set([408, 425, 429]);
 
-export async function callRemote({ url, workflowId, stepId, idempotencyKey, attempt, body }: RemoteCall): Promise<Json> {
+export async function callRemote({ url, workflowId, stepId, idempotencyKey, attempt, body, taskToken }: RemoteCall): Promise<Json> {
   const response = await fetch(url, {
     method: "POST",
     headers: {
@@ -32,6 +34,7 @@ export async function callRemote({ url, workflowId, stepId, idempotencyKey, atte
       "Shepherd-Workflow-Id": workflowId,
       "Shepherd-Step-Id": stepId,
       "Shepherd-Attempt": String(attempt),
+      ...(taskToken ? { "Shepherd-Task-Token": taskToken } : {}),
     },
     body: JSON.stringify(body),
   });
