@@ -21,7 +21,7 @@ const results: Results = {
   meta: {} as Results["meta"],
   engines: {
     shepherd: {
-      bill: [billOutcome({ sqliteRowsWritten: 15, d1RowsWritten: 2, doRequests: 2, "doRequests.report": 1, "doRequests.start": 0.2 })],
+      bill: [billOutcome({ sqliteRowsWritten: 15, d1RowsWritten: 2, doRequests: 2, doActiveMs: 20, "doRequests.report": 1, "doRequests.start": 0.2 })],
       rows: [{ "1.total": 30, "1.rows|INSERT INTO events": 8, "1.statements|INSERT INTO events": 4, "50.total": 500, "50.rows|INSERT INTO events": 260, "50.statements|INSERT INTO events": 130 }],
     },
     floor: { bill: [billOutcome({ sqliteRowsWritten: 1.8, doRequests: 0.4 })] },
@@ -43,6 +43,7 @@ describe("the bill's tables", () => {
     const table = renderShapeBill(results, "instant");
     assert.match(table, /^\| Per step \| Shepherd \| Floor \| Workflows \|/);
     assert.match(table, /\| SQLite rows written \| 15\.0 \(\$15\.0\) \| 1\.80 \(\$1\.80\) \| — \|/);
+    assert.match(table, /\| Durable Object duration \(GB-s\) \| 0\.0026 \(\$0\.03\) \| 0\.00 \(\$0\.00\) \|/);
     assert.match(table, /\| \*\*\$ per million steps\*\* \| \*\*\$17\.3\*\* \| \*\*\$1\.86\*\* \| \*\*\$0\.22\*\* \|/);
     assert.equal(billOf(results, "shepherd", "instant")?.length, 9);
   });
@@ -50,7 +51,7 @@ describe("the bill's tables", () => {
   it("say whether the instant step is within the goal, and how far Workflows' bill is below", () => {
     const verdict = renderBillVerdict(results);
     assert.match(verdict, /Shepherd's instant step costs \$17\.3 per million steps, over the goal of \$2\.50\./);
-    assert.match(verdict, /instant: Shepherd \$17\.3, Cloudflare Workflows \$0\.22 \(78\.6×\)\./);
+    assert.match(verdict, /instant: Shepherd \$17\.3, Cloudflare Workflows \$0\.22 \(78\.8×\)\./);
   });
 });
 
@@ -68,7 +69,10 @@ describe("renderCost", () => {
 
   it("lists every price with its page and the day it was read", () => {
     const prices = renderPrices();
-    assert.match(prices, /\| Durable Objects \| \$1\.00 per million SQLite rows written \(each setAlarm is one\) \| https:\/\/developers\.cloudflare\.com\/durable-objects\/platform\/pricing\/ \(read 2026-11-27/);
-    assert.match(prices, /\| AWS Step Functions Standard \| \$25\.0 per million state transitions \| https:\/\/aws\.amazon\.com\/step-functions\/pricing\//);
+    assert.match(prices, /\| Durable Objects \| \$1 per million SQLite rows written \(each setAlarm is one\) \| https:\/\/developers\.cloudflare\.com\/durable-objects\/platform\/pricing\/ \(read 2026-11-27\) \|/);
+    assert.match(prices, /\| Durable Objects \| \$0\.001 per million SQLite rows read \|/);
+    assert.match(prices, /\| Durable Objects \| \$12\.50 per million GB-s/);
+    assert.match(prices, /\| AWS Step Functions Standard \| \$25 per million state transitions \| https:\/\/aws\.amazon\.com\/step-functions\/pricing\//);
+    assert.match(prices, /- https:\/\/developers\.cloudflare\.com\/d1\/platform\/pricing\/: the page's source in cloudflare\/cloudflare-docs/);
   });
 });

@@ -25,6 +25,8 @@ export function billOf(results: Results, engine: EngineName, shape: ShapeName): 
 }
 
 const usd = (value: number | undefined): string => (value === undefined ? "—" : `$${formatNumber(value)}`);
+/** A count per step: three significant digits, two below 0.1 (a step's GB-s are hundredths). */
+export const countText = (value: number): string => (value !== 0 && Math.abs(value) < 0.1 ? value.toPrecision(2) : formatNumber(value));
 const measured = (results: Results): EngineName[] => ENGINES.filter((engine) => STEP_SHAPES.some((shape) => billOf(results, engine, shape.name)));
 
 /** Dollars per million steps: one row per engine measured and per peer, one column per shape. */
@@ -54,7 +56,7 @@ export function renderShapeBill(results: Results, shape: ShapeName): string {
   for (const item of items) {
     const cells = engines.map((engine) => {
       const line = bills.get(engine)?.find((bill) => bill.item === item);
-      return line ? `${formatNumber(line.quantity)} (${usd(line.usdPerMillionSteps)})` : "—";
+      return line ? `${countText(line.quantity)} (${usd(line.usdPerMillionSteps)})` : "—";
     });
     lines.push(`| ${item} | ${cells.join(" | ")} |`);
   }

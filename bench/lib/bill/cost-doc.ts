@@ -3,7 +3,6 @@
 // with its sources. docs/cost.md keeps its prose outside the generated section's markers.
 import { replaceMarkedSection } from "../../../scripts/lib/output-files.ts";
 import type { BenchOptions } from "../args.ts";
-import { formatNumber } from "../figures.ts";
 import type { Results } from "../results.ts";
 import { STEP_SHAPES } from "./bill-case.ts";
 import { renderBillSummary, renderBillVerdict, renderObjectRequests, renderShapeBill } from "./bill-report.ts";
@@ -16,13 +15,16 @@ const END = "<!-- cost:end -->";
 
 type CostOptions = Pick<BenchOptions, "rowsSizes" | "billSize" | "concurrency">;
 
-const priceText = ({ usd, per, unit }: UnitPrice): string => `$${formatNumber(usd)} per ${per === 1e6 ? "million" : per} ${unit}`;
-const sourceText = ({ page, read, note }: PriceSource): string => `${page} (read ${read}${note ? `; ${note}` : ""})`;
+/** A price as its list writes it: $0.001, $0.15, $12.50, $25. */
+export const usdText = (usd: number): string => `$${usd < 0.01 ? String(usd) : Number.isInteger(usd) ? usd.toFixed(0) : usd.toFixed(2)}`;
+const priceText = ({ usd, per, unit }: UnitPrice): string => `${usdText(usd)} per ${per === 1e6 ? "million" : per} ${unit}`;
 
-/** The prices the bill uses, each with its page and the date it was read. */
+/** The prices the bill uses, each with its page and the day it was read; where a page is generated, its source. */
 export function renderPrices(): string {
-  const rows = PRICE_LIST.map((price) => `| ${price.service} | ${priceText(price)} | ${sourceText(price.source)} |`);
-  return ["| Service | Price | Source |", "| --- | --- | --- |", ...rows].join("\n");
+  const rows = PRICE_LIST.map((price) => `| ${price.service} | ${priceText(price)} | ${price.source.page} (read ${price.source.read}) |`);
+  const sources = [...new Set(PRICE_LIST.map((price) => price.source))].filter((source): source is PriceSource & { note: string } => source.note !== undefined);
+  const notes = sources.map((source) => `- ${source.page}: ${source.note}`);
+  return ["| Service | Price | Page |", "| --- | --- | --- |", ...rows, "", ...notes].join("\n");
 }
 
 /** The bill's sections, as printed after the run's tables; "" when the run had neither the bill nor the rows case. */
