@@ -21,10 +21,10 @@ const results: Results = {
   meta: {} as Results["meta"],
   engines: {
     shepherd: {
-      bill: [billOutcome({ sqliteRowsWritten: 15, d1RowsWritten: 2, doRequests: 2, doActiveMs: 20, "doRequests.report": 1, "doRequests.start": 0.2 })],
+      bill: [billOutcome({ traceCoverage: 0.985, sqliteRowsWritten: 15, d1RowsWritten: 2, doRequests: 2, doActiveMs: 20, "doRequests.report": 1, "doRequests.start": 0.2 })],
       rows: [{ "1.total": 30, "1.rows|INSERT INTO events": 8, "1.statements|INSERT INTO events": 4, "50.total": 500, "50.rows|INSERT INTO events": 260, "50.statements|INSERT INTO events": 130 }],
     },
-    floor: { bill: [billOutcome({ sqliteRowsWritten: 1.8, doRequests: 0.4 })] },
+    floor: { bill: [billOutcome({ traceCoverage: 1, sqliteRowsWritten: 1.8, doRequests: 0.4 })] },
     workflows: { bill: [billOutcome({ workerRequests: 0.2, workflowInvocations: 0.2, cpuMs: 5, sqliteRowsWritten: 40 })] },
   },
 };
@@ -46,6 +46,7 @@ describe("the bill's tables", () => {
     assert.match(table, /\| Durable Object duration \(GB-s\) \| 0\.0026 \(\$0\.03\) \| 0\.00 \(\$0\.00\) \|/);
     assert.match(table, /\| \*\*\$ per million steps\*\* \| \*\*\$17\.3\*\* \| \*\*\$1\.86\*\* \| \*\*\$0\.22\*\* \|/);
     assert.equal(billOf(results, "shepherd", "instant")?.length, 9);
+    assert.match(table, /\| the remote's calls the trace store has \(its counts' completeness\) \| 98\.5 % \| 100 % \| n\/a \|/);
   });
 
   it("say whether the instant step is within the goal, and how far Workflows' bill is below", () => {

@@ -2,9 +2,9 @@
 // Plain Node (the bench is a Node tool, outside the Workers test projects): `node --test bench/test/*.test.ts`.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { perStep } from "../lib/bill/bill-case.ts";
+import { measureWhole, perStep } from "../lib/bill/bill-case.ts";
 import { fitRows, rowsWrittenBy, SCHEMA, SET_ALARM, statementLabel } from "../lib/bill/row-breakdown.ts";
-import { countSpans, spansToCount, unionMs } from "../lib/bill/trace-counts.ts";
+import { countSpans, requestsTo, spansToCount, unionMs } from "../lib/bill/trace-counts.ts";
 import { spanOf } from "../lib/bill/trace-store.ts";
 import type { Span } from "../lib/bill/trace-store.ts";
 
@@ -73,6 +73,25 @@ describe("countSpans", () => {
   it("reads the store's rows, attributes as JSON", () => {
     const parsed = spanOf(["t", "s", null, "shepherd", "d1_run", 5, null, "{\"cloudflare.d1.response.rows_written\":3}"]);
     assert.deepEqual(parsed, { traceId: "t", spanId: "s", parentId: null, service: "shepherd", name: "d1_run", startMs: 5, durationMs: null, attributes: { "cloudflare.d1.response.rows_written": 3 } });
+  });
+});
+
+describe("the store's completeness", () => {
+  it("counts the traced requests to an origin, to hold against what that origin received", () => {
+    const root = span("t", null, "alarm", 0, 1, { "faas.trigger": "timer" });
+    const spans = [span("t", root, "fetch", 0, 1, { "url.full": "http://127.0.0.1:8800/ok" }), span("t", root, "fetch", 0, 1, { "url.full": "http://d1/query" })];
+    assert.equal(requestsTo(spans, "http://127.0.0.1:8800"), 1);
+  });
+
+  it("measures again while the store missed part of the run, and keeps the most complete measurement", async () => {
+    const coverages = [0.5, 0.9, 0.8];
+    const tries: number[] = [];
+    const best = await measureWhole("test", async (attempt) => (tries.push(attempt), { traceCoverage: coverages[attempt - 1]!, rows: attempt }));
+    assert.deepEqual(tries, [1, 2, 3]);
+    assert.deepEqual(best, { traceCoverage: 0.9, rows: 2 });
+    const once: number[] = [];
+    await measureWhole("test", async (attempt) => (once.push(attempt), { traceCoverage: 1 }));
+    assert.deepEqual(once, [1]);
   });
 });
 

@@ -35,7 +35,7 @@ export function objectRequestsBy(results: Results, engine: EngineName, shape: Sh
 }
 
 /** Rows written per workflow of `steps` steps, by statement, and the total; undefined when not measured. */
-export function rowsPerWorkflow(results: Results, engine: EngineName, steps: number): { total: number; rows: Map<string, number>; statements: Map<string, number> } | undefined {
+export function rowsPerWorkflow(results: Results, engine: EngineName, steps: number): { total: number; traceCoverage?: number; rows: Map<string, number>; statements: Map<string, number> } | undefined {
   const total = figure(results, engine, "rows", `${steps}.total`);
   if (total === undefined) return undefined;
   const read = (kind: "rows" | "statements"): Map<string, number> => {
@@ -43,5 +43,5 @@ export function rowsPerWorkflow(results: Results, engine: EngineName, steps: num
     const keys = keysOf(results, engine, "rows").filter((key) => key.startsWith(prefix));
     return new Map(keys.map((key) => [key.slice(prefix.length), figure(results, engine, "rows", key) ?? 0]));
   };
-  return { total, rows: read("rows"), statements: read("statements") };
+  return { total, traceCoverage: figure(results, engine, "rows", `${steps}.traceCoverage`), rows: read("rows"), statements: read("statements") };
 }

@@ -24,6 +24,7 @@ export function billOf(results: Results, engine: EngineName, shape: ShapeName): 
   return engine === "workflows" ? workflowsBill(counts) : durableObjectBill(counts);
 }
 
+const percent = (share: number | undefined): string => (share === undefined ? "n/a" : `${(share * 100).toFixed(share < 1 ? 1 : 0)} %`);
 const usd = (value: number | undefined): string => (value === undefined ? "—" : `$${formatNumber(value)}`);
 /** A count per step: three significant digits, two below 0.1 (a step's GB-s are hundredths). */
 export const countText = (value: number): string => (value !== 0 && Math.abs(value) < 0.1 ? value.toPrecision(2) : formatNumber(value));
@@ -61,6 +62,7 @@ export function renderShapeBill(results: Results, shape: ShapeName): string {
     lines.push(`| ${item} | ${cells.join(" | ")} |`);
   }
   lines.push(`| **$ per million steps** | ${engines.map((engine) => `**${usd(totalUsd(bills.get(engine) ?? []))}**`).join(" | ")} |`);
+  lines.push(`| the remote's calls the trace store has (its counts' completeness) | ${engines.map((engine) => percent(median(figures(results.engines[engine]?.bill, `${shape}.traceCoverage`)))).join(" | ")} |`);
   return lines.join("\n");
 }
 

@@ -27,6 +27,7 @@ function engineTable(results: Results, engine: EngineName, sizes: readonly numbe
     lines.push(`| ${label} | ${cells.join(" | ")} |`);
   }
   lines.push(`| **total** | ${measured.map((size) => `**${formatNumber(size.total)}**`).join(" | ")} |`);
+  lines.push(`| the remote's calls the trace store has | ${measured.map((size) => (size.traceCoverage === undefined ? "n/a" : `${(size.traceCoverage * 100).toFixed(size.traceCoverage < 1 ? 1 : 0)} %`)).join(" | ")} |`);
   const fit = fitRows(measured.map((size) => ({ steps: size.steps, rows: size.total })));
   const line = fit ? `\n\n${ENGINE_LABELS[engine]}: about ${formatNumber(fit.perStep)} rows per step and ${formatNumber(fit.perWorkflow)} per workflow (the least-squares line through the totals).` : "";
   return `${lines.join("\n")}${line}`;

@@ -57,6 +57,13 @@ function objectOf(span: Span, byId: ReadonlyMap<string, Span>): string | undefin
   return undefined;
 }
 
+/**
+ * The requests the spans show going to `origin`. Against the requests `origin` received, it says whether the store
+ * has the whole run: under load the runtime's tail stream drops events, and the store the spans they carried.
+ */
+export const requestsTo = (spans: readonly Span[], origin: string): number =>
+  spans.filter((span) => span.name === "fetch" && String(span.attributes["url.full"] ?? "").startsWith(origin)).length;
+
 /** The total length of the union of [start, end) intervals. */
 export function unionMs(intervals: ReadonlyArray<readonly [number, number]>): number {
   let total = 0;

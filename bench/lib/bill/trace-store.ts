@@ -21,6 +21,8 @@ export interface Span {
 
 const API = "/cdn-cgi/local/explorer/api/local/observability";
 const COLUMNS = "trace_id, span_id, parent_id, service, name, start_ms, duration_ms, json(attributes)";
+/** The store answers at most this many rows a query: the spans are read a page at a time. */
+const PAGE_ROWS = 10_000;
 
 /** The store of the `wrangler dev` at `origin`: clear() before a run, spans() after it. */
 export function traceStore(origin: string) {
@@ -30,10 +32,16 @@ export function traceStore(origin: string) {
       if (status !== 200) throw new Error(`clearing the local trace store answered ${status}: ${text.slice(0, 200)}`);
     },
     async spans(): Promise<Span[]> {
-      const { status, body, text } = await requestJson(`${origin}${API}/query`, { method: "POST", body: { sql: `SELECT ${COLUMNS} FROM spans` }, timeoutMs: 120_000 });
-      const rows = field(field(body, "result"), "rows");
-      if (status !== 200 || !Array.isArray(rows)) throw new Error(`the local trace store answered ${status}: ${text.slice(0, 200)}`);
-      return rows.map(spanOf);
+      const spans: Span[] = [];
+      for (let after = 0; ; ) {
+        const sql = `SELECT rowid, ${COLUMNS} FROM spans WHERE rowid > ? ORDER BY rowid LIMIT ${PAGE_ROWS}`;
+        const { status, body, text } = await requestJson(`${origin}${API}/query`, { method: "POST", body: { sql, params: [after] }, timeoutMs: 120_000 });
+        const rows = field(field(body, "result"), "rows");
+        if (status !== 200 || !Array.isArray(rows)) throw new Error(`the local trace store answered ${status}: ${text.slice(0, 200)}`);
+        spans.push(...rows.map((row) => spanOf((row as unknown[]).slice(1))));
+        if (rows.length < PAGE_ROWS) return spans;
+        after = Number((rows.at(-1) as unknown[])[0]);
+      }
     },
   };
 }
