@@ -2,7 +2,7 @@
 // reports later on the task token), W workflows of 5 steps on one engine, started at once; then what the engine's
 // own `wrangler dev` traced of them (trace-counts.ts) and workerd's CPU, per step. The harness's status reads are
 // left out of both. The figures are flat (`<shape>.<count>`), as every outcome's are; model.ts prices them.
-import { mapPool, sleep } from "../../../scripts/lib/async.ts";
+import { mapPool, sleep, waitUntil } from "../../../scripts/lib/async.ts";
 import type { Engine } from "../engines/engine.ts";
 import { cpuPerStatusRead, waitForLastSteps, watchRemote } from "../load-phases.ts";
 import { cpuMs } from "../proc-readings.ts";
@@ -24,7 +24,8 @@ export const STEP_SHAPES = [
   { name: "callback", label: "the remote answers 202, then reports on the task token", path: (engine: Engine) => `/callback?to=${encodeURIComponent(engine.origin)}` },
 ] as const;
 
-export type ShapeName = (typeof STEP_SHAPES)[number]["name"];
+type Shape = (typeof STEP_SHAPES)[number];
+export type ShapeName = Shape["name"];
 
 /**
  * The local runtime ends an alarm's invocation, and only then stores its spans, at the first event its object gets
@@ -79,9 +80,25 @@ export async function bill(ctx: BenchContext, engine: Engine, run: BillRun): Pro
 /** The harness's own reads of a workflow's status, which a user need not make, are not the step's bill. */
 export const isStatusRead = (root: Span): boolean => root.attributes["http.request.method"] === "GET";
 
-async function billShape(ctx: BenchContext, engine: Engine, shape: (typeof STEP_SHAPES)[number], run: BillRun): Promise<Record<string, number>> {
+async function billShape(ctx: BenchContext, engine: Engine, shape: Shape, run: BillRun): Promise<Record<string, number>> {
   const store = traceStore(engine.origin);
   await store.clear();
+  const ran = await runShape(ctx, engine, shape, run);
+  await settleTraces(engine, ran.ids, run.concurrency);
+  const spans = spansToCount(await store.spans(), (root) => !isStatusRead(root));
+  return { ...perStep(countSpans(spans), ran.completed, ran.cpuMs), traceCoverage: requestsTo(spans, ctx.remote.url) / ran.remoteRequests };
+}
+
+/** What one shape's run did: its workflows, how many completed, workerd's CPU (the reads' share out), the remote's calls. */
+interface ShapeRun {
+  ids: string[];
+  completed: number;
+  cpuMs: number;
+  remoteRequests: number;
+}
+
+/** The shape's workflows, started at once and followed to their end; throws unless every one completed. */
+async function runShape(ctx: BenchContext, engine: Engine, shape: Shape, run: BillRun): Promise<ShapeRun> {
   const pids = engine.workerdPids();
   const progress = watchRemote(ctx.remote, `${ctx.runTag}-${run.tag}-`);
   const deadline = Date.now() + run.timeoutMs;
@@ -92,15 +109,17 @@ async function billShape(ctx: BenchContext, engine: Engine, shape: (typeof STEP_
     const steps = stepsFor(ctx.remote.url, STEPS_PER_WORKFLOW, () => shape.path(engine));
     await mapPool(ids, run.concurrency, (id) => startWithBackPressure(engine, { id, steps, retry: DEFAULT_RETRY, timeouts: DEFAULT_TIMEOUTS }, tally, deadline));
     await waitForLastSteps(progress, ids.length, deadline);
+    // Read only once the remote has answered every last step (2 s on, for the slow shape): reads made meanwhile
+    // would only be taken out of the CPU again, less exactly.
+    const lastAnswered = (): boolean => ids.every((id) => ctx.remote.requestsFor(`${id}:s${STEPS_PER_WORKFLOW}`).some((request) => request.respondedAt !== undefined));
+    await waitUntil(lastAnswered, { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: 50, what: "the remote's answers to the last steps" });
     const { outcomes, reads } = await readUntilTerminal(engine, ids, run.concurrency, deadline);
     const completed = [...outcomes.values()].filter((status) => status.completed).length;
     if (completed < ids.length) throw new Error(`${engine.label}: ${shape.name}: ${completed} of ${ids.length} workflows completed (${tally.firstError ?? "no start failed"})`);
     const cpuRun = cpuMs(pids) - cpuBefore;
     const cpuPerRead = await cpuPerStatusRead(engine, pids, ids, run.concurrency);
-    await settleTraces(engine, ids, run.concurrency);
-    const spans = spansToCount(await store.spans(), (root) => !isStatusRead(root));
     const remoteRequests = [...progress.stepsSeen].reduce((sum, key) => sum + ctx.remote.requestsFor(key).length, 0);
-    return { ...perStep(countSpans(spans), completed, Math.max(0, cpuRun - cpuPerRead * reads)), traceCoverage: requestsTo(spans, ctx.remote.url) / remoteRequests };
+    return { ids, completed, cpuMs: Math.max(0, cpuRun - cpuPerRead * reads), remoteRequests };
   } finally {
     progress.stop();
   }
