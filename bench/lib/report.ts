@@ -190,7 +190,7 @@ CPU ms/step after the starts: the CPU from then on ÷ the steps that reached the
 discounted: the steps' cost with no starts beside them. attempts/step: over completed workflows; 1.00 means no
 retries. Workflows runs the larger W cut off \`--burst-cap\` s (default 180) after its first start (what it
 finished by then is what it did; \`--burst-cap 0\`: only the smallest W); the figures that need a workflow view
-are n/a for it.`;
+are n/a for it and for the floor, which have no such view.`;
 
 /**
  * Everything printed and written: the comparison table (when the run has any of its cases), then the
