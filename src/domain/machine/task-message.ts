@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { AttemptExchange } from "../exchange/exchange";
 import type { RetryRule } from "./remote-outcome";
 
 /** One queue message names one attempt of one step; everything else the agent gets by claiming it. */
@@ -15,8 +16,13 @@ export const TaskMessageSchema = z.object({
 
 export type TaskMessage = z.infer<typeof TaskMessageSchema>;
 
-/** What an agent reports after performing an attempt. */
-export type AttemptReport =
+/**
+ * What an agent reports after performing an attempt, with what it sent and what came back (`exchange`): stored with
+ * the report, never read by the machine.
+ */
+export type AttemptReport = ReportOutcome & { exchange?: AttemptExchange };
+
+type ReportOutcome =
   | { type: "succeeded"; output: unknown; status?: number }
   | { type: "accepted" }
   /** The step's `verify` call found the effect of an earlier attempt: its answer is the step's output. */
