@@ -3,7 +3,7 @@ import type { ClaimedTask } from "../domain/machine";
 import type { AttemptReport, TaskMessage } from "../domain/machine/task-message";
 import { schedulerFor } from "../workflow/client";
 import { performAction } from "./actions";
-import { verifyEarlierEffect } from "./verify";
+import { verifyEarlierEffect, withVerifyCall } from "./verify";
 import { guardedByBreaker } from "./breaker-guard";
 import { backoffMs } from "../domain/machine/backoff";
 
@@ -43,7 +43,10 @@ export async function performTask(message: TaskMessage, task: ClaimedTask, env: 
     const policy = targetPolicyFor(env, message.tenant);
     // The token minted at the claim expires with the attempt; the queue message's own never reaches a remote.
     const token = task.token ?? message.token;
-    const perform = async () => (await verifyEarlierEffect(task, token, policy, controller.signal)) ?? (await performAction(task, token, policy, controller.signal));
+    const perform = async () => {
+      const verify = await verifyEarlierEffect(task, token, policy, controller.signal);
+      return verify?.verified ?? withVerifyCall(await performAction(task, token, policy, controller.signal), verify);
+    };
     // Under the host's breaker: parked with no request while it is open; the outcome counted when it counts.
     report = await guardedByBreaker(env, message.tenant, task, controller.signal, perform);
   } catch (error) {

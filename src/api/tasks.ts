@@ -7,6 +7,7 @@ import type { AppEnv } from "./app-env";
 import { ApiError, workflowRejectionToError } from "./errors";
 import { errorResponses, jsonBody, jsonContent, TASK_TOKEN_IN_PATH } from "./openapi-helpers";
 import { TaskParamsSchema } from "./schemas";
+import { workerAnswer, type AttemptExchange } from "../domain/exchange/exchange";
 
 const taskErrors = errorResponses(400, 401, 404, 409, 410, 415);
 const TASK_DESCRIPTION = "Authorised by the task token in the path alone (the one a task message or a pool's poll carried), with no API token.";
@@ -68,6 +69,14 @@ function tellPool(env: Env, executionCtx: { waitUntil(promise: Promise<unknown>)
   executionCtx.waitUntil(poolFor(env, claims.tenant, claims.pool).finished(key).catch(() => undefined));
 }
 
+/**
+ * A worker's report is its attempt's answer (its task, the request, was kept when its pool handed it out). A remote
+ * that answered 202 and reports later keeps the 202 as its answer: its report is the step's output or error.
+ */
+function answerOf(claims: TaskTokenClaims, reported: { output: unknown } | { error: unknown }): { exchange?: AttemptExchange } {
+  return claims.pool === undefined ? {} : { exchange: workerAnswer(reported) };
+}
+
 export const taskRoutes = new OpenAPIHono<AppEnv>()
   .openapi(heartbeatRoute, async (c) => {
     const claims = await claimsOf(c.req.valid("param").token, c.env);
@@ -79,7 +88,7 @@ export const taskRoutes = new OpenAPIHono<AppEnv>()
   .openapi(completeRoute, async (c) => {
     const claims = await claimsOf(c.req.valid("param").token, c.env);
     const { output } = c.req.valid("json");
-    const reply = await schedulerOf(c.env, claims).report(claims.stepId, claims.attempt, { type: "succeeded", output: output ?? null });
+    const reply = await schedulerOf(c.env, claims).report(claims.stepId, claims.attempt, { type: "succeeded", output: output ?? null, ...answerOf(claims, { output: output ?? null }) });
     tellPool(c.env, c.executionCtx, claims);
     if (!reply.ok) throw workflowRejectionToError(claims.workflowId, reply);
     return c.json({ ok: true as const }, 200);
@@ -91,6 +100,7 @@ export const taskRoutes = new OpenAPIHono<AppEnv>()
       type: "failed",
       // The reporter's own word decides, whatever the step's status lists say (there is no status).
       error: { message: error.message, retryable: error.retryable ?? true, rule: "reported" },
+      ...answerOf(claims, { error }),
     });
     tellPool(c.env, c.executionCtx, claims);
     if (!reply.ok) throw workflowRejectionToError(claims.workflowId, reply);

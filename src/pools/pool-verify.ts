@@ -15,7 +15,7 @@ export async function verifiedBeforeHandOut(env: Env, tenant: string, task: Clai
   if (!task.verify) return false;
   const signal = AbortSignal.timeout(Math.max(1, task.deadlineAt - Date.now()));
   try {
-    const verified = await verifyEarlierEffect(task, task.token ?? "", targetPolicyFor(env, tenant), signal);
+    const verified = (await verifyEarlierEffect(task, task.token ?? "", targetPolicyFor(env, tenant), signal))?.verified;
     if (!verified) return false;
     await schedulerFor(env, tenant, task.workflowId).report(task.stepId, task.attempt, verified);
     return true;

@@ -25,6 +25,7 @@ const RETRIES: Record<RpcMethod, RpcRetry | ((args: unknown[]) => RpcRetry)> = {
   abandonResult: "retried",
   history: "retried",
   mapItems: "retried",
+  attempt: "retried",
   diagnosis: "retried",
   claim: "retried",
   heartbeat: "retried",

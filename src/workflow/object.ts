@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { attemptSends, claimEagerly, reportEvent, startWorkflow, transition, type ChildEndNotice, type EventReply, type MapItemStatus, type SentEvent } from "../domain/machine";
 import type { AttemptReport } from "../domain/machine/task-message";
+import { handedOutExchange } from "../domain/exchange/exchange";
 import { commandEvent, type ActedBy, type CommandRequest } from "../domain/language/operator-commands";
 import type { WorkflowState } from "../domain/machine/state";
 import { toWorkflowView, type WorkflowView } from "../domain/machine/view";
@@ -9,7 +10,7 @@ import { withInjectedFaults } from "../dev/fault-bindings";
 import { runAlarm, supervise } from "../supervisor/tick";
 import type { WebhookReport } from "../webhooks/message";
 import { taskMessage } from "./outbox";
-import { awaitResult, describeObject, diagnoseObject, inspectObject, mapItemsPage } from "./reads";
+import { attemptOfStep, awaitResult, describeObject, diagnoseObject, inspectObject, mapItemsPage } from "./reads";
 import { lateStart, NOT_FOUND, startArgsOf, startedBefore, type StartRequest, type StartResult } from "./rpc";
 import type { HistoryEvent } from "./store";
 import { Transitions } from "./transitions";
@@ -75,6 +76,11 @@ export class WorkflowScheduler extends DurableObject<Env> {
     return mapItemsPage(this.transitions, stepId, query);
   }
 
+  /** One attempt of a step, with what it sent and what came back. */
+  attempt(stepId: string, n: number) {
+    return attemptOfStep(this.transitions, stepId, n);
+  }
+
   /** What each open step waits for, the next deadline, the alarm and the liveness invariant, from storage. */
   diagnosis() {
     return diagnoseObject(this.transitions, this.ctx.storage);
@@ -85,7 +91,9 @@ export class WorkflowScheduler extends DurableObject<Env> {
    * the token the remote or worker gets, which expires with it.
    */
   async claim(stepId: string, attempt: number, pool?: string) {
-    const reply = await this.transitions.apply({ type: "AttemptClaimed", stepId, attempt, ...(pool === undefined ? {} : { pool }) }, { claimed: { stepId, attempt } });
+    // A worker's task is its attempt's request, kept by the claim's commit (which writes the step's row anyway).
+    const reply = await this.transitions.apply({ type: "AttemptClaimed", stepId, attempt, ...(pool === undefined ? {} : { pool }) }, { claimed: { stepId, attempt } },
+      pool === undefined ? undefined : (claim) => (claim.ok && "task" in claim ? handedOutExchange(claim.task, pool) : undefined));
     const state = this.transitions.state();
     if (!reply.ok || !("task" in reply) || !state) return reply;
     const { token } = await taskMessage(this.env, state, { stepId, attempt, kind: reply.task.kind }, reply.task.deadlineAt, pool);
@@ -105,7 +113,7 @@ export class WorkflowScheduler extends DurableObject<Env> {
     if (!loaded) return NOT_FOUND;
     const now = Date.now();
     const result = claimEagerly(transition(loaded.state, reportEvent(stepId, attempt, report), now, Math.random, this.store.items), takeFollowUps, now, undefined, this.store.items);
-    await this.transitions.commit(loaded.state, result, now);
+    await this.transitions.commit(loaded.state, result, now, report.exchange ? { exchange: { stepId, attempt, exchange: report.exchange } } : {});
     if (result.claimed.length === 0) return result.reply;
     const followUps = await Promise.all(result.claimed.map(async (task) => ({ message: await taskMessage(this.env, result.state, task, task.deadlineAt), task })));
     return { ...result.reply, followUps };

@@ -8,6 +8,7 @@ import type { Transitions } from "./transitions";
 import type { ItemPage } from "./item-rows";
 import type { MapItemStatus } from "../domain/machine";
 import { mapItemStepId } from "../domain/language/plan";
+import { attemptDetail, type AttemptLookup } from "../domain/machine/attempt-detail";
 
 /** The workflow as the API shows it; undefined when this object holds none. */
 export function describeObject(transitions: Transitions): WorkflowView | undefined {
@@ -85,4 +86,11 @@ export function mapItemsPage(transitions: Transitions, stepId: string, query: { 
     if (running) item.attempt = running.attempt;
   }
   return page;
+}
+
+/** One attempt of a step with what it sent and got back (`GET …/steps/{stepId}/attempts/{n}`). */
+export function attemptOfStep(transitions: Transitions, stepId: string, n: number): AttemptLookup | typeof NOT_FOUND {
+  const state = transitions.state();
+  if (!state) return NOT_FOUND;
+  return attemptDetail(state, stepId, n, (step, attempt) => transitions.store.exchanges.read(step, attempt));
 }

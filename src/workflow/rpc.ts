@@ -6,6 +6,7 @@ import type { ParentRef, PinnedDefinition, WorkflowState } from "../domain/machi
 import { lateStartIssue, type ScheduledStart, type StartTimeIssue } from "../domain/language/start-time";
 import { toWorkflowView, type WorkflowView } from "../domain/machine/view";
 import type { EventReceipt } from "./store";
+import type { StepExchange } from "../domain/exchange/exchange";
 
 /** What the front door asks a new workflow's object to start. */
 export interface StartRequest {
@@ -70,6 +71,8 @@ export interface CommitOptions {
   handOff?: HandOff;
   /** The alarm commits: its deliveries include those that wait on a receiver outside Shepherd (see DeliveredFor). */
   byAlarm?: boolean;
+  /** What the attempt this commit records sent and got back (see domain/exchange), kept on its step's row. */
+  exchange?: StepExchange;
 }
 
 /**

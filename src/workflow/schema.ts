@@ -67,6 +67,9 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX map_items_by_status ON map_items (step_id, status, idx);
    CREATE INDEX map_items_by_end ON map_items (step_id, ended_seq);
    ALTER TABLE plan ADD COLUMN input_json TEXT;`,
+  // What each attempt sent and what came back, by attempt number (see domain/exchange): a column of the step's row,
+  // which the commit recording an attempt's report writes anyway, so keeping it costs no row.
+  `ALTER TABLE steps ADD COLUMN exchanges_json TEXT;`,
 ];
 
 export function applySchemaMigrations(sql: SqlStorage): void {

@@ -5,6 +5,8 @@ import { InboxRows, type EventReceipt } from "./inbox-rows";
 import { ItemRowsSql } from "./item-rows";
 import type { MapItemRow, PendingItems } from "../domain/machine";
 import { OutboxRows } from "./outbox-rows";
+import { ExchangeRows } from "./exchange-rows";
+import type { StepExchange } from "../domain/exchange/exchange";
 import { applySchemaMigrations, schemaExists } from "./schema";
 
 export type { EventReceipt } from "./inbox-rows";
@@ -33,6 +35,8 @@ export interface CommitWrites {
   eventReceipt?: EventReceipt;
   /** Map items' rows the transition wrote, and maps it started. */
   items?: { rows: readonly MapItemRow[]; pending: readonly PendingItems[] };
+  /** What an attempt sent and got back: kept on its step's row, when this commit writes that row. */
+  exchange?: StepExchange;
 }
 
 export interface StorageStats {
@@ -62,6 +66,8 @@ export class WorkflowStore {
   readonly outbox: OutboxRows;
   /** The rows of the workflow's map items (see item-rows.ts). */
   readonly items: ItemRowsSql;
+  /** The attempts' exchanges, on their steps' rows (see exchange-rows.ts). */
+  readonly exchanges: ExchangeRows;
 
   /** Storage work done by this instance since it was loaded, for the benchmarks' per-step costs. */
   readonly stats: StorageStats = { sqlCalls: 0, rowsRead: 0, rowsWritten: 0 };
@@ -72,6 +78,7 @@ export class WorkflowStore {
   constructor(private readonly storage: DurableObjectStorage) {
     this.inboxRows = new InboxRows((statement, ...bindings) => this.query(statement, ...bindings));
     this.items = new ItemRowsSql((statement, ...bindings) => this.query(statement, ...bindings));
+    this.exchanges = new ExchangeRows((statement, ...bindings) => this.query(statement, ...bindings));
     this.outbox = new OutboxRows((statement, ...bindings) => this.query(statement, ...bindings), () => this.hasSchema);
     // Synchronous SQL: no request can interleave, so this needs no blockConcurrencyWhile.
     this.hasSchema = schemaExists(storage.sql);
@@ -147,8 +154,10 @@ export class WorkflowStore {
         );
         steps.forEach((step, position) => {
           const json = JSON.stringify(step);
+          // An exchange rides on a row written anyway: a step whose row did not change gets none (a stale report's).
           if (this.persistedSteps.get(step.id) === json) return;
-          this.query(
+          if (writes.exchange?.stepId === step.id) this.exchanges.writeStepWith({ id: step.id, position, json }, writes.exchange);
+          else this.query(
             "INSERT INTO steps (step_id, position, state_json) VALUES (?, ?, ?) ON CONFLICT (step_id) DO UPDATE SET state_json = excluded.state_json",
             step.id, position, json,
           );

@@ -9,6 +9,7 @@ import { NOT_FOUND, type CommitOptions } from "./rpc";
 import { WorkflowStore } from "./store";
 import { EndWaiters } from "./end-waiters";
 import type { WebhookReport } from "../webhooks/message";
+import type { StepExchange } from "../domain/exchange/exchange";
 
 /**
  * The four beats every call on a workflow's object makes: load through the store, apply the pure transition,
@@ -37,12 +38,14 @@ export class Transitions {
     return this.store.load()?.state;
   }
 
-  async apply<E extends WorkflowEvent>(event: E, options: CommitOptions = {}) {
+  /** `exchangeOf`: what the attempt the event records sent, from the transition's reply (kept with the commit). */
+  async apply<E extends WorkflowEvent>(event: E, options: CommitOptions = {}, exchangeOf?: (reply: ReturnType<typeof transition<E>>["reply"]) => StepExchange | undefined) {
     const loaded = this.store.load();
     if (!loaded) return NOT_FOUND;
     const now = Date.now();
     const result = transition(loaded.state, event, now, Math.random, this.store.items);
-    await this.commit(loaded.state, result, now, options);
+    const exchange = exchangeOf?.(result.reply);
+    await this.commit(loaded.state, result, now, exchange ? { ...options, exchange } : options);
     return result.reply;
   }
 
@@ -63,9 +66,9 @@ export class Transitions {
     const { effects, nextDeadlineAt: deadline } = commitPlan(previous, result, now, options.reindex);
     const writes = { now, effects, sendBy: now + SEND_LEASE_MS, announce: this.outbox.announces(result.state.tenant, now) };
     if (result.changed || effects.some((effect) => effect.type === "WriteIndexEntry")) {
-      const { requestHash, eventReceipt, claimed } = options;
+      const { requestHash, eventReceipt, claimed, exchange } = options;
       const items = { rows: result.itemRows, pending: result.pendingItems };
-      this.store.persist(result.state, result.history, { ...writes, nextDeadlineAt: deadline, requestHash, eventReceipt, claimed, items });
+      this.store.persist(result.state, result.history, { ...writes, nextDeadlineAt: deadline, requestHash, eventReceipt, claimed, items, exchange });
     } else {
       this.store.appendHistory(result.history, writes);
     }

@@ -38,15 +38,17 @@ describe("the scheduler's storage", () => {
       const calls = exec.mock.calls.length;
       exec.mockRestore();
       const fresh = versions(sql);
-      // An object an older deployment created: its last three entries were never applied.
-      sql.exec("DROP TABLE inbox; DROP TABLE event_receipts; DROP TABLE plan; DROP TABLE map_items; DELETE FROM schema_migrations WHERE version > 2");
+      // An object an older deployment created: its last four entries were never applied.
+      sql.exec("DROP TABLE inbox; DROP TABLE event_receipts; DROP TABLE plan; DROP TABLE map_items; ALTER TABLE steps DROP COLUMN exchanges_json; DELETE FROM schema_migrations WHERE version > 2");
       applySchemaMigrations(sql);
-      return { fresh, calls, caughtUp: { versions: versions(sql), tables: sql.exec<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('plan', 'inbox', 'event_receipts')").one().n } };
+      const tables = sql.exec<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('plan', 'inbox', 'event_receipts')").one().n;
+      const stepColumns = sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('steps')").toArray().map((row) => row.name);
+      return { fresh, calls, caughtUp: { versions: versions(sql), tables, stepColumns } };
     });
-    expect(fresh).toEqual([1, 2, 3, 4, 5]);
+    expect(fresh).toEqual([1, 2, 3, 4, 5, 6]);
     // The bookkeeping table, the version read, then everything missing at once.
     expect(calls).toBe(3);
-    expect(caughtUp).toEqual({ versions: [1, 2, 3, 4, 5], tables: 3 });
+    expect(caughtUp).toEqual({ versions: [1, 2, 3, 4, 5, 6], tables: 3, stepColumns: ["step_id", "position", "state_json", "exchanges_json"] });
   });
 
   it("rewrites only the step rows a transition changed", async () => {

@@ -5,6 +5,7 @@ import type { ClaimedTask } from "../../domain/machine";
 import type { AttemptReport } from "../../domain/machine/task-message";
 import { checkTarget, type TargetPolicy } from "../../domain/security/target-policy";
 import type { ActionType } from "./action-type";
+import { readCapped, receivedResponse, sentRequest, type ReadBody } from "./http-exchange";
 
 /** A step's output is stored and templated into later steps, so a remote cannot hand back more than this. */
 export const MAX_RESPONSE_BYTES = LIMITS.payloadBytes;
@@ -35,35 +36,40 @@ export async function performHttpAction(
   headers.set("Shepherd-Task-Token", token);
   const progress = progressHeader(task.progress);
   if (progress) headers.set("Shepherd-Progress", progress);
-  const hasBody = !BODYLESS_METHODS.has(method) && action.body !== undefined;
-  if (hasBody) headers.set("Content-Type", "application/json");
-  const init: RequestInit = { method, headers, signal, redirect: "manual", ...(hasBody ? { body: JSON.stringify(action.body) } : {}) };
+  const body = !BODYLESS_METHODS.has(method) && action.body !== undefined ? JSON.stringify(action.body) : undefined;
+  if (body !== undefined) headers.set("Content-Type", "application/json");
+  const init: RequestInit = { method, headers, signal, redirect: "manual", ...(body === undefined ? {} : { body }) };
 
   let url = action.url;
+  // What the attempt sent: the last hop's URL, as a redirect moved it.
+  const sent = () => sentRequest(method, url, headers, body);
   try {
     for (let hop = 0; ; hop++) {
       const refusal = checkTarget(url, policy);
-      if (refusal) return failed(`target refused: ${refusal}`, false);
+      if (refusal) return { ...failed(`target refused: ${refusal}`, false), exchange: { request: sent() } };
       const response = await fetch(url, init);
       const location = response.headers.get("Location");
       if (response.status >= 300 && response.status < 400 && location) {
         await response.body?.cancel();
-        if (hop >= MAX_REDIRECTS) return failed(`more than ${MAX_REDIRECTS} redirects`, false);
+        if (hop >= MAX_REDIRECTS) return { ...failed(`more than ${MAX_REDIRECTS} redirects`, false), exchange: { request: sent(), response: receivedResponse(response, NO_BODY) } };
         url = new URL(location, url).toString();
         continue;
       }
-      return await readOutcome(response, task.statusRules);
+      const read = await readCapped(response, MAX_RESPONSE_BYTES);
+      return { ...outcomeOf(response, read, task.statusRules), exchange: { request: sent(), response: receivedResponse(response, read) } };
     }
   } catch (error) {
-    if (signal.aborted) return failed(`request aborted: ${String(signal.reason ?? "deadline passed")}`, true);
-    return failed(`network error: ${error instanceof Error ? error.message : String(error)}`, true);
+    const report = signal.aborted ? failed(`request aborted: ${String(signal.reason ?? "deadline passed")}`, true) : failed(`network error: ${error instanceof Error ? error.message : String(error)}`, true);
+    return { ...report, exchange: { request: sent() } };
   }
 }
 
-async function readOutcome(response: Response, rules: StatusRules | undefined): Promise<AttemptReport> {
+const NO_BODY = { bytes: new Uint8Array(), complete: true };
+
+function outcomeOf(response: Response, read: ReadBody, rules: StatusRules | undefined): AttemptReport {
   const outcome = classifyHttpStatus(response.status, response.headers.get("Retry-After"), Date.now(), rules);
-  const text = await readCapped(response);
-  if (text === undefined) return failed(`response body exceeds ${MAX_RESPONSE_BYTES} bytes`, true, response.status);
+  if (!read.complete) return failed(`response body exceeds ${MAX_RESPONSE_BYTES} bytes`, true, response.status);
+  const text = new TextDecoder().decode(read.bytes);
   switch (outcome.kind) {
     case "succeeded": {
       const output = parseOutput(text);
@@ -98,31 +104,6 @@ function parseOutput(text: string): unknown {
   } catch {
     return { text };
   }
-}
-
-/** Reads at most MAX_RESPONSE_BYTES; undefined when the body is larger, however long it would go on. */
-async function readCapped(response: Response): Promise<string | undefined> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_RESPONSE_BYTES) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
 }
 
 /** Longest `Shepherd-Progress` header; larger details stay readable in the workflow (GET), not in the request. */

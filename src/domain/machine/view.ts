@@ -1,8 +1,23 @@
 import { z } from "zod";
 import { findStepPlan, mapItemOf } from "../language/plan";
-import { AttemptSchema, CommonStepStateSchema, InboxEventSchema, WorkflowFieldsSchema, type StepState, type WorkflowState } from "./state";
+import { AttemptSchema, CommonStepStateSchema, InboxEventSchema, WorkflowFieldsSchema, type Attempt, type StepState, type WorkflowState } from "./state";
 import { kindViewOf, STEP_KIND_NAMES, STEP_VIEW_FIELDS, type StepKindName } from "../language/steps";
 import { notifyInView } from "../language/notify";
+
+/** An attempt as the API shows it, in the step's `attempts` and (with what it sent and got back) on its own. */
+export const AttemptViewSchema = AttemptSchema.omit({ lastHeartbeatAt: true, sentAt: true, resends: true, deadLetters: true, queueCheckAt: true, progressAt: true });
+
+export type AttemptView = z.infer<typeof AttemptViewSchema>;
+
+export function toAttemptView(attempt: Attempt): AttemptView {
+  return {
+    n: attempt.n,
+    kind: attempt.kind,
+    status: attempt.status,
+    scheduledAt: attempt.scheduledAt,
+    ...defined({ startedAt: attempt.startedAt, endedAt: attempt.endedAt, error: attempt.error }),
+  };
+}
 
 /** The public shape of `GET /v1/workflows/{id}`: the state minus the scheduler's bookkeeping. */
 export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
@@ -36,7 +51,7 @@ export const WorkflowViewSchema = WorkflowFieldsSchema.pick({
       dependsOn: z.array(z.string()),
       /** Its kind's own fields (a sleeping step's `sleepingUntil`, a waiting step's `waitingFor`). */
       ...STEP_VIEW_FIELDS,
-      attempts: z.array(AttemptSchema.omit({ lastHeartbeatAt: true, sentAt: true, resends: true, deadLetters: true, queueCheckAt: true, progressAt: true })),
+      attempts: z.array(AttemptViewSchema),
     }),
   ),
 });
@@ -73,13 +88,7 @@ export function toWorkflowView(state: WorkflowState): WorkflowView {
         parked: step.parked,
       }),
       ...kindView(state, step),
-      attempts: step.attempts.map((attempt) => ({
-        n: attempt.n,
-        kind: attempt.kind,
-        status: attempt.status,
-        scheduledAt: attempt.scheduledAt,
-        ...defined({ startedAt: attempt.startedAt, endedAt: attempt.endedAt, error: attempt.error }),
-      })),
+      attempts: step.attempts.map(toAttemptView),
     })),
   };
 }
