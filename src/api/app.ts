@@ -21,6 +21,7 @@ import { webhookRoutes } from "./webhooks";
 import { workflowRoutes } from "./workflows";
 import { workflowBatchRoutes } from "./workflow-batch";
 import { mapItemRoutes } from "./map-items";
+import { attemptRoutes } from "./attempts";
 import { poolRoutes } from "./pools";
 import { startRoutes } from "./starts";
 import { workflowResultRoutes } from "./workflow-result";
@@ -41,6 +42,7 @@ export type ApiRoutes = OpenAPIHono<
     RoutesOf<typeof eventRoutes> &
     RoutesOf<typeof diagnosisRoutes> &
     RoutesOf<typeof mapItemRoutes> &
+    RoutesOf<typeof attemptRoutes> &
     RoutesOf<typeof definitionRoutes> &
     RoutesOf<typeof scheduleRoutes> &
     RoutesOf<typeof targetRoutes> &
@@ -97,6 +99,7 @@ export function createApp() {
   app.route("/", eventRoutes);
   app.route("/", diagnosisRoutes);
   app.route("/", mapItemRoutes);
+  app.route("/", attemptRoutes);
   app.route("/", definitionRoutes);
   app.route("/", scheduleRoutes);
   app.route("/", targetRoutes);

@@ -19,6 +19,7 @@ export type ScheduleList = Answer<ShepherdClient["schedules"]["list"]>;
 export type BulkJobView = Answer<ShepherdClient["bulk"]["get"]>;
 export type BulkJobList = Answer<ShepherdClient["bulk"]["list"]>;
 export type MapItemsPage = Answer<ShepherdClient["mapItems"]>;
+export type AttemptDetail = Answer<ShepherdClient["attempt"]>;
 /** The JSON form (the client asks for no other). */
 export type Metrics = Exclude<Answer<ShepherdClient["metrics"]>, string>;
 export type MetricsSeries = Answer<ShepherdClient["metricsSeries"]>;

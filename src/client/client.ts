@@ -108,6 +108,8 @@ function workflowOperations(api: Api) {
     sendEvent: (id: string, event: SendEventRequest) => unwrap(workflow.events.$post({ param: { id }, json: event })),
     /** A map step's items in item order, a page at a time. */
     mapItems: (id: string, stepId: string, query: MapItemsQuery = {}) => unwrap(workflow.steps[":stepId"].items.$get({ param: { id, stepId }, query })),
+    /** One attempt of a step with what it sent (credentials redacted) and what came back, each body bounded. */
+    attempt: (id: string, stepId: string, n: number) => unwrap(workflow.steps[":stepId"].attempts[":n"].$get({ param: { id, stepId, n: String(n) } })),
   };
 }
 

@@ -8,6 +8,7 @@ import { UsageError } from "../failures";
 import { definedOnly, durationMs, positiveInteger, timeFlag } from "../flag-values";
 import { diagnosisLines, historyLines } from "../views/history";
 import { mapItemLines } from "../views/service";
+import { attemptLines } from "../views/attempt";
 import { workflowLines, workflowListLines } from "../views/workflow";
 import { startBatch } from "./start-batch";
 import { watchWorkflow } from "./watch";
@@ -146,4 +147,14 @@ const items: Command = {
   },
 };
 
-export const WORKFLOW_COMMANDS: Command[] = [start, startBatch, get, list, history, diagnose, items];
+const attempt: Command = {
+  name: "attempt",
+  summary: "show what one attempt of a step sent and what came back (credentials redacted, bodies cut at 4 KiB)",
+  args: ["<id>", "<step>", "<n>"],
+  async run({ client, out, args: [id = "", stepId = "", n = ""] }) {
+    if (!/^[1-9]\d{0,8}$/.test(n)) throw new UsageError(`<n> must be an attempt number (1, 2, 3 …), got "${n}"`, usageLine(attempt));
+    out.result(await client.attempt(id, stepId, Number(n)), attemptLines);
+  },
+};
+
+export const WORKFLOW_COMMANDS: Command[] = [start, startBatch, get, list, history, diagnose, items, attempt];
