@@ -173,7 +173,7 @@ describe.each(apiRoutes)("$name without a valid API token", (route) => {
     if (authorization !== undefined) headers.set("Authorization", authorization);
     const body = route.method === "GET" ? undefined : (overrides.body ?? validBody(route, startId));
     if (body !== undefined) headers.set("Content-Type", "application/json");
-    const path = fillPath(route.path, overrides.params ?? { id: target, stepId: "charge", name: startId, version: "1", pool: "auth-pool" }) + (overrides.query ?? "");
+    const path = fillPath(route.path, overrides.params ?? { id: target, stepId: "charge", name: startId, version: "1", pool: "auth-pool", n: "1" }) + (overrides.query ?? "");
     return rawRequest(route.method, path, { headers, ...(body === undefined ? {} : { body }) });
   }
 
@@ -209,7 +209,7 @@ describe.each(apiRoutes)("$name without a valid API token", (route) => {
   });
 
   it("is refused with 401 before the path, the query or the body are looked at", async () => {
-    const invalid = { params: { id: "-not an id", stepId: "-not an id", name: "-not a name", version: "0", pool: "-not a pool" }, body: '{"truncated": ', query: "?limit=0&status=nope" };
+    const invalid = { params: { id: "-not an id", stepId: "-not an id", name: "-not a name", version: "0", pool: "-not a pool", n: "0" }, body: '{"truncated": ', query: "?limit=0&status=nope" };
 
     expectUnauthorized(await send(undefined, invalid), "invalid path, query and body");
     await expectNothingChanged();
@@ -219,7 +219,7 @@ describe.each(apiRoutes)("$name without a valid API token", (route) => {
     // An unknown workflow and definition and a fresh start id, so the target and the start id above stay untouched.
     const controlId = uniqueId("control");
     const response = await send(bearer("default").Authorization, {
-      params: { id: controlId, stepId: "charge", name: controlId, version: "1", pool: controlId },
+      params: { id: controlId, stepId: "charge", name: controlId, version: "1", pool: controlId, n: "1" },
       ...(route.body ? { body: validBody(route, controlId) } : {}),
     });
 
@@ -250,7 +250,7 @@ describe("case 20 (API auth and tenancy): a workflow of another tenant", () => {
     const before = await snapshot("alpha", owned);
     // A body the route accepts, so that only whose workflow it is can make the answer a 404.
     const body = validBody(route, uniqueId("beta-start"));
-    const response = await api(route.method, fillPath(route.path, { id: owned, stepId: "charge", pool: "auth-pool" }), body, as("beta"));
+    const response = await api(route.method, fillPath(route.path, { id: owned, stepId: "charge", pool: "auth-pool", n: "1" }), body, as("beta"));
 
     expect(response.status, JSON.stringify(response.body)).toBe(404);
     expect(response.body.error.code).toBe("not_found");
@@ -571,7 +571,7 @@ function callEveryRoute(bindings: Partial<Env>, token: string) {
       const body = validBody(route, uniqueId("unconfigured"));
       const headers = { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }) };
       const unknown = uniqueId("unconfigured");
-      const path = fillPath(route.path, { id: unknown, stepId: "charge", name: unknown, version: "1", pool: "auth-pool" });
+      const path = fillPath(route.path, { id: unknown, stepId: "charge", name: unknown, version: "1", pool: "auth-pool", n: "1" });
       return { route, response: await callApp(bindings, route.method, path, { headers, ...(body === undefined ? {} : { body }) }) };
     }),
   );

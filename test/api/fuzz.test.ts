@@ -335,7 +335,7 @@ function subjectFor(route: Route, fixtures: Fixtures, startTenant: TestTenant = 
   return {
     route,
     tenant: "default",
-    path: fillPath(route.path, { id: target, stepId: "charge", token: fixtures.waiting.token, name: fixtures.definition, version: "1", pool: "fuzz-pool" }),
+    path: fillPath(route.path, { id: target, stepId: "charge", token: fixtures.waiting.token, name: fixtures.definition, version: "1", pool: "fuzz-pool", n: "1" }),
     base,
     before: () => snapshot("default", target),
     expectUnchanged: async (before) => expect(await snapshot("default", target)).toEqual(before),
@@ -843,7 +843,7 @@ function validQueryValue(parameter: Parameter): fc.Arbitrary<string> | undefined
  */
 function queriedPath(route: Route): string {
   const id = route.name === "GET /v1/workflows/{id}/result" ? fixtures.failed : fixtures.attention;
-  return fillPath(route.path, { id, stepId: "charge", name: fixtures.definition, version: "1", pool: "fuzz-pool" });
+  return fillPath(route.path, { id, stepId: "charge", name: fixtures.definition, version: "1", pool: "fuzz-pool", n: "1" });
 }
 
 describe.each(getRoutes.filter((route) => route.queryParams.length > 0))("$name with query parameters it must refuse", (route) => {
@@ -970,7 +970,7 @@ describe("path parameters", () => {
     const beforeWaiting = await snapshot("default", fixtures.waiting.id);
     const beforeDefinitions = await listDefinitions("default");
     await property("path parameters", arbitrary, RUNS.pathParams, async ([route, pick, made]) => {
-      const values: Record<string, string> = { id: fixtures.attention, stepId: "charge", token: fixtures.waiting.token, name: fixtures.definition, version: "1", pool: "fuzz-pool" };
+      const values: Record<string, string> = { id: fixtures.attention, stepId: "charge", token: fixtures.waiting.token, name: fixtures.definition, version: "1", pool: "fuzz-pool", n: "1" };
       const param = route.pathParams[pick % route.pathParams.length]!.name;
       fc.pre(made !== values[param] && made !== encodeURIComponent(values[param]!));
       // A dot segment as the last one is resolved by the URL itself: versions/.. is GET /v1/definitions/{name}, a

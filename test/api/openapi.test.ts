@@ -104,6 +104,8 @@ const CONTRACT_ROUTES: [method: string, path: string][] = [
   ["post", "/v1/workflows/batch"],
   // A definition's versions, for the dashboard's definitions page.
   ["get", "/v1/definitions/{name}/versions"],
+  // What one attempt sent and what came back.
+  ["get", "/v1/workflows/{id}/steps/{stepId}/attempts/{n}"],
 ];
 
 let doc: OpenApiDocument;
@@ -607,6 +609,39 @@ describe("the result and the end's notice in the OpenAPI document", () => {
     expect(Object.keys(responseSchema("get", "/v1/workflows/{id}/result", "200").properties ?? {}).sort()).toEqual(["error", "id", "output", "status"]);
     expect(responseSchema("get", "/v1/workflows/{id}/result", "202").required?.sort()).toEqual(["id", "status"]);
     expect(Object.keys(result.responses)).toEqual(expect.arrayContaining(["200", "202", "400", "401", "404"]));
+  });
+});
+
+describe("an attempt's exchange in the OpenAPI document", () => {
+  const path = "/v1/workflows/{id}/steps/{stepId}/attempts/{n}";
+
+  it("documents getAttempt: the attempt with its request, response and verify call, each body bounded", () => {
+    const attempt = responseSchema("get", path, "200");
+    const request = property(attempt, "request");
+    const body = property(request, "body");
+
+    expect(operation("get", path).operationId).toBe("getAttempt");
+    expect(operation("get", path).security).toEqual([{ bearerAuth: [] }]);
+    expect(attempt.required).toEqual(expect.arrayContaining(["workflowId", "stepId", "n", "kind", "status", "scheduledAt"]));
+    expect(attempt.required).not.toContain("request");
+    expect(Object.keys(request.properties ?? {})).toEqual(expect.arrayContaining(["method", "url", "pool", "headers", "body"]));
+    expect(Object.keys(property(attempt, "response").properties ?? {})).toEqual(expect.arrayContaining(["status", "headers", "body"]));
+    expect(Object.keys(property(attempt, "verify").properties ?? {})).toEqual(["request", "response"]);
+    expect(body.required).toEqual(["text", "bytes"]);
+    expect(Object.keys(body.properties ?? {})).toContain("truncated");
+    expect(Object.keys(operation("get", path).responses)).toEqual(expect.arrayContaining(["200", "400", "401", "404"]));
+  });
+
+  it("takes an attempt number in the path, digits only", () => {
+    const n = (operation("get", path).parameters ?? []).find((parameter) => parameter.name === "n");
+    expect(n).toMatchObject({ in: "path", required: true, schema: { type: "string", pattern: "^[1-9][0-9]{0,8}$" } });
+  });
+
+  it("leaves the exchange out of the workflow's steps", () => {
+    const step = resolve(property(responseSchema("get", "/v1/workflows/{id}", "200"), "steps").items);
+    const attempt = resolve(property(step, "attempts").items);
+    expect(Object.keys(attempt.properties ?? {})).not.toEqual(expect.arrayContaining(["request"]));
+    expect(Object.keys(attempt.properties ?? {})).not.toContain("response");
   });
 });
 

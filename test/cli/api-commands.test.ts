@@ -233,6 +233,40 @@ describe("definitions versions", () => {
   });
 });
 
+describe("attempt", () => {
+  const attempt = {
+    workflowId: "order-7",
+    stepId: "charge",
+    n: 2,
+    kind: "action",
+    status: "failed",
+    scheduledAt: NOW - 2_000,
+    startedAt: NOW - 1_500,
+    endedAt: NOW - 1_000,
+    error: { message: "remote answered 503", retryable: true, status: 503, rule: "default" },
+    request: { method: "POST", url: "https://pay.example/charge", headers: { authorization: "[redacted]", "idempotency-key": "order-7:charge" }, body: { text: '{"amount":42}', bytes: 13 } },
+    response: { status: 503, headers: { "content-type": "application/json" }, body: { text: `{"error":"${"x".repeat(4080)}`, bytes: 9000, truncated: true } },
+  };
+
+  it("shows what the attempt sent and what came back, the JSON body pretty and the cut one marked", async () => {
+    fake.answer("GET /v1/workflows/order-7/steps/charge/attempts/2", { body: attempt });
+    const run = await shepherd("attempt", "order-7", "charge", "2");
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("attempt: 2 of charge (action) in order-7");
+    expect(run.stdout).toContain("error:   remote answered 503 (retryable: default)");
+    expect(run.stdout).toContain("→ POST https://pay.example/charge\n  authorization: [redacted]\n  idempotency-key: order-7:charge\n  {\n    \"amount\": 42\n  }\n← 503\n  content-type: application/json\n");
+    expect(run.stdout).toContain("  … (the first 4090 of 9000 bytes)");
+    expect(fake.requests[0]?.path).toBe("/v1/workflows/order-7/steps/charge/attempts/2");
+  });
+
+  it("refuses an attempt number that is not one (exit 2, nothing sent)", async () => {
+    const run = await shepherd("attempt", "order-7", "charge", "two");
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('<n> must be an attempt number (1, 2, 3 …), got "two"');
+    expect(fake.requests).toEqual([]);
+  });
+});
+
 describe("start-batch", () => {
   it("starts every item of a list in one request, a definition as one, and exits 1 when one was refused", async () => {
     fake.answer("POST /v1/workflows/batch", {

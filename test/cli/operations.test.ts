@@ -14,6 +14,7 @@ const COMMAND_OF_OPERATION: Record<string, string> = {
   getWorkflowResult: "result",
   getWorkflowDiagnosis: "diagnose",
   listMapItems: "items",
+  getAttempt: "attempt",
   cancelWorkflow: "cancel",
   compensateWorkflow: "compensate",
   retryStep: "retry-step",

@@ -70,6 +70,8 @@ export const EXPECTED_ROUTES = [
   "GET /v1/workflows/{id}/result",
   // v1.2: a map's items, paged.
   "GET /v1/workflows/{id}/steps/{stepId}/items",
+  // What one attempt sent and what came back.
+  "GET /v1/workflows/{id}/steps/{stepId}/attempts/{n}",
   "POST /v1/workflows/{id}/cancel",
   "POST /v1/workflows/{id}/compensate",
   "POST /v1/workflows/{id}/steps/{stepId}/retry",
