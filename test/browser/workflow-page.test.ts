@@ -74,6 +74,42 @@ describe("the workflow page", () => {
     expect(await page.getByTestId("step-error-charge").textContent()).toMatch(/failed after 2 attempts: HTTP 422 — remote answered 422: \{"error":"declined"\} \(retried: the step's retryableStatuses\)/);
   });
 
+  it("opens an attempt to show what it sent and what came back: the 503's body, secrets redacted, a long body cut", async () => {
+    const id = uniqueId("exchange");
+    const note = "n".repeat(5_000);
+    await start(id, {
+      name: "exchange",
+      onFailure: "fail",
+      steps: [{ id: "ship", action: { type: "http", url: `${REMOTE_URL}/unavailable`, headers: { Authorization: "Bearer sk_live_42" }, body: { order: "{{ workflow.id }}", note } }, retry: { maxAttempts: 1 } }],
+    });
+    const page = await openWorkflow(id);
+    await workflowShows(page, "failed");
+
+    const toggle = page.getByTestId("open-attempt-ship-1");
+    expect(await toggle.getAttribute("aria-expanded")).toBe("false");
+    await toggle.click();
+    const exchange = page.getByTestId("exchange-ship-1");
+    const request = exchange.getByTestId("request");
+    const response = exchange.getByTestId("response");
+    await response.getByTestId("response-status").waitFor();
+    expect(await toggle.getAttribute("aria-expanded")).toBe("true");
+
+    expect(await request.locator(".target").textContent()).toBe(`POST ${REMOTE_URL}/unavailable`);
+    const requestText = await request.textContent();
+    expect(requestText).toContain("authorization[redacted]");
+    expect(requestText).toContain("shepherd-task-token[redacted]");
+    expect(requestText).not.toContain("sk_live_42");
+    expect(await request.getByTestId("truncated").textContent()).toMatch(/^Only its first 4096 bytes are kept, of 50\d\d\.$/);
+    expect(await response.getByTestId("response-status").textContent()).toBe("HTTP 503");
+    // The body the 503 came with, pretty-printed as JSON.
+    expect(await response.getByTestId("body").textContent()).toBe(JSON.stringify({ error: "down for maintenance" }, null, 2));
+    expect(await response.getByTestId("truncated").count()).toBe(0);
+    await saveScreenshot(page, "workflow-attempt-exchange");
+
+    await toggle.click();
+    expect(await page.getByTestId("exchange-ship-1").count()).toBe(0);
+  });
+
   it("pauses a running workflow with a reason and resumes it; the history says who acted and why", async () => {
     const id = uniqueId("hold");
     await start(id, { name: "hold", steps: [{ id: "reserve", ...http("/reserve") }, { id: "hold", sleep: { durationMs: 4_000 } }, { id: "ship", ...http("/ship") }] });
