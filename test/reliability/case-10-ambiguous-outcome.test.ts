@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { WorkflowScheduler } from "../../src/workflow/object";
-import { historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
+import { api, historyOf, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
 import { FAST, PATIENT } from "../helpers/policies";
 import { watchSends } from "../helpers/queue";
 import { hang, json, mockRemote, REMOTE, type RemoteCall } from "../helpers/remote";
@@ -72,8 +72,10 @@ describe("case 10: ambiguous outcome (ExecuteAndTimeout)", () => {
     await vi.waitFor(() => expect(reports.mock.calls.filter((args) => args[1] === 1)).toHaveLength(1), { timeout: 5_000, interval: 10 });
     const index = reports.mock.calls.findIndex((args) => args[1] === 1);
     // The agent got the late answer and reported attempt 1 succeeded; the object refused it, as attempt 2 is current.
-    expect(reports.mock.calls[index]![2]).toEqual({ type: "succeeded", output: { chargeId: "ch_1" }, status: 200 });
+    expect(reports.mock.calls[index]![2]).toMatchObject({ type: "succeeded", output: { chargeId: "ch_1" }, status: 200, exchange: { response: { status: 200 } } });
     expect(await reports.mock.results[index]!.value).toMatchObject({ ok: false, code: "stale_attempt" });
+    // A refused report writes no step row, so what that attempt sent and got back is not kept.
+    expect((await api("GET", `/v1/workflows/${id}/steps/charge/attempts/1`)).body).not.toHaveProperty("response");
     expect((await historyOf(id)).filter((event) => event.type === "stale_report_rejected").at(-1)).toMatchObject({ attempt: 1, data: { currentAttempt: 2 } });
 
     await sends.release();

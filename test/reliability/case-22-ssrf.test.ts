@@ -146,7 +146,8 @@ describe("case 22: SSRF", () => {
           cases.redirects += 1;
           const fetchSpy = vi.spyOn(globalThis, "fetch").mockResolvedValue(redirectTo(location));
           const report = await performHttpAction(claimedTask("https://api.example.com/start"), "token", strict, new AbortController().signal);
-          expect(report, location).toEqual({ type: "failed", error: { message: expect.stringMatching(/^target refused: /), retryable: false, rule: "default" } });
+          // The refused request is kept as the attempt's, with no answer: nothing reached the private host.
+          expect(report, location).toEqual({ type: "failed", error: { message: expect.stringMatching(/^target refused: /), retryable: false, rule: "default" }, exchange: { request: expect.objectContaining({ method: "POST" }) } });
           expect(fetchSpy).toHaveBeenCalledTimes(1);
           expect(String(fetchSpy.mock.calls[0]![0])).toBe("https://api.example.com/start");
           fetchSpy.mockRestore();
@@ -163,7 +164,9 @@ describe("case 22: SSRF", () => {
       ] as const) {
         const fetchSpy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => (String(input).endsWith("/start") ? redirectTo(location) : json({ moved: true })));
         const report = await performHttpAction(claimedTask("https://api.example.com/start"), "token", policy, new AbortController().signal);
-        expect(report).toEqual({ type: "succeeded", output: { moved: true }, status: 200 });
+        expect(report).toMatchObject({ type: "succeeded", output: { moved: true }, status: 200 });
+        // The attempt's request is the hop that answered.
+        expect(report.exchange?.request?.url).toBe(expected[1]);
         expect(fetchSpy.mock.calls.map((call) => String(call[0]))).toEqual(expected);
         fetchSpy.mockRestore();
       }
