@@ -26,8 +26,9 @@ const attemptRoute = createRoute({
     `The attempt as the workflow's step lists it, with \`request\` (method, URL, headers as sent with credentials redacted, body) ` +
     `and \`response\` (status, a few headers, body); \`verify\` when the attempt asked the step's verify first. A worker task's ` +
     `request is the input its pool handed out, and its response what the worker reported. Each body keeps its first ` +
-    `${CAPTURED_BODY_BYTES} bytes (\`truncated: true\` past that, with the whole length in \`bytes\`). Absent while the attempt ` +
-    `runs, for one whose agent never reported, and for attempts older than the step's latest ${KEPT_EXCHANGES}.`,
+    `${CAPTURED_BODY_BYTES} bytes (\`truncated: true\` past that, with the whole length in \`bytes\`). Absent while an http attempt ` +
+    `runs (a worker task's request is kept from its hand-out), for one whose agent never reported, and for attempts older ` +
+    `than the step's latest ${KEPT_EXCHANGES}.`,
   security: BEARER_AUTH,
   request: { params: AttemptParamsSchema },
   responses: { 200: jsonContent(AttemptDetailSchema, "The attempt"), ...errorResponses(400, 401, 404, 503) },
