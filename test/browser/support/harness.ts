@@ -42,9 +42,22 @@ async function theBrowser(): Promise<Browser> {
   return browser;
 }
 
+/** A desktop's window, unless a test asks for another (a phone's: PHONE). */
+export const DESKTOP = { width: 1360, height: 900 };
+/** A phone held upright (an iPhone 12–15's CSS pixels). */
+export const PHONE = { width: 390, height: 844 };
+
+interface OpenOptions {
+  signedIn?: boolean;
+  path?: string;
+  viewport?: { width: number; height: number };
+  /** Runs before the page is loaded: answers to set in the browser (`page.route`), say. */
+  beforeLoad?: (page: Page) => Promise<void>;
+}
+
 /** A fresh page (its own session storage) at the dashboard; signed in unless `signedIn` is false. */
-export async function openDashboard({ signedIn = true, path = "/" }: { signedIn?: boolean; path?: string } = {}): Promise<{ page: Page }> {
-  const context = await (await theBrowser()).newContext({ viewport: { width: 1360, height: 900 } });
+export async function openDashboard({ signedIn = true, path = "/", viewport = DESKTOP, beforeLoad }: OpenOptions = {}): Promise<{ page: Page }> {
+  const context = await (await theBrowser()).newContext({ viewport });
   if (signedIn) await context.addInitScript((token) => sessionStorage.setItem("shepherd.token", token), TOKEN);
   const page = await context.newPage();
   // A script error on the page fails the test that caused it, not a later one.
@@ -52,6 +65,7 @@ export async function openDashboard({ signedIn = true, path = "/" }: { signedIn?
   page.on("pageerror", (error) => errors.push(error.message));
   pageErrors.set(page, errors);
   pages.push(page);
+  await beforeLoad?.(page);
   await page.goto(new URL(path, BASE_URL).toString());
   return { page };
 }
@@ -63,10 +77,14 @@ export function errorsOf(page: Page): string[] {
   return pageErrors.get(page) ?? [];
 }
 
-/** A full-page PNG under test-results/browser/, the run's artifact (and the README's screenshot). */
-export async function saveScreenshot(page: Page, name: string): Promise<string> {
-  mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  const path = `${SCREENSHOT_DIR}/${name}.png`;
+/**
+ * A full-page PNG under test-results/browser/ (or a folder in it: `phone/`), the run's artifact (and the README's
+ * screenshot).
+ */
+export async function saveScreenshot(page: Page, name: string, folder = ""): Promise<string> {
+  const dir = folder ? `${SCREENSHOT_DIR}/${folder}` : SCREENSHOT_DIR;
+  mkdirSync(dir, { recursive: true });
+  const path = `${dir}/${name}.png`;
   await page.screenshot({ path, fullPage: true });
   return path;
 }
