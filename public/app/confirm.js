@@ -1,7 +1,8 @@
 // Every operator action asks first: a modal <dialog> that says what will happen, optionally with a field
 // (a skip's output, an event's payload) and a reason (kept in the workflow's history with who acted), and runs
-// the action only on "Confirm".
-import { useRef, useState } from "preact/hooks";
+// the action only on its confirming button. Its two buttons say what each does: an action that is itself a
+// "Cancel" is dismissed by "Keep running", never by another "Cancel".
+import { useId, useRef, useState } from "preact/hooks";
 import { REASON_MAX_LENGTH } from "./generated/contract.js";
 import { html } from "./html.js";
 
@@ -11,8 +12,9 @@ import { html } from "./html.js";
  * is shown in the dialog, its success closes it and calls `onDone`. Children are more inputs of the dialog (an
  * event's name), kept by the caller.
  */
-export function ConfirmButton({ label, title, message, field, askReason = false, confirmLabel = "Confirm", danger = false, run, onDone, testId, children }) {
+export function ConfirmButton({ label, title, message, field, askReason = false, confirmLabel = "Confirm", dismissLabel = "Cancel", danger = false, run, onDone, testId, children }) {
   const dialog = useRef(null);
+  const titleId = useId();
   const [input, setInput] = useState(field?.initial ?? "");
   const [reason, setReason] = useState("");
   const [error, setError] = useState(undefined);
@@ -38,9 +40,9 @@ export function ConfirmButton({ label, title, message, field, askReason = false,
   };
   return html`
     <button type="button" class=${danger ? "danger" : ""} data-action=${testId ?? label} onClick=${open}>${label}</button>
-    <dialog ref=${dialog} class="confirm" data-confirm=${testId ?? label}>
+    <dialog ref=${dialog} class="confirm" data-confirm=${testId ?? label} aria-labelledby=${titleId}>
       <form method="dialog" onSubmit=${confirm}>
-        <h3>${title ?? label}</h3>
+        <h3 id=${titleId}>${title ?? label}</h3>
         <p>${message}</p>
         ${children}
         ${field &&
@@ -53,7 +55,7 @@ export function ConfirmButton({ label, title, message, field, askReason = false,
         </label>`}
         ${error && html`<p class="error" role="alert">${error}</p>`}
         <menu>
-          <button type="button" onClick=${() => dialog.current?.close()}>Cancel</button>
+          <button type="button" onClick=${() => dialog.current?.close()}>${dismissLabel}</button>
           <button type="submit" class=${danger ? "danger" : "primary"} disabled=${busy}>${confirmLabel}</button>
         </menu>
       </form>

@@ -44,7 +44,9 @@ describe("bulk actions in the workflows list", () => {
     expect(await page.getByTestId("selection").textContent()).toBe("2 selected workflows");
     const dialog = await page.locator('[data-testid="bulk-bar"] [data-action="bulk-cancel"]').click().then(() => page.locator('dialog[data-confirm="bulk-cancel"]'));
     expect(await dialog.getByRole("heading").textContent()).toBe("Cancel 2 selected workflows?");
-    await dialog.getByRole("button", { name: "Cancel", exact: true }).click();
+    // The dialog's own buttons: neither is a bare "Cancel", which would read as the action it asks about.
+    expect(await dialog.getByRole("button").allTextContents()).toEqual(["Keep them running", "Cancel them"]);
+    await dialog.getByRole("button", { name: "Keep them running" }).click();
     await dialog.waitFor({ state: "hidden" });
     expect(await statusOf(ids[0]!)).toBe("running");
 

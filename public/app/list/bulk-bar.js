@@ -7,13 +7,16 @@ import { html } from "../html.js";
 import { href, navigate } from "../router.js";
 import { statusLabel } from "../statuses.js";
 
-/** The actions offered, in the order of the toolbar, with what each does to one workflow. */
+/**
+ * The actions offered, in the order of the toolbar, with what each does to one workflow and the words of the button
+ * that leaves them as they are (never "Cancel", which is one of the actions).
+ */
 const ACTIONS = [
-  { action: "pause", label: "Pause", does: "Each running one is paused: nothing new is dispatched until it is resumed." },
-  { action: "resume", label: "Resume", does: "Each paused one runs again." },
-  { action: "redrive", label: "Redrive", does: "Each failed, cancelled or terminated one runs again from the steps that did not succeed." },
-  { action: "cancel", label: "Cancel", danger: true, does: "Each is cancelled: running attempts are fenced and the steps that succeeded are compensated." },
-  { action: "terminate", label: "Terminate", danger: true, does: "Each is terminated at once: running attempts are fenced and nothing is compensated." },
+  { action: "pause", label: "Pause", keep: "Keep them running", does: "Each running one is paused: nothing new is dispatched until it is resumed." },
+  { action: "resume", label: "Resume", keep: "Keep them paused", does: "Each paused one runs again." },
+  { action: "redrive", label: "Redrive", keep: "Leave them as they are", does: "Each failed, cancelled or terminated one runs again from the steps that did not succeed." },
+  { action: "cancel", label: "Cancel", keep: "Keep them running", danger: true, does: "Each is cancelled: running attempts are fenced and the steps that succeeded are compensated." },
+  { action: "terminate", label: "Terminate", keep: "Keep them running", danger: true, does: "Each is terminated at once: running attempts are fenced and nothing is compensated." },
 ];
 
 /**
@@ -51,13 +54,14 @@ export function BulkBar({ selection, query, pageIds }) {
       <button type="button" class="plain" onClick=${selection.clear}>Clear selection</button>
       <span class="spacer"></span>
       ${ACTIONS.map(
-        ({ action, label, does, danger }) => html`<${ConfirmButton}
+        ({ action, label, keep, does, danger }) => html`<${ConfirmButton}
           key=${action}
           label=${label}
           testId=${`bulk-${action}`}
           title=${`${label} ${words}?`}
           message=${`${does} It runs as a bulk job, a few workflows at a time; a workflow that refuses (one that has already ended, say) is counted as failed with its reason. Its progress opens next.`}
           confirmLabel=${`${label} them`}
+          dismissLabel=${keep}
           danger=${danger === true}
           askReason
           run=${start(action)}

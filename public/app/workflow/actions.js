@@ -43,25 +43,33 @@ function withReason(body, reason) {
 export function WorkflowActions({ view, onDone }) {
   const allowed = allowedActions(view);
   const post = (name) => (_input, reason) => runCommand(name, view, { reason });
-  const common = { onDone, askReason: true };
+  // Each dialog names the workflow and its buttons say what they do: "Cancel workflow" or "Keep running".
+  const command = (verb) => ({ label: verb, title: `${verb} workflow ${view.id}?`, confirmLabel: `${verb} workflow`, dismissLabel: keepWords(view), onDone, askReason: true });
   // Retry and skip apply to the same failed steps; each step gets its row of the buttons it takes.
   const steps = [...new Set([...allowed.retryStep, ...allowed.skipStep])];
   return html`
     <div class="wf-actions" data-testid="actions">
       ${steps.map((stepId) => html`<${StepActions} key=${stepId} view=${view} stepId=${stepId} allowed=${allowed} onDone=${onDone} />`)}
       <div class="toolbar">
-        ${allowed.pause && html`<${ConfirmButton} ...${common} label="Pause" testId="pause" message="Nothing new is dispatched and no sleep or wait completes until you resume it. Running attempts go on." run=${post("pause")} />`}
-        ${allowed.resume && html`<${ConfirmButton} ...${common} label="Resume" testId="resume" message="The workflow runs again; what fell due while it was paused happens now." run=${post("resume")} />`}
+        ${allowed.pause && html`<${ConfirmButton} ...${command("Pause")} testId="pause" message="Nothing new is dispatched and no sleep or wait completes until you resume it. Running attempts go on." run=${post("pause")} />`}
+        ${allowed.resume && html`<${ConfirmButton} ...${command("Resume")} testId="resume" message="The workflow runs again; what fell due while it was paused happens now." run=${post("resume")} />`}
         ${allowed.sendEvent && html`<${SendEvent} view=${view} onDone=${onDone} />`}
         ${allowed.redrive && html`<${Redrive} view=${view} onDone=${onDone} />`}
-        ${allowed.compensate && html`<${ConfirmButton} ...${common} label="Compensate" testId="compensate" danger message="Give up: the compensations of the steps that succeeded run in reverse order, then the workflow ends compensated." run=${post("compensate")} />`}
-        ${allowed.cancel && html`<${ConfirmButton} ...${common} label="Cancel" testId="cancel" danger message=${cancelWords(view)} run=${post("cancel")} />`}
+        ${allowed.compensate && html`<${ConfirmButton} ...${command("Compensate")} testId="compensate" danger message="Give up: the compensations of the steps that succeeded run in reverse order, then the workflow ends compensated." run=${post("compensate")} />`}
+        ${allowed.cancel && html`<${ConfirmButton} ...${command("Cancel")} testId="cancel" danger message=${cancelWords(view)} run=${post("cancel")} />`}
         ${allowed.terminate &&
-        html`<${ConfirmButton} ...${common} label="Terminate" testId="terminate" danger message="Stop now: running attempts are fenced and nothing is compensated. The reason is also the workflow's error."
+        html`<${ConfirmButton} ...${command("Terminate")} testId="terminate" danger message="Stop now: running attempts are fenced and nothing is compensated. The reason is also the workflow's error."
           run=${post("terminate")} />`}
       </div>
     </div>
   `;
+}
+
+/** The button that leaves the workflow as it is, in words that fit its state (never "Cancel", which is an action). */
+export function keepWords(view) {
+  if (view.status === "scheduled") return "Keep it scheduled";
+  if (view.status === "paused") return "Keep it paused";
+  return "Keep running";
 }
 
 function cancelWords(view) {
@@ -74,10 +82,10 @@ function StepActions({ view, stepId, allowed, onDone }) {
     <div class="toolbar step-actions" data-testid=${`step-actions-${stepId}`}>
       <span>Step <code>${stepId}</code> failed:</span>
       ${allowed.retryStep.includes(stepId) &&
-      html`<${ConfirmButton} label="Retry step" title=${`Retry ${stepId}`} testId=${`retry-${stepId}`} onDone=${onDone} askReason
+      html`<${ConfirmButton} label="Retry step" title=${`Retry step ${stepId}?`} confirmLabel="Retry step" dismissLabel="Back" testId=${`retry-${stepId}`} onDone=${onDone} askReason
         message="The step gets a fresh attempt budget and runs again." run=${(_input, reason) => runCommand("retryStep", view, { stepId, reason })} />`}
       ${allowed.skipStep.includes(stepId) &&
-      html`<${ConfirmButton} label="Skip with output…" title=${`Skip ${stepId}`} testId=${`skip-${stepId}`} onDone=${onDone} askReason
+      html`<${ConfirmButton} label="Skip with output…" title=${`Skip step ${stepId}?`} confirmLabel="Skip step" dismissLabel="Back" testId=${`skip-${stepId}`} onDone=${onDone} askReason
         message="The step counts as succeeded with this output, and the steps after it run (a failed compensation counts as done)."
         field=${{ label: "Output (JSON; empty for null)", initial: "{}", rows: 4 }}
         run=${(text, reason) => runCommand("skipStep", view, { stepId, body: optionalJson(text, "output"), reason })} />`}
@@ -94,7 +102,7 @@ function SendEvent({ view, onDone }) {
     return api(`${workflowPath(view.id)}/events`, { method: "POST", body: withReason({ event: event.trim(), ...optionalJson(payload, "payload") }, reason) });
   };
   return html`
-    <${ConfirmButton} label="Send event…" title="Send an event" testId="send-event" onDone=${onDone} run=${run} askReason
+    <${ConfirmButton} label="Send event…" title=${`Send an event to workflow ${view.id}`} confirmLabel="Send event" dismissLabel="Back" testId="send-event" onDone=${onDone} run=${run} askReason
       message=${awaited ? `A step waits for "${awaited}". An event no step waits for yet is kept in the inbox.` : "No step waits for an event now: it is kept in the inbox for the first wait that starts later."}
       field=${{ label: "Payload (JSON, optional)", initial: "{}", rows: 4 }}>
       <label>Event name <input name="event" value=${event} onInput=${(e) => setName(e.currentTarget.value)} /></label>
@@ -106,7 +114,7 @@ function Redrive({ view, onDone }) {
   const [fromStep, setFromStep] = useState("");
   const run = (_input, reason) => runCommand("redrive", view, { body: fromStep ? { fromStep } : {}, reason });
   return html`
-    <${ConfirmButton} label="Redrive…" title="Redrive" testId="redrive" onDone=${onDone} run=${run} confirmLabel="Redrive" askReason
+    <${ConfirmButton} label="Redrive…" title=${`Redrive workflow ${view.id}?`} testId="redrive" onDone=${onDone} run=${run} confirmLabel="Redrive workflow" dismissLabel="Back" askReason
       message="Steps that did not succeed run again with fresh attempt budgets; the outputs of the others are kept.">
       <label>From step (optional: that step and everything after it run again)
         <select name="fromStep" value=${fromStep} onChange=${(e) => setFromStep(e.currentTarget.value)}>
