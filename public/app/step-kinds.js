@@ -1,13 +1,18 @@
-// Each step kind in the dashboard's words, in one table: its label in the graph, and for a kind that arms a timer
-// (a sleep, a wait for an event) its span on the timeline, its line in the diagnosis and its deadline's name; a map
-// has a span too (its items' time), without a line or a deadline of its own; a child workflow has
-// a line in the diagnosis (it waits on another party, with no deadline).
+// Each step kind in the dashboard's words, in one table: its label in the graph; for an action, how its 202 job shows
+// (an attempt the remote accepted and reports on later: a colour of its own, not the wait for an event's); for a kind
+// that arms a timer (a sleep, a wait for an event) its span on the timeline, its line in the diagnosis and its
+// deadline's name; a map has a span too (its items' time), without a line or a deadline of its own; a child
+// workflow has a line in the diagnosis (it waits on another party, with no deadline).
 // The dashboard cannot import the server's modules; the server's list of kinds is src/domain/language/steps/index.ts, and a
 // kind missing here is drawn as a plain step.
 import { html } from "./html.js";
+import { AWAITING_CALLBACK } from "./statuses.js";
 
 export const STEP_KINDS = {
-  action: { label: undefined },
+  action: {
+    label: undefined,
+    accepted: { colour: AWAITING_CALLBACK, label: "202 job", legend: "202 job awaiting its callback" },
+  },
   map: {
     label: "map",
     // Not a timer, but its items run under it from map_started to its end: on the timeline, one band for all of them.
@@ -88,6 +93,9 @@ export function timerOfSpan(span) {
 
 /** The kinds' timers, for the timeline's legend. */
 export const STEP_TIMERS = TIMERS;
+
+/** An action's 202 job: its colour, its words on the graph and its legend. */
+export const ACCEPTED_JOB = STEP_KINDS.action.accepted;
 
 const WAITS = Object.values(STEP_KINDS).flatMap((kind) => (kind.waits ? [kind.waits] : []));
 

@@ -2,18 +2,21 @@
 // issues of a refused body one per line) and the body as sent.
 import { clock } from "../format.js";
 import { html } from "../html.js";
+import { TableScroll } from "./table-scroll.js";
 import { relative } from "./relative-time.js";
 
 export function DeadLetterTable({ deadLetters, now }) {
   return html`
-    <table class="dead-letter-list" data-testid="dead-letter-list">
-      <thead>
-        <tr><th>First seen</th><th>Tenant</th><th>Workflow</th><th>Error</th><th>Deliveries</th><th>Message</th></tr>
-      </thead>
-      <tbody>
-        ${deadLetters.map((letter) => html`<${DeadLetterRow} key=${letter.messageId} letter=${letter} now=${now} />`)}
-      </tbody>
-    </table>
+    <${TableScroll} label="Dead letters">
+      <table class="dead-letter-list" data-testid="dead-letter-list">
+        <thead>
+          <tr><th>First seen</th><th>Tenant</th><th>Workflow</th><th>Error</th><th>Deliveries</th><th>Message</th></tr>
+        </thead>
+        <tbody>
+          ${deadLetters.map((letter) => html`<${DeadLetterRow} key=${letter.messageId} letter=${letter} now=${now} />`)}
+        </tbody>
+      </table>
+    </${TableScroll}>
   `;
 }
 

@@ -2,6 +2,7 @@
 // workers that polled it lately. A pool whose tasks wait with no worker to take them is flagged, since nothing
 // else on the service will ever run them.
 import { html } from "../html.js";
+import { TableScroll } from "./table-scroll.js";
 import { age, relative } from "./relative-time.js";
 
 /** The API lists the workers seen within this window, so an empty list means none polled for that long. */
@@ -18,14 +19,16 @@ export function isStarved(pool) {
 
 export function PoolTable({ pools, now }) {
   return html`
-    <table class="pool-list" data-testid="pool-list">
-      <thead>
-        <tr><th>Pool</th><th>Pending</th><th>Oldest pending</th><th>Running</th><th>Workers</th></tr>
-      </thead>
-      <tbody>
-        ${pools.map((pool) => html`<${PoolRow} key=${pool.name} pool=${pool} now=${now} />`)}
-      </tbody>
-    </table>
+    <${TableScroll} label="Pools">
+      <table class="pool-list" data-testid="pool-list">
+        <thead>
+          <tr><th>Pool</th><th>Pending</th><th>Oldest pending</th><th>Running</th><th>Workers</th></tr>
+        </thead>
+        <tbody>
+          ${pools.map((pool) => html`<${PoolRow} key=${pool.name} pool=${pool} now=${now} />`)}
+        </tbody>
+      </table>
+    </${TableScroll}>
   `;
 }
 

@@ -2,6 +2,7 @@
 // checkbox to select it for a bulk action (the header's selects the whole page).
 import { clock } from "../format.js";
 import { html } from "../html.js";
+import { TableScroll } from "./table-scroll.js";
 import { href } from "../router.js";
 import { runTime } from "./relative-time.js";
 import { isTerminal, statusLabel } from "../statuses.js";
@@ -14,17 +15,19 @@ export function WorkflowTable({ rows, busy, nameHref, now, selection }) {
   const ids = rows.map((row) => row.id);
   const all = ids.length > 0 && ids.every((id) => selection.has(id));
   return html`
-    <table class=${`workflow-list${busy ? " stale" : ""}`} data-testid="workflow-list" aria-busy=${busy ? "true" : "false"}>
-      <thead>
-        <tr>
-          <th class="select"><input type="checkbox" aria-label="Select every workflow on this page" data-testid="select-page" checked=${all} disabled=${selection.allMatching} onChange=${(e) => selection.setPage(ids, e.currentTarget.checked)} /></th>
-          <th>Workflow</th><th>Definition</th><th>Status</th><th>Started</th><th>Last status change</th><th>Run time</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${rows.map((row) => html`<${WorkflowRow} key=${row.id} row=${row} nameHref=${nameHref} now=${now} selection=${selection} />`)}
-      </tbody>
-    </table>
+    <${TableScroll} label="Workflows">
+      <table class=${`workflow-list${busy ? " stale" : ""}`} data-testid="workflow-list" aria-busy=${busy ? "true" : "false"}>
+        <thead>
+          <tr>
+            <th class="select"><input type="checkbox" aria-label="Select every workflow on this page" data-testid="select-page" checked=${all} disabled=${selection.allMatching} onChange=${(e) => selection.setPage(ids, e.currentTarget.checked)} /></th>
+            <th>Workflow</th><th>Definition</th><th>Status</th><th>Started</th><th>Last status change</th><th>Run time</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${rows.map((row) => html`<${WorkflowRow} key=${row.id} row=${row} nameHref=${nameHref} now=${now} selection=${selection} />`)}
+        </tbody>
+      </table>
+    </${TableScroll}>
   `;
 }
 

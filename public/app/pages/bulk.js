@@ -3,6 +3,7 @@
 import { api, query } from "../api.js";
 import { clock } from "../format.js";
 import { html } from "../html.js";
+import { TableScroll } from "../list/table-scroll.js";
 import { REFRESH_MS, useLive } from "../live.js";
 import { BulkProgress } from "../list/bulk-progress.js";
 import { href } from "../router.js";
@@ -31,22 +32,24 @@ function BulkJobsPage() {
 
 function BulkJobTable({ jobs }) {
   return html`
-    <table class="bulk-list" data-testid="bulk-list">
-      <thead><tr><th>Job</th><th>Action</th><th>Workflows</th><th>Progress</th><th>Reason</th><th>By</th><th>Started</th></tr></thead>
-      <tbody>
-        ${jobs.map(
-          (job) => html`<tr key=${job.id} data-bulk-id=${job.id} data-status=${job.status}>
-            <td><a class="mono" href=${href("bulk", job.id)}>${job.id.slice(0, 8)}</a></td>
-            <td>${job.action}</td>
-            <td>${filterWords(job.filter)}</td>
-            <td><${BulkProgress} job=${job} /></td>
-            <td>${job.reason ?? html`<span class="muted">—</span>`}</td>
-            <td>${job.actor}</td>
-            <td title=${new Date(job.createdAt).toISOString()}>${clock(job.createdAt)}</td>
-          </tr>`,
-        )}
-      </tbody>
-    </table>
+    <${TableScroll} label="Bulk jobs">
+      <table class="bulk-list" data-testid="bulk-list">
+        <thead><tr><th>Job</th><th>Action</th><th>Workflows</th><th>Progress</th><th>Reason</th><th>By</th><th>Started</th></tr></thead>
+        <tbody>
+          ${jobs.map(
+            (job) => html`<tr key=${job.id} data-bulk-id=${job.id} data-status=${job.status}>
+              <td><a class="mono" href=${href("bulk", job.id)}>${job.id.slice(0, 8)}</a></td>
+              <td>${job.action}</td>
+              <td>${filterWords(job.filter)}</td>
+              <td><${BulkProgress} job=${job} /></td>
+              <td>${job.reason ?? html`<span class="muted">—</span>`}</td>
+              <td>${job.actor}</td>
+              <td title=${new Date(job.createdAt).toISOString()}>${clock(job.createdAt)}</td>
+            </tr>`,
+          )}
+        </tbody>
+      </table>
+    </${TableScroll}>
   `;
 }
 
@@ -78,12 +81,14 @@ function Refusals({ job }) {
   return html`
     <h2>Refused (${job.failed})</h2>
     ${job.failed > job.errors.length && html`<p class="muted">The first ${job.errors.length} are listed.</p>`}
-    <table class="bulk-errors" data-testid="bulk-errors">
-      <thead><tr><th>Workflow</th><th>Code</th><th>Why</th></tr></thead>
-      <tbody>
-        ${job.errors.map((refusal) => html`<tr key=${refusal.workflowId}><td><a class="mono" href=${href("workflows", refusal.workflowId)}>${refusal.workflowId}</a></td><td>${refusal.code}</td><td>${refusal.message}</td></tr>`)}
-      </tbody>
-    </table>
+    <${TableScroll} label="Refused workflows">
+      <table class="bulk-errors" data-testid="bulk-errors">
+        <thead><tr><th>Workflow</th><th>Code</th><th>Why</th></tr></thead>
+        <tbody>
+          ${job.errors.map((refusal) => html`<tr key=${refusal.workflowId}><td><a class="mono" href=${href("workflows", refusal.workflowId)}>${refusal.workflowId}</a></td><td>${refusal.code}</td><td>${refusal.message}</td></tr>`)}
+        </tbody>
+      </table>
+    </${TableScroll}>
   `;
 }
 

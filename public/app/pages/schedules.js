@@ -3,6 +3,7 @@
 import { api, query } from "../api.js";
 import { clock } from "../format.js";
 import { html } from "../html.js";
+import { TableScroll } from "../list/table-scroll.js";
 import { useLive } from "../live.js";
 import { href } from "../router.js";
 import { Pager, readTrail, trailParam } from "../list/paging.js";
@@ -33,14 +34,16 @@ export function SchedulesPage({ route }) {
 
 function ScheduleTable({ schedules, now, onChanged }) {
   return html`
-    <table class="schedule-list" data-testid="schedule-list">
-      <thead>
-        <tr><th>Schedule</th><th>When</th><th>Next fire</th><th>Latest fires</th><th>Actions</th></tr>
-      </thead>
-      <tbody>
-        ${schedules.map((schedule) => html`<${ScheduleRow} key=${schedule.id} schedule=${schedule} now=${now} onChanged=${onChanged} />`)}
-      </tbody>
-    </table>
+    <${TableScroll} label="Schedules">
+      <table class="schedule-list" data-testid="schedule-list">
+        <thead>
+          <tr><th>Schedule</th><th>When</th><th>Next fire</th><th>Latest fires</th><th>Actions</th></tr>
+        </thead>
+        <tbody>
+          ${schedules.map((schedule) => html`<${ScheduleRow} key=${schedule.id} schedule=${schedule} now=${now} onChanged=${onChanged} />`)}
+        </tbody>
+      </table>
+    </${TableScroll}>
   `;
 }
 

@@ -3,10 +3,11 @@
 import { Fragment } from "preact";
 import { useState } from "preact/hooks";
 import { html } from "../html.js";
+import { TableScroll } from "../list/table-scroll.js";
 import { duration } from "../format.js";
 import { attemptDetail, timelineOf } from "./timeline-model.js";
 import { preciseClock } from "./time.js";
-import { statusLabel } from "../statuses.js";
+import { attemptColour, statusLabel } from "../statuses.js";
 import { timerOfSpan } from "../step-kinds.js";
 import { AttemptExchange } from "./attempt-exchange.js";
 
@@ -20,24 +21,26 @@ export function AttemptsTable({ view, events, now, selected }) {
   if (rows.length === 0) return html`<p class="muted">No attempts yet.</p>`;
   const toggle = (key) => setOpen((keys) => (keys.has(key) ? new Set([...keys].filter((other) => other !== key)) : new Set([...keys, key])));
   return html`
-    <table class="attempts" data-testid="attempts-table">
-      <thead>
-        <tr><th>Step</th><th>Attempt</th><th>Scheduled</th><th>Started</th><th>Last heartbeat</th><th>Ended</th><th>Took</th><th>Why it ended</th></tr>
-      </thead>
-      <tbody>
-        ${rows.map(({ stepId, span }) => {
-          const key = span.type === "attempt" ? `${stepId}#${span.n}` : `${stepId}@${span.from}`;
-          const opened = open.has(key);
-          return html`<${Fragment} key=${key}>
-            <${SpanRow} stepId=${stepId} span=${span} selected=${selected === stepId} opened=${opened} onToggle=${() => toggle(key)} />
-            ${opened &&
-            html`<tr class="exchange-row" data-step=${stepId}>
-              <td colspan=${COLUMNS}><${AttemptExchange} workflowId=${view.id} stepId=${stepId} n=${span.n} status=${span.status} /></td>
-            </tr>`}
-          <//>`;
-        })}
-      </tbody>
-    </table>
+    <${TableScroll} label="Attempts">
+      <table class="attempts" data-testid="attempts-table">
+        <thead>
+          <tr><th>Step</th><th>Attempt</th><th>Scheduled</th><th>Started</th><th>Last heartbeat</th><th>Ended</th><th>Took</th><th>Why it ended</th></tr>
+        </thead>
+        <tbody>
+          ${rows.map(({ stepId, span }) => {
+            const key = span.type === "attempt" ? `${stepId}#${span.n}` : `${stepId}@${span.from}`;
+            const opened = open.has(key);
+            return html`<${Fragment} key=${key}>
+              <${SpanRow} stepId=${stepId} span=${span} selected=${selected === stepId} opened=${opened} onToggle=${() => toggle(key)} />
+              ${opened &&
+              html`<tr class="exchange-row" data-step=${stepId}>
+                <td colspan=${COLUMNS}><${AttemptExchange} workflowId=${view.id} stepId=${stepId} n=${span.n} status=${span.status} /></td>
+              </tr>`}
+            <//>`;
+          })}
+        </tbody>
+      </table>
+    </${TableScroll}>
   `;
 }
 
@@ -53,7 +56,7 @@ function SpanRow({ stepId, span, selected, opened, onToggle }) {
       <td class="mono">${attempt ? preciseClock(span.lastHeartbeatAt) : "—"}</td>
       <td class="mono">${preciseClock(span.endedAt)}</td>
       <td class="mono">${took(span)}</td>
-      <td><span class=${`status ${status}`}>${statusLabel(status)}</span> ${whyEnded(span)}</td>
+      <td><span class=${`status ${status} ${attempt ? attemptColour(status) : ""}`}>${statusLabel(status)}</span> ${whyEnded(span)}</td>
     </tr>
   `;
 }

@@ -4,6 +4,7 @@
 // (history-fold.js) unless the operator asks for them.
 import { useMemo, useState } from "preact/hooks";
 import { html } from "../html.js";
+import { TableScroll } from "../list/table-scroll.js";
 import { eventSummary, eventTypeWords } from "./event-words.js";
 import { foldItemEvents, foldWords } from "./history-fold.js";
 import { preciseClock } from "./time.js";
@@ -43,10 +44,12 @@ export function History({ events, onSelectStep }) {
         <label class="inline"><input type="checkbox" checked=${newestFirst} onChange=${(event) => setNewestFirst(event.currentTarget.checked)} /> Newest first</label>
       </div>
       <${FoldedMaps} maps=${folded.maps} unfolded=${unfolded} />
-      <table class="events">
-        <thead><tr><th>#</th><th>Time</th><th>Event</th><th>Step</th><th>By</th><th>Details</th></tr></thead>
-        <tbody>${ordered.slice(0, shown).map((event) => html`<${EventRow} key=${event.seq} event=${event} onSelectStep=${onSelectStep} />`)}</tbody>
-      </table>
+      <${TableScroll} label="History">
+        <table class="events">
+          <thead><tr><th>#</th><th>Time</th><th>Event</th><th>Step</th><th>By</th><th>Details</th></tr></thead>
+          <tbody>${ordered.slice(0, shown).map((event) => html`<${EventRow} key=${event.seq} event=${event} onSelectStep=${onSelectStep} />`)}</tbody>
+        </table>
+      </${TableScroll}>
       ${ordered.length > shown &&
       html`<p><button type="button" onClick=${() => setShown(shown + PAGE)}>Show ${Math.min(PAGE, ordered.length - shown)} more</button>
         <span class="muted"> of ${ordered.length - shown} not shown</span></p>`}

@@ -5,6 +5,7 @@ import { useMemo, useState } from "preact/hooks";
 import { api, query } from "../api.js";
 import { MAP_ITEM_STATUSES } from "../generated/contract.js";
 import { html } from "../html.js";
+import { TableScroll } from "../list/table-scroll.js";
 import { useLive } from "../live.js";
 import { statusLabel } from "../statuses.js";
 import { errorWords } from "./timeline-model.js";
@@ -28,7 +29,7 @@ export function MapItems({ workflowId, stepId, counts }) {
     <div class="map-items" data-testid=${`map-items-${stepId}`}>
       <${StatusFilter} stepId=${stepId} status=${status} onChange=${filter} />
       ${error && html`<p class="error" role="alert">Reading the items failed: ${error.message}</p>`}
-      ${data && html`<${ItemRows} items=${data.items} status=${status} />`}
+      ${data && html`<${ItemRows} stepId=${stepId} items=${data.items} status=${status} />`}
       <${ItemsPager} page=${trail.length + 1} hasNext=${Boolean(data?.nextCursor)}
         onPrevious=${() => setTrail(trail.slice(0, -1))} onNext=${() => setTrail([...trail, data.nextCursor])} />
     </div>
@@ -46,22 +47,24 @@ function StatusFilter({ stepId, status, onChange }) {
   `;
 }
 
-function ItemRows({ items, status }) {
+function ItemRows({ stepId, items, status }) {
   if (items.length === 0) return html`<p class="muted">No ${status ? `${statusLabel(status)} ` : ""}items${status ? "" : " yet"}.</p>`;
   return html`
-    <table class="items">
-      <thead><tr><th>Item</th><th>Status</th><th>Attempt</th><th>Output or error</th></tr></thead>
-      <tbody>
-        ${items.map(
-          (item) => html`<tr key=${item.index} data-index=${item.index} data-status=${item.status}>
-            <td class="mono">#${item.index}</td>
-            <td><span class=${`status ${item.status}`}>${statusLabel(item.status)}</span></td>
-            <td class="mono">${item.attempt === 0 ? "—" : item.attempt}</td>
-            <td>${item.error ? html`<span class="error">${errorWords(item.error)}</span>` : html`<code>${preview(item.output)}</code>`}</td>
-          </tr>`,
-        )}
-      </tbody>
-    </table>
+    <${TableScroll} label=${`Items of ${stepId}`}>
+      <table class="items">
+        <thead><tr><th>Item</th><th>Status</th><th>Attempt</th><th>Output or error</th></tr></thead>
+        <tbody>
+          ${items.map(
+            (item) => html`<tr key=${item.index} data-index=${item.index} data-status=${item.status}>
+              <td class="mono">#${item.index}</td>
+              <td><span class=${`status ${item.status}`}>${statusLabel(item.status)}</span></td>
+              <td class="mono">${item.attempt === 0 ? "—" : item.attempt}</td>
+              <td>${item.error ? html`<span class="error">${errorWords(item.error)}</span>` : html`<code>${preview(item.output)}</code>`}</td>
+            </tr>`,
+          )}
+        </tbody>
+      </table>
+    </${TableScroll}>
   `;
 }
 

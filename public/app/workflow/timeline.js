@@ -4,12 +4,13 @@ import { html } from "../html.js";
 import { duration } from "../format.js";
 import { attemptOutcome, axisTicks, timelineOf } from "./timeline-model.js";
 import { offsetLabel, preciseClock } from "./time.js";
-import { STEP_TIMERS, timerOfSpan } from "../step-kinds.js";
+import { ACCEPTED_JOB, STEP_TIMERS, timerOfSpan } from "../step-kinds.js";
+import { attemptColour } from "../statuses.js";
 
 /** Bars narrower than this (percent of the axis) carry no label: it would spill over their neighbours. */
 const LABELLED_WIDTH = 3;
-/** A tick label further right than this (percent) would be cut off at the edge. */
-const LAST_TICK = 94;
+/** A tick label further right than this (percent) would run into the label of the axis's end. */
+const LAST_TICK = 85;
 
 export function Timeline({ view, events, now, selected, onSelect }) {
   const timeline = timelineOf(view, events, now);
@@ -18,10 +19,11 @@ export function Timeline({ view, events, now, selected, onSelect }) {
     <div class="timeline" data-testid="timeline">
       <div class="tl-row tl-axis">
         <div class="tl-label muted">from ${preciseClock(timeline.start)}</div>
-        <div class="tl-track">
+        <div class="tl-track" data-testid="timeline-axis">
           ${axisTicks(timeline.start, timeline.end).filter((tick) => place(tick.at, tick.at).left <= LAST_TICK).map(
-            (tick) => html`<span class="tl-tick" style=${{ left: `${place(tick.at, tick.at).left}%` }}>${offsetLabel(tick.offset)}</span>`,
+            (tick) => html`<span class="tl-tick between" style=${{ left: `${place(tick.at, tick.at).left}%` }}>${offsetLabel(tick.offset)}</span>`,
           )}
+          <span class="tl-tick end" title=${`ends ${preciseClock(timeline.end)}`}>${offsetLabel(timeline.end - timeline.start)}</span>
         </div>
       </div>
       ${timeline.rows.map(
@@ -29,7 +31,7 @@ export function Timeline({ view, events, now, selected, onSelect }) {
           <div class=${`tl-row ${selected === row.stepId ? "selected" : ""}`} id=${`timeline-step-${row.stepId}`} data-testid=${`timeline-step-${row.stepId}`}>
             <div class="tl-label">
               <button type="button" class="step-link" onClick=${() => onSelect(row.stepId)}>${row.stepId}</button>
-              <span class=${`status ${row.status}`}>${row.status}</span>
+              <span class=${`status ${row.status} ${row.colour}`}>${row.status}</span>
             </div>
             <div class="tl-track">${row.spans.map((span) => html`<${Span} stepId=${row.stepId} span=${span} place=${place} />`)}</div>
           </div>
@@ -67,7 +69,7 @@ function AttemptBar({ stepId, attempt, place }) {
   const title = attemptTitle(stepId, attempt);
   const compensation = attempt.kind === "compensation" ? "compensation" : "";
   // A compensation that did its work reads as what it did: the step is compensated.
-  const colour = compensation && attempt.status === "succeeded" ? "compensated" : attempt.status;
+  const colour = compensation && attempt.status === "succeeded" ? "compensated" : attemptColour(attempt.status);
   return html`
     <span class=${`tl-queued ${compensation}`} style=${{ left: `${queued.left}%`, width: `${queued.width}%` }} title=${title}></span>
     ${ran &&
@@ -99,6 +101,7 @@ function TimelineLegend() {
       <span><i class="tl-swatch status succeeded"></i>attempt (colour: how it ended)</span>
       <span><i class="tl-swatch status compensated compensation"></i>compensation</span>
       <span><i class="tl-swatch backoff"></i>backoff</span>
+      <span><i class=${`tl-swatch status ${ACCEPTED_JOB.colour}`}></i>${ACCEPTED_JOB.legend}</span>
       ${STEP_TIMERS.map((timer) => html`<span><i class=${`tl-swatch status ${timer.status}`}></i>${timer.legend}</span>`)}
       <span><i class="tl-swatch heartbeat"></i>last heartbeat</span>
     </p>
