@@ -42,6 +42,12 @@ describe("GET /docs", () => {
     expect(html).toMatch(/"mcp": \{\s*"disabled": true\s*\}/);
   });
 
+  it("declares its language and names the copy buttons Scalar draws with an icon alone, for a screen reader", async () => {
+    const html = await docsPage();
+    expect(html).toMatch(/^<!doctype html>\s*<html lang="en">/i);
+    expect(html).toContain('setAttribute("aria-label", "Copy the code")');
+  });
+
   it("references a script that answers with JavaScript", async () => {
     const [src] = scriptSources(await docsPage());
     expect(src).toBeDefined();
