@@ -4,7 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { blockingViolations, describeViolations } from "./support/accessibility";
 import { DASHBOARD_PAGES, openDashboardPage } from "./support/dashboard-pages";
-import { DESKTOP, PHONE } from "./support/harness";
+import { DESKTOP } from "./support/harness";
+import { PHONE } from "./support/phone";
 
 describe.each([
   ["a desktop", DESKTOP],

@@ -4,7 +4,8 @@
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { DASHBOARD_PAGES, openDashboardPage } from "./support/dashboard-pages";
-import { PHONE, saveScreenshot } from "./support/harness";
+import { saveScreenshot } from "./support/harness";
+import { PHONE } from "./support/phone";
 
 /** How far the document reaches past the window's right edge, in CSS pixels, and the elements that reach furthest. */
 function sidewaysOverflow(page: Page) {
@@ -40,7 +41,7 @@ describe("at a phone's width (390 px)", () => {
         return { text: element.textContent, left: box.left, right: box.right, reached: hit === element || element.contains(hit) };
       }),
     );
-    expect(links.map(({ text }) => text)).toEqual(expect.arrayContaining(["Workflows", "Schedules", "Pools", "Dead letters", "Bulk jobs", "Metrics", "Sign out"]));
+    expect(links.map(({ text }) => text)).toEqual(expect.arrayContaining(["Workflows", "Schedules", "Definitions", "Pools", "Webhooks", "Targets", "Dead letters", "Bulk jobs", "Metrics", "Sign out"]));
     for (const link of links) {
       expect(link, link.text ?? "").toMatchObject({ reached: true });
       expect(link.left).toBeGreaterThanOrEqual(0);

@@ -2,6 +2,7 @@
 // A page added to the dashboard joins those checks with one entry here: where it opens, what shows once it has
 // loaded, and what it needs to show something (a seeded workflow, a schedule, answers set in the browser).
 import type { Page, Route } from "playwright-core";
+import { afterAll } from "vitest";
 import { REMOTE_URL, api, openDashboard } from "./harness";
 import { SETTLE_MS, uniqueId } from "./workflows";
 
@@ -21,6 +22,13 @@ export interface DashboardPage {
 }
 
 const http = (path: string, extra: Record<string, unknown> = {}) => ({ action: { type: "http", url: `${REMOTE_URL}${path}` }, ...extra });
+
+/** What a seed leaves that would go on acting on other tests (a webhook, a workflow that waits): undone after the file. */
+const cleanups: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup().catch(() => undefined);
+});
+const cancelAfterwards = (id: string) => cleanups.push(() => api("POST", `/v1/workflows/${id}/cancel`, { reason: "end of the every-page checks" }));
 
 /** Each seed runs once per test file, however many pages need it. */
 function once<T>(seed: () => Promise<T>): () => Promise<T> {
@@ -87,6 +95,7 @@ const schedule = once(async () => {
 const pool = once(async () => {
   const id = uniqueId("every-page-worker");
   await api("POST", "/v1/workflows", { id, definition: { name: "every-page-worker", steps: [{ id: "train", action: { type: "worker", pool: "every-page-gpu" } }] } });
+  cancelAfterwards(id);
   return id;
 });
 
@@ -96,6 +105,7 @@ const bulkJob = once(async () => {
   const ids = [`${name}-1`, `${name}-2`];
   for (const id of ids) await api("POST", "/v1/workflows", { id, definition: { name, steps: [{ id: "approve", waitForEvent: { event: "approved", timeoutMs: 3_600_000 } }] } });
   await api("POST", `/v1/workflows/${ids[0]}/cancel`);
+  cancelAfterwards(ids[1]!);
   const job = await api<{ id: string }>("POST", "/v1/bulk", { action: "resume", filter: { ids }, reason: "checking every page" });
   const deadline = Date.now() + SETTLE_MS;
   while ((await api("GET", `/v1/bulk/${job.id}`)).status !== "done") {
@@ -104,6 +114,36 @@ const bulkJob = once(async () => {
   }
   return job.id;
 });
+
+/** A definition published twice: its page lists both versions and draws the latest. */
+const definition = once(async () => {
+  const name = uniqueId("every-page-definition");
+  const step = (id: string, extra: Record<string, unknown> = {}) => ({ id, ...http(`/${id === "charge-the-card" ? "charge" : "reserve"}`), ...extra });
+  await api("PUT", `/v1/definitions/${name}`, { name, steps: [step("reserve-inventory"), step("charge-the-card")] });
+  await api("PUT", `/v1/definitions/${name}`, {
+    name,
+    steps: [step("reserve-inventory"), step("fraud-check", { dependsOn: [] }), step("charge-the-card", { dependsOn: ["reserve-inventory", "fraud-check"] }), { id: "approval", waitForEvent: { event: "approved", timeoutMs: 60_000 } }],
+  });
+  return name;
+});
+
+/** A webhook of the tenant and one delivery to it: every workflow that completes is announced to it, until the file ends. */
+const webhook = once(async () => {
+  const id = uniqueId("every-page-hook");
+  await api("PUT", `/v1/webhooks/${id}`, { url: `${REMOTE_URL}/hooks`, events: ["workflow.completed"] });
+  cleanups.push(() => api("DELETE", `/v1/webhooks/${id}`));
+  await startAndSettle(uniqueId("every-page-announced"), { name: "every-page-announced", steps: [{ id: "reserve", ...http("/reserve") }] }, ["completed"]);
+  return id;
+});
+
+/** A breaker open and one closed, as the API would list them: opening one for real takes a failing host and minutes. */
+async function answerTargets(page: Page): Promise<void> {
+  const targets = [
+    { host: "payments.example.com", state: "open", failures: 5, openUntil: Date.now() + 240_000, parked: 2 },
+    { host: "inventory.example.com", state: "closed", failures: 1, openUntil: null, parked: 0 },
+  ];
+  await page.route("**/v1/targets*", (route: Route) => route.fulfill({ json: { targets } }));
+}
 
 /** The service's STARTS queue has none unless a producer erred: one, as the API would list it. */
 async function answerDeadLetters(page: Page): Promise<void> {
@@ -142,7 +182,12 @@ export const DASHBOARD_PAGES: DashboardPage[] = [
   { name: "workflow-map", path: workflowPath(mapWorkflow), ready: '[data-testid="workflow-page"][data-status="completed"] [data-testid="map-items-thumbs"] tbody tr' },
   { name: "metrics", path: fixed("/#/metrics"), ready: '[data-testid="chart-outcomes"]' },
   { name: "schedules", path: async () => (await schedule(), "/#/schedules"), ready: '[data-testid="schedule-list"]' },
+  { name: "definitions", path: async () => (await definition(), "/#/definitions"), ready: '[data-testid="definition-list"]' },
+  { name: "definition", path: async () => `/#/definitions/${await definition()}`, ready: '[data-testid="version-view"][data-version="2"] [data-testid="step-graph"]' },
   { name: "pools", path: async () => (await pool(), "/#/pools"), ready: '[data-testid="pool-list"]' },
+  { name: "webhooks", path: async () => (await webhook(), "/#/webhooks"), ready: '[data-testid="webhook-list"]' },
+  { name: "webhook", path: async () => `/#/webhooks/${await webhook()}`, ready: '[data-testid="delivery-list"] tbody tr' },
+  { name: "targets", path: fixed("/#/targets"), ready: '[data-testid="target-list"]', beforeLoad: answerTargets },
   { name: "dead-letters", path: fixed("/#/dead-letters"), ready: '[data-testid="dead-letter-list"]', beforeLoad: answerDeadLetters },
   { name: "bulk-jobs", path: async () => (await bulkJob(), "/#/bulk"), ready: '[data-testid="bulk-list"]' },
   { name: "bulk-job", path: async () => `/#/bulk/${await bulkJob()}`, ready: '[data-testid="bulk-errors"]' },

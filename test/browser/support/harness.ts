@@ -42,10 +42,8 @@ async function theBrowser(): Promise<Browser> {
   return browser;
 }
 
-/** A desktop's window, unless a test asks for another (a phone's: PHONE). */
+/** A desktop's window, unless a test asks for another (a phone's: support/phone.ts). */
 export const DESKTOP = { width: 1360, height: 900 };
-/** A phone held upright (an iPhone 12–15's CSS pixels). */
-export const PHONE = { width: 390, height: 844 };
 
 interface OpenOptions {
   signedIn?: boolean;
