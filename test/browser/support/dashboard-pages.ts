@@ -172,6 +172,15 @@ export const DASHBOARD_PAGES: DashboardPage[] = [
   { name: "sign-in", path: fixed("/"), signedIn: false, ready: 'input[name="token"]' },
   { name: "workflows", path: async () => (await orderWorkflow(), "/#/workflows"), ready: '[data-testid="workflow-list"][aria-busy="false"]' },
   { name: "workflow", path: workflowPath(orderWorkflow), ready: '[data-testid="workflow-page"][data-status="completed"] [data-testid="timeline"]' },
+  {
+    name: "workflow-attempt-opened",
+    path: workflowPath(orderWorkflow),
+    ready: '[data-testid="workflow-page"][data-status="completed"] [data-testid="open-attempt-fraud-check-1"]',
+    then: async (page) => {
+      await page.getByTestId("open-attempt-fraud-check-1").click();
+      await page.locator('.exchange [data-testid="response-status"]').waitFor({ timeout: SETTLE_MS });
+    },
+  },
   { name: "workflow-needs-attention", path: workflowPath(attentionWorkflow), ready: '[data-testid="workflow-page"][data-status="needs_attention"] [data-testid="step-actions-charge"]' },
   {
     name: "workflow-cancel-dialog",
