@@ -8,21 +8,18 @@ import {
   METRICS_SERIES_RETENTION_MS,
 } from "../domain/contract";
 import { seriesOf, type Series } from "../domain/metrics/series-points";
-import { INSTANT_PATTERN, seriesRange, type SeriesRange } from "../domain/metrics/series-range";
+import { seriesRange, type SeriesRange } from "../domain/metrics/series-range";
 import { tenantIndexDbs } from "../workflow-index/index-shards";
 import { readTenantSeries } from "../workflow-index/metrics-series";
 import type { AppEnv } from "./app-env";
 import { CountSchema, LatenessSchema, TimeoutCountsSchema } from "./metrics-shapes";
 import { ApiError, validationFailed } from "./errors";
+import { instantQuery } from "./instant-query";
 import { BEARER_AUTH, errorResponses, jsonContent } from "./openapi-helpers";
 
-const INSTANT_MESSAGE = "must be epoch milliseconds or an ISO 8601 date-time with its time zone, such as 2024-05-01T12:00:00Z";
-const instant = (description: string) =>
-  z.string().regex(new RegExp(INSTANT_PATTERN), { error: INSTANT_MESSAGE }).optional().openapi({ description, example: "2024-05-01T12:00:00Z" });
-
 const SeriesQuerySchema = z.strictObject({
-  from: instant("Where the series starts, taken back to its minute: epoch ms or ISO 8601 (default an hour before `to`)"),
-  to: instant("Where it ends (exclusive; the last step ends at or after it): epoch ms or ISO 8601 (default now)"),
+  from: instantQuery("Where the series starts, taken back to its minute: epoch ms or ISO 8601 (default an hour before `to`)"),
+  to: instantQuery("Where it ends (exclusive; the last step ends at or after it): epoch ms or ISO 8601 (default now)"),
   stepMs: z.coerce
     .number({ error: `must be a number of milliseconds, a multiple of ${METRICS_SERIES_MINUTE_MS}` })
     .int({ error: `must be a whole number of minutes in milliseconds (a multiple of ${METRICS_SERIES_MINUTE_MS})` })

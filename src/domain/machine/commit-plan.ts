@@ -1,4 +1,5 @@
-import { indexedDeadlineOf, indexEntryOf, indexNeedsEntry } from "./index-entry";
+import { indexedDeadlineOf, indexEntryOf, indexNeedsEntry, indexSummaryMoved } from "./index-entry";
+import { triageOf } from "./triage";
 import { isTerminal, type WorkflowState } from "./state";
 import type { HistoryEntryFields } from "./history";
 import { nextDeadlineAt } from "./deadlines";
@@ -28,16 +29,20 @@ export interface Transitioned {
  * Every effect of a transition from `previous` (undefined for a start): its task messages, the index entry when
  * the listing or the sweep's lease needs one (`reindex`: the sweep woke the object, write it regardless), the
  * webhooks' announcement of new history, and the notices of an end (to the schedule, the parent, the `notify` URL). The state
- * remembers what the index was given (`indexedDeadlineAt`), so the lease is renewed once, not by every commit after.
+ * remembers what the index was given (`indexedDeadlineAt`, `indexedSummary`), so the lease is renewed once, not by every
+ * commit after, and the list's line is written when it changes, in the entry a status change writes when it has one.
  */
 export function commitPlan(previous: WorkflowState | undefined, result: Transitioned, now: number, reindex = false): CommitPlan {
   const { state } = result;
   const deadline = nextDeadlineAt(state);
   const handOffs = (result.handOffs ?? []).map((task) => ({ type: "HandOffAttempt" as const, task }));
   const effects: Effect[] = [...result.effects, ...handOffs, ...(result.childEffects ?? [])];
-  if (reindex || indexNeedsEntry(previous, state, deadline, now)) {
-    const entry = indexEntryOf(state, indexedDeadlineOf(state, deadline, now));
+  const triage = triageOf(state);
+  if (reindex || indexNeedsEntry(previous, state, deadline, now) || indexSummaryMoved(state, triage)) {
+    const entry = indexEntryOf(state, indexedDeadlineOf(state, deadline, now), triage);
     state.indexedDeadlineAt = entry.nextDeadlineAt;
+    if (triage === undefined) delete state.indexedSummary;
+    else state.indexedSummary = triage.summary;
     effects.push({ type: "WriteIndexEntry", entry });
   }
   if (result.history.length > 0) effects.push({ type: "AnnounceHistory", appended: result.history.length });

@@ -76,7 +76,8 @@ export function diagnose<E>(state: WorkflowState, found: { alarmAt: number | nul
   return { status: state.status, healthy: problems.length === 0, blockedOn, nextDeadline: deadline, alarmAt: found.alarmAt, attempts, recentDecisions: found.recentDecisions, problems };
 }
 
-function blockers(state: WorkflowState): BlockedOn[] {
+/** What each open part of an open workflow waits for (the diagnosis' `blockedOn`; the list's summary reads it too). */
+export function blockers(state: WorkflowState): BlockedOn[] {
   const found: BlockedOn[] = [];
   if (state.status === "scheduled") found.push(scheduledStart(state));
   if (state.status === "paused") found.push({ reason: "paused", since: state.pausedAt ?? state.updatedAt, detail: "an operator paused the workflow; resume starts what the pause held" });

@@ -1,6 +1,24 @@
 import { isTerminal, type WorkflowState, type WorkflowStatus } from "./state";
 import type { WorkflowMetrics } from "./metrics";
 
+/**
+ * What the list shows of an open workflow worth a look (made by triage.ts from the diagnosis): one line of why, the
+ * step it is about, that step's attempts and when the supervisor next acts on it.
+ */
+export interface Triage {
+  /** One line of plain words: why it is open. */
+  summary: string;
+  /** The step the line is about. */
+  stepId?: string;
+  /**
+   * That step's attempts: `used` counts the attempt the line is about (a retry waiting out its backoff included, so
+   * the figure stays the same once it starts), `max` is its retry policy's maxAttempts.
+   */
+  attempts?: { used: number; max: number };
+  /** When the supervisor next acts on what the line names (a retry, a wait's timeout, an escalation's default). */
+  nextDeadlineAt?: number;
+}
+
 /** A workflow as the cross-workflow index (D1) knows it: enough to list, filter and find overdue ones. */
 export interface IndexEntry {
   tenant: string;
@@ -20,6 +38,8 @@ export interface IndexEntry {
   version: number;
   /** The workflow's counters as of this version (absolute, so writing an entry twice counts nothing twice). */
   metrics?: WorkflowMetrics;
+  /** Why an open workflow is worth a look, for the list (triage.ts); absent when it is simply running, or ended. */
+  triage?: Triage;
 }
 
 /**
@@ -39,8 +59,11 @@ export const INDEX_WATCHDOG_MS = 60 * 60 * 1000;
  */
 export const INDEX_LEASE_MS = 10 * 60 * 1000;
 
-/** The entry to write; `indexedAt` (see indexedDeadlineOf) is kept only while the workflow is open. */
-export function indexEntryOf(state: WorkflowState, indexedAt: number): IndexEntry {
+/**
+ * The entry to write; `indexedAt` (see indexedDeadlineOf) is kept only while the workflow is open, and `triage`
+ * (triageOf's, for the state) only while it is worth a look.
+ */
+export function indexEntryOf(state: WorkflowState, indexedAt: number, triage?: Triage): IndexEntry {
   const open = !isTerminal(state.status);
   return {
     tenant: state.tenant,
@@ -55,6 +78,7 @@ export function indexEntryOf(state: WorkflowState, indexedAt: number): IndexEntr
     ...(state.startAt === undefined ? {} : { startAt: state.startAt }),
     version: state.version,
     ...(state.metrics === undefined ? {} : { metrics: state.metrics }),
+    ...(triage === undefined ? {} : { triage }),
   };
 }
 
@@ -87,4 +111,14 @@ export function indexNeedsEntry(previous: WorkflowState | undefined, next: Workf
   if (isTerminal(next.status) || indexed === undefined) return false;
   if (indexed < Math.max(nextRunAt(next, deadline), now + INDEX_LEASE_MS / 2)) return true;
   return indexed - indexedDeadlineOf(next, deadline, now) > INDEX_DEADLINE_DRIFT_MS;
+}
+
+/**
+ * The list's line moved since the index was last given one: the workflow entered or left a state worth attention
+ * (a retry, a wait for an event, an escalation, a pause, a parked step …), or moved within one (the next retry).
+ * Never on the happy path, where there is no line (see triage.ts), so a workflow whose steps succeed first time
+ * writes its entry as often as it did before the list had lines.
+ */
+export function indexSummaryMoved(state: WorkflowState, triage: Triage | undefined): boolean {
+  return triage?.summary !== state.indexedSummary;
 }

@@ -189,6 +189,8 @@ export const WorkflowFieldsSchema = z.object({
   nextEventSeq: z.number().optional(),
   /** The deadline its index entry was last written with: a far move either way writes the entry again. */
   indexedDeadlineAt: z.number().optional(),
+  /** The list's line its index entry was last written with (triage.ts): a new line writes the entry again. */
+  indexedSummary: z.string().optional(),
   /** Its figures for GET /v1/metrics, counted from its history (see metrics.ts); absent until something counted. */
   metrics: WorkflowMetricsSchema.optional(),
 });

@@ -8,12 +8,7 @@ import {
   METRICS_SERIES_MAX_STEP_MS,
   METRICS_SERIES_MINUTE_MS,
 } from "../contract";
-
-/** An instant as the query gives it: epoch milliseconds, or an ISO 8601 date, or date-time with its time zone. */
-export const INSTANT_PATTERN = "^(\\d{1,16}|\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2}))?)$";
-
-/** The latest instant a JavaScript date holds; later epoch milliseconds are not a time. */
-const LAST_INSTANT_MS = 8.64e15;
+import { parseInstant } from "../instant";
 
 export interface SeriesQuery {
   from?: string | undefined;
@@ -38,12 +33,6 @@ export interface RangeIssue {
 export type RangeResult = { ok: true; range: SeriesRange } | { ok: false; issues: RangeIssue[] };
 
 const issue = (field: RangeIssue["path"][0], message: string): RangeResult => ({ ok: false, issues: [{ path: [field], code: "custom", message }] });
-
-/** Epoch ms of an instant the pattern let through, or undefined for one that is no date (a 13th month). */
-export function parseInstant(text: string): number | undefined {
-  const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
-  return Number.isFinite(ms) && ms >= 0 && ms <= LAST_INSTANT_MS ? ms : undefined;
-}
 
 const startOfMinute = (ms: number) => Math.floor(ms / METRICS_SERIES_MINUTE_MS) * METRICS_SERIES_MINUTE_MS;
 const endOfMinute = (ms: number) => Math.ceil(ms / METRICS_SERIES_MINUTE_MS) * METRICS_SERIES_MINUTE_MS;

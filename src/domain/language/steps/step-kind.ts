@@ -32,6 +32,11 @@ export interface StepWait<Plan, Reason extends string> {
   readonly blockedReason: Reason;
   /** What it waits for, in a sentence. */
   waitsFor(plan: Plan, workflowId: string): string;
+  /**
+   * The workflow list's one line while a step of this kind waits, for a wait worth an operator's attention (an
+   * event someone must send). None for a wait that ends by itself (a sleep) or that has a line of its own (a child).
+   */
+  attention?(plan: Plan): string;
 }
 
 /**

@@ -24,6 +24,7 @@ export const waitForEventStep = defineStepKind({
     deadline: "wait_timeout",
     blockedReason: "waiting_for_event",
     waitsFor: (plan, workflowId) => `waits for the event "${plan.waitForEvent.event}" (POST /v1/workflows/${workflowId}/events)`,
+    attention: (plan) => `waiting for event ${plan.waitForEvent.event}`,
   },
   viewFields: {
     /** A step waiting for an event: which, and when it gives up. */
