@@ -1,15 +1,13 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { LIST_PAGE_DEFAULT, LIST_PAGE_MAX } from "../domain/contract";
-import { IdSchema } from "../domain/language/schemas";
-import { WORKFLOW_STATUSES } from "../domain/machine/state";
 import { schedulerFor } from "../workflow/client";
 import { startWorkflowRun } from "../admission/start-workflow";
-import { decodeCursor, encodeCursor } from "../workflow-index/cursor";
+import { encodeCursor } from "../workflow-index/cursor";
 import { tenantIndexDbs } from "../workflow-index/index-shards";
 import { listTenantWorkflows } from "../workflow-index/tenant-listing";
 import type { AppEnv } from "./app-env";
-import { noSuchWorkflow, rejectionToError, validationFailed } from "./errors";
+import { noSuchWorkflow, rejectionToError } from "./errors";
 import { workflowOr404 } from "./workflow-or-404";
+import { ListQuerySchema, listQueryOf } from "./workflow-list-query";
 import { BEARER_AUTH, errorResponses, jsonBody, jsonContent } from "./openapi-helpers";
 import { HistorySchema, StartWorkflowBodySchema, WorkflowListSchema, WorkflowParamsSchema, WorkflowViewSchema } from "./schemas";
 
@@ -55,19 +53,11 @@ const historyRoute = createRoute({
   responses: { 200: jsonContent(HistorySchema, "Events in order; nextAfter is set when more follow"), ...errorResponses(400, 401, 404, 503) },
 });
 
-const ListQuerySchema = z.strictObject({
-  status: z.enum(WORKFLOW_STATUSES).optional().openapi({ description: "Only workflows with this status" }),
-  name: IdSchema.optional().openapi({ description: "Only workflows of this definition name" }),
-  parentId: IdSchema.optional().openapi({ description: "Only the child workflows this workflow's steps started" }),
-  limit: z.coerce.number().int().min(1).max(LIST_PAGE_MAX).optional().openapi({ description: `Workflows per page, at most ${LIST_PAGE_MAX} (default ${LIST_PAGE_DEFAULT})` }),
-  cursor: z.string().min(1).max(1024).optional().openapi({ description: "A previous page's nextCursor" }),
-});
-
 const listRoute = createRoute({
   method: "get",
   path: "/v1/workflows",
   operationId: "listWorkflows",
-  summary: "List the caller's workflows, newest first (from the index, which follows each workflow closely)",
+  summary: "List the caller's workflows, newest first, with a line on each open one worth a look (from the index, which follows each workflow closely)",
   security: BEARER_AUTH,
   request: { query: ListQuerySchema },
   responses: { 200: jsonContent(WorkflowListSchema, "One page; nextCursor is set when more follow"), ...errorResponses(400, 401, 503) },
@@ -80,13 +70,9 @@ export const workflowRoutes = new OpenAPIHono<AppEnv>()
     return c.json(result.workflow, result.created ? 201 : 200);
   })
   .openapi(listRoute, async (c) => {
-    const { status, name, parentId, limit = LIST_PAGE_DEFAULT, cursor } = c.req.valid("query");
-    const after = cursor === undefined ? undefined : decodeCursor(cursor);
-    if (cursor !== undefined && !after) {
-      throw validationFailed([{ code: "custom", path: ["cursor"], message: "is not a cursor this API returned" }]);
-    }
+    const query = listQueryOf(c.req.valid("query"));
     const tenant = c.get("tenant");
-    const page = await listTenantWorkflows(tenantIndexDbs(c.env, tenant), tenant, { status, name, parentId, limit, after });
+    const page = await listTenantWorkflows(tenantIndexDbs(c.env, tenant), tenant, query);
     return c.json({ workflows: page.workflows, ...(page.next ? { nextCursor: encodeCursor(page.next) } : {}) }, 200);
   })
   .openapi(getRoute, async (c) => c.json(await workflowOr404(c.env, c.get("tenant"), c.req.valid("param").id), 200))

@@ -3,17 +3,19 @@
  * source of truth and writes here through its outbox; this table only serves listing and the sweep. Each
  * function reads or writes one shard's database: index-shards.ts says which.
  */
-import type { IndexEntry } from "../domain/machine/index-entry";
+import type { IndexEntry, Triage } from "../domain/machine/index-entry";
 import type { WorkflowStatus } from "../domain/machine/state";
 import { METRICS_INSERT_COLUMNS, METRICS_PLACEHOLDERS, METRICS_UPDATES, metricsValues } from "./metrics-rows";
 import { seriesDeltaStatement } from "./metrics-series";
+import { SUMMARY_COLUMNS, SUMMARY_INSERT_COLUMNS, SUMMARY_PLACEHOLDERS, SUMMARY_UPDATES, summaryFields, summaryValues, type SummaryRow } from "./summary-rows";
 
-export interface ListedWorkflow {
+export interface ListedWorkflow extends Partial<Triage> {
   id: string;
   name: string;
   status: WorkflowStatus;
   createdAt: number;
   updatedAt: number;
+  endedAt?: number;
   /** The workflow whose step started it, for a child workflow. */
   parentId?: string;
   /** A delayed start's time. */
@@ -36,11 +38,30 @@ export interface ListQuery {
   createdBefore?: number | undefined;
   /** Only these workflows (a bulk job's filter). */
   ids?: readonly string[] | undefined;
+  /** Only workflows whose id starts with this. */
+  idPrefix?: string | undefined;
   limit: number;
   after?: ListPosition | undefined;
 }
 
-type ListedRow = { id: string; name: string; status: WorkflowStatus; created_at: number; updated_at: number; parent_id: string | null; start_at: number | null };
+type ListedRow = SummaryRow & {
+  id: string;
+  name: string;
+  status: WorkflowStatus;
+  created_at: number;
+  updated_at: number;
+  ended_at: number | null;
+  parent_id: string | null;
+  start_at: number | null;
+};
+
+const LISTED_COLUMNS = ["id", "name", "status", "created_at", "updated_at", "ended_at", "parent_id", "start_at", ...SUMMARY_COLUMNS].join(", ");
+
+/**
+ * Past every id that starts with a prefix: ids are ASCII letters, digits and `_ . : -` (IdSchema), all below DEL, so
+ * `prefix <= id < prefix + DEL` holds exactly for the ids that start with it, a range the primary key (tenant, id) reads.
+ */
+const PAST_ANY_ID_CHARACTER = "\x7f";
 
 /**
  * Writes the entry unless the index already holds a newer version: late or repeated writes can't regress it. The
@@ -54,12 +75,12 @@ export async function upsertIndexEntry(db: D1Database, entry: IndexEntry): Promi
 function indexUpsertStatement(db: D1Database, entry: IndexEntry): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO workflows (tenant, id, name, status, created_at, updated_at, ended_at, next_deadline_at, version, parent_id, start_at, ${METRICS_INSERT_COLUMNS})
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${METRICS_PLACEHOLDERS})
+      `INSERT INTO workflows (tenant, id, name, status, created_at, updated_at, ended_at, next_deadline_at, version, parent_id, start_at, ${METRICS_INSERT_COLUMNS}, ${SUMMARY_INSERT_COLUMNS})
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${METRICS_PLACEHOLDERS}, ${SUMMARY_PLACEHOLDERS})
        ON CONFLICT (tenant, id) DO UPDATE SET
          name = excluded.name, status = excluded.status, updated_at = excluded.updated_at,
          ended_at = excluded.ended_at, next_deadline_at = excluded.next_deadline_at, version = excluded.version, start_at = excluded.start_at,
-         ${METRICS_UPDATES}
+         ${METRICS_UPDATES}, ${SUMMARY_UPDATES}
        WHERE excluded.version >= workflows.version`,
     )
     .bind(
@@ -75,6 +96,7 @@ function indexUpsertStatement(db: D1Database, entry: IndexEntry): D1PreparedStat
       entry.parentId ?? null,
       entry.startAt ?? null,
       ...metricsValues(entry.metrics),
+      ...summaryValues(entry.triage),
     );
 }
 
@@ -110,26 +132,36 @@ export async function listShardWorkflows(db: D1Database, tenant: string, query: 
     conditions.push("id IN (SELECT value FROM json_each(?))");
     params.push(JSON.stringify(query.ids));
   }
+  if (query.idPrefix !== undefined) {
+    conditions.push("id >= ? AND id < ?");
+    params.push(query.idPrefix, `${query.idPrefix}${PAST_ANY_ID_CHARACTER}`);
+  }
   if (query.after !== undefined) {
     conditions.push("(created_at < ? OR (created_at = ? AND id < ?))");
     params.push(query.after.createdAt, query.after.createdAt, query.after.id);
   }
   const { results } = await db
     .prepare(
-      `SELECT id, name, status, created_at, updated_at, parent_id, start_at FROM workflows WHERE ${conditions.join(" AND ")}
+      `SELECT ${LISTED_COLUMNS} FROM workflows WHERE ${conditions.join(" AND ")}
        ORDER BY created_at DESC, id DESC LIMIT ?`,
     )
     .bind(...params, query.limit + 1)
     .all<ListedRow>();
-  return results.map((row) => ({
+  return results.map(listedWorkflowOf);
+}
+
+function listedWorkflowOf(row: ListedRow): ListedWorkflow {
+  return {
     id: row.id,
     name: row.name,
     status: row.status,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    ...(row.ended_at === null ? {} : { endedAt: row.ended_at }),
     ...(row.parent_id === null ? {} : { parentId: row.parent_id }),
     ...(row.start_at === null ? {} : { startAt: row.start_at }),
-  }));
+    ...summaryFields(row),
+  };
 }
 
 /** Workflows that have not ended and whose indexed deadline passed before `before`, most overdue first. */

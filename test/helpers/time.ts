@@ -18,10 +18,12 @@ function shiftTimes(record: Record<string, unknown>, ms: number): void {
   }
 }
 
+/** `nested`: a list of records (a step's attempts) or one record (an index entry's triage) whose times move too. */
 function shiftedJson(json: string, ms: number, nested?: string): string {
   const record = JSON.parse(json) as Record<string, unknown>;
   shiftTimes(record, ms);
-  if (nested) for (const item of (record[nested] as Record<string, unknown>[] | undefined) ?? []) shiftTimes(item, ms);
+  const inner = nested === undefined ? undefined : (record[nested] as Record<string, unknown> | Record<string, unknown>[] | undefined);
+  for (const item of Array.isArray(inner) ? inner : inner ? [inner] : []) shiftTimes(item, ms);
   return JSON.stringify(record);
 }
 
@@ -43,14 +45,15 @@ export async function backdate(id: string, { ms, tenant = "default" }: { ms: num
       }
       sql.exec("UPDATE events SET at = at - ?", ms);
       for (const row of sql.exec<{ seq: number; kind: string; payload_json: string }>("SELECT seq, kind, payload_json FROM outbox").toArray()) {
-        const payload = row.kind === "index" ? shiftedJson(row.payload_json, ms) : row.payload_json;
+        const payload = row.kind === "index" ? shiftedJson(row.payload_json, ms, "triage") : row.payload_json;
         sql.exec("UPDATE outbox SET payload_json = ?, next_attempt_at = next_attempt_at - ? WHERE seq = ?", payload, ms, row.seq);
       }
     });
   });
   await indexDbFor(env, tenant, id).prepare(
     `UPDATE workflows SET created_at = created_at - ?1, updated_at = updated_at - ?1, ended_at = ended_at - ?1,
-       next_deadline_at = next_deadline_at - ?1, start_at = start_at - ?1 WHERE tenant = ?2 AND id = ?3`,
+       next_deadline_at = next_deadline_at - ?1, start_at = start_at - ?1, summary_deadline_at = summary_deadline_at - ?1
+     WHERE tenant = ?2 AND id = ?3`,
   )
     .bind(ms, tenant, id)
     .run();
