@@ -955,6 +955,44 @@ describe("GET /v1/metrics/series with random ranges", () => {
   });
 });
 
+/** The list's filters: a created range (epoch ms or ISO 8601, sometimes reversed or no date) and an id prefix. */
+const listFilters = fc.record(
+  {
+    after: fc.integer({ min: 0, max: 4_102_444_800_000 }),
+    span: fc.integer({ min: -86_400_000, max: 4_102_444_800_000 }),
+    iso: fc.boolean(),
+    prefix: fc.oneof(fc.constantFrom("fuzz", "fuzz-default", "f", "z", "fuzz-default-"), fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,12}$/), fc.string({ maxLength: 6 })),
+    limit: fc.integer({ min: 1, max: 100 }),
+  },
+  { requiredKeys: ["iso", "limit"] },
+);
+
+describe("GET /v1/workflows with random created ranges and id prefixes", () => {
+  it("lists only workflows that match every filter, or answers 400 naming createdAfter, createdBefore or idPrefix", { timeout: 60_000 }, async () => {
+    await property("GET /v1/workflows random filters", listFilters, 80, async ({ after, span, iso, prefix, limit }) => {
+      const instant = (ms: number) => (iso ? new Date(ms).toISOString() : String(ms));
+      const before = after !== undefined && span !== undefined ? Math.max(0, after + span) : undefined;
+      const query = new URLSearchParams({ limit: String(limit) });
+      if (after !== undefined) query.set("createdAfter", instant(after));
+      if (before !== undefined) query.set("createdBefore", instant(before));
+      if (prefix !== undefined) query.set("idPrefix", prefix);
+      const response = await rawRequest("GET", `/v1/workflows?${query}`, { headers: bearer("default") });
+      const context = `?${query}`;
+      if (response.status === 400) {
+        expectErrorShape(response, 400, "validation_failed", context);
+        expect(response.body.error.details.map((issue: { path: string[] }) => issue.path[0]), context).toEqual(expect.arrayContaining([expect.stringMatching(/^(createdAfter|createdBefore|idPrefix)$/)]));
+        return;
+      }
+      expect(response.status, `${context}: ${response.text.slice(0, 300)}`).toBe(200);
+      for (const workflow of response.body.workflows as { id: string; createdAt: number }[]) {
+        if (prefix !== undefined) expect(workflow.id.startsWith(prefix), context).toBe(true);
+        if (after !== undefined) expect(workflow.createdAt, context).toBeGreaterThanOrEqual(after);
+        if (before !== undefined) expect(workflow.createdAt, context).toBeLessThan(before);
+      }
+    });
+  });
+});
+
 describe("path parameters", () => {
   const withParams = v1Routes.filter((route) => route.pathParams.length > 0);
 

@@ -350,6 +350,29 @@ describe("the definitions registry in the OpenAPI document", () => {
   });
 });
 
+describe("the workflow list in the OpenAPI document", () => {
+  it("takes the created range and an id prefix beside its filters and its page", () => {
+    const parameters = operation("get", "/v1/workflows").parameters ?? [];
+    const named = (name: string) => parameters.find((parameter) => parameter.name === name);
+
+    expect(parameters.map((parameter) => [parameter.name, parameter.in, parameter.required ?? false])).toEqual(
+      ["status", "name", "parentId", "createdAfter", "createdBefore", "idPrefix", "limit", "cursor"].map((name) => [name, "query", false]),
+    );
+    expect(named("createdAfter")?.schema.pattern).toBe(named("createdBefore")?.schema.pattern);
+    expect(new RegExp(named("createdAfter")?.schema.pattern ?? "").test("2024-05-01T12:00:00Z")).toBe(true);
+    expect(named("idPrefix")?.schema.pattern).toBe(ID_PATTERN);
+  });
+
+  it("describes each row with when it ended and, for one worth a look, its line, step, attempts and next deadline", () => {
+    const row = resolve(property(responseSchema("get", "/v1/workflows", "200"), "workflows").items);
+
+    expect(row.required).toEqual(expect.arrayContaining(["id", "name", "status", "createdAt", "updatedAt"]));
+    for (const optional of ["endedAt", "summary", "stepId", "attempts", "nextDeadlineAt"]) expect(row.required ?? [], optional).not.toContain(optional);
+    expect(property(row, "attempts").required).toEqual(["used", "max"]);
+    expect(property(row, "summary").type).toBe("string");
+  });
+});
+
 describe("the schedules in the OpenAPI document", () => {
   it("takes an id, a cron, a workflow and the optional time zone, overlap, catch-up window and paused flag", () => {
     const body = requestBodySchema("post", "/v1/schedules");

@@ -5,7 +5,7 @@ import { FAST } from "../helpers/policies";
 
 const asLister = { headers: bearer("lister") };
 
-type Listed = { id: string; name: string; status: string; createdAt: number; updatedAt: number };
+type Listed = { id: string; name: string; status: string; createdAt: number; updatedAt: number; endedAt?: number };
 
 /**
  * A few hundred workflows of tenant "lister", in three shapes: `quick` completes, `stuck` stays running
@@ -95,7 +95,15 @@ describe("GET /v1/workflows", () => {
     expect(workflows.map((workflow) => workflow.id).sort()).toEqual(idsOf().sort());
     expect(pages).toBe(Math.ceil(started.length / 7));
     expectNewestFirst(workflows);
-    expect(workflows[0]).toEqual({ id: expect.any(String), name: expect.stringMatching(/^list-/), status: expect.any(String), createdAt: expect.any(Number), updatedAt: expect.any(Number) });
+    const triage = ["summary", "stepId", "attempts", "nextDeadlineAt"];
+    for (const workflow of workflows) {
+      expect(workflow).toMatchObject({ id: expect.any(String), name: expect.stringMatching(/^list-/), status: expect.any(String), createdAt: expect.any(Number), updatedAt: expect.any(Number) });
+      // An ended one says when it ended, and an open one (stuck: its remote never reports) why, if it is worth a look.
+      const ended = workflow.status !== "running";
+      const fields = ["id", "name", "status", "createdAt", "updatedAt", ...(ended ? ["endedAt"] : triage)];
+      expect(Object.keys(workflow).every((key) => fields.includes(key)), JSON.stringify(workflow)).toBe(true);
+      if (ended) expect(workflow.endedAt).toEqual(expect.any(Number));
+    }
   });
 
   it("filters by status", async () => {

@@ -81,6 +81,33 @@ describe("GET /v1/workflows over two index shards", () => {
     );
   });
 
+  it("narrows by id prefix and created range on both shards, pages never skipping or repeating a workflow", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ createdAt: fc.integer({ min: 1, max: 12 }), prefix: fc.constantFrom("a", "ab", "b") }), { maxLength: 24 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.record({ prefix: fc.option(fc.constantFrom("a", "ab", "b", "c"), { nil: undefined }), after: fc.option(fc.integer({ min: 1, max: 12 }), { nil: undefined }), span: fc.integer({ min: 1, max: 12 }) }),
+        async (workflows, limit, filter) => {
+          const family = uniqueId("range");
+          const written = workflows.map((workflow, n) => ({ ...workflow, id: `${family}-${workflow.prefix}-${n}` }));
+          await Promise.all(written.map((workflow) => write(workflow.id, family, workflow.createdAt)));
+          const prefix = `${family}-${filter.prefix ?? ""}`;
+          const before = filter.after === undefined ? undefined : filter.after + filter.span;
+          const range = `${filter.after === undefined ? "" : `&createdAfter=${filter.after}&createdBefore=${before}`}`;
+
+          const pages = await pagesOf(`idPrefix=${prefix}${range}`, limit);
+
+          const expected = written
+            .filter((workflow) => workflow.id.startsWith(prefix) && (filter.after === undefined || (workflow.createdAt >= filter.after && workflow.createdAt < before!)))
+            .sort(newestFirst);
+          expect(pages.flat().map((workflow) => workflow.id)).toEqual(expected.map((workflow) => workflow.id));
+          expect(pages.slice(0, -1).every((page) => page.length === limit)).toBe(true);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
   it("lists workflows from both shards in one page", async () => {
     const name = uniqueId("both");
     const ids = [uniqueIdOnShard(0, TENANT), uniqueIdOnShard(1, TENANT)];
