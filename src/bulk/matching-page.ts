@@ -17,10 +17,10 @@ export interface MatchingPage {
  * depending on timing; this way the set is the same whenever the pages are read, a restart included.
  */
 export async function nextMatchingPage(env: Env, spec: BulkJobSpec, after: ListPosition | undefined): Promise<MatchingPage> {
-  const { status, name, parentId, createdAfter, createdBefore, ids } = spec.filter;
+  const { status, name, parentId, createdAfter, createdBefore, ids, idPrefix } = spec.filter;
   const before = Math.min(createdBefore ?? Number.MAX_SAFE_INTEGER, spec.createdAt + 1);
   const page = await listTenantWorkflows(tenantIndexDbs(env, spec.tenant), spec.tenant, {
-    status, name, parentId, createdAfter, createdBefore: before, ids, limit: BULK_PAGE_SIZE, after,
+    status, name, parentId, createdAfter, createdBefore: before, ids, idPrefix, limit: BULK_PAGE_SIZE, after,
   });
   return { workflowIds: page.workflows.map((workflow) => workflow.id), ...(page.next ? { next: page.next } : {}) };
 }

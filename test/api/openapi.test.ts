@@ -455,12 +455,12 @@ describe("the webhooks in the OpenAPI document", () => {
 });
 
 describe("the bulk jobs in the OpenAPI document", () => {
-  it("takes an action, a filter of the contract's fields, an optional reason and an event", () => {
+  it("takes an action, a filter of the contract's fields (and the list's idPrefix), an optional reason and an event", () => {
     const body = requestBodySchema("post", "/v1/bulk");
 
     expect(body.required).toEqual(["action", "filter"]);
     expect(property(body, "action").enum).toEqual(["cancel", "terminate", "redrive", "pause", "resume", "event"]);
-    expect(Object.keys(property(body, "filter").properties ?? {}).sort()).toEqual(["createdAfter", "createdBefore", "ids", "name", "parentId", "status"]);
+    expect(Object.keys(property(body, "filter").properties ?? {}).sort()).toEqual(["createdAfter", "createdBefore", "idPrefix", "ids", "name", "parentId", "status"]);
     expect(property(body, "filter", "ids").maxItems).toBe(1000);
     expect(property(body, "event").required).toEqual(["event"]);
     expect(body.properties).toHaveProperty("reason");

@@ -123,6 +123,17 @@ describe("a bulk job", () => {
     expect(await Promise.all(ids.map(statusOf))).toEqual(["running", "paused", "running", "paused"]);
   });
 
+  it("matches the ids that start with idPrefix, as the list does", async () => {
+    const name = uniqueName("bulk-prefix");
+    const ids = await startWaiting(name, 3);
+    await indexed(name, ids);
+
+    const { job } = await runBulkJob((await createBulkJob({ action: "pause", filter: { idPrefix: ids[1]! } })).id);
+
+    expect(job).toMatchObject({ matched: 1, done: 1, failed: 0 });
+    expect(await Promise.all(ids.map(statusOf))).toEqual(["running", "paused", "running"]);
+  });
+
   it("matches the created range half-open, createdAfter included and createdBefore not", async () => {
     const name = uniqueName("bulk-range");
     const ids = await startWaiting(name, 4, { concurrency: 1 });

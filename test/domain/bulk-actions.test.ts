@@ -15,6 +15,7 @@ describe("a bulk request", () => {
     ["a created range", { action: "resume", filter: { createdAfter: 1, createdBefore: 2 } }],
     ["ids", { action: "redrive", filter: { ids: ["a", "b"] } }],
     ["a parent", { action: "cancel", filter: { parentId: "p" } }],
+    ["an id prefix", { action: "cancel", filter: { idPrefix: "order-" } }],
     ["an event with action event", { action: "event", filter: { name: "n" }, event: { event: "go", payload: { n: 1 } } }],
   ];
   it.each(accepted)("is accepted with %s", (_what, body) => {
@@ -27,6 +28,7 @@ describe("a bulk request", () => {
     ["an event for another action", { action: "pause", filter: { name: "n" }, event: { event: "go" } }, "event"],
     ["action event without its event", { action: "event", filter: { name: "n" } }, "event"],
     ["1 001 ids", { action: "cancel", filter: { ids: Array.from({ length: 1_001 }, (_, i) => `w${i}`) } }, "filter.ids"],
+    ["an id prefix no id begins with", { action: "cancel", filter: { idPrefix: "-order" } }, "filter.idPrefix"],
   ];
   it.each(refused)("is refused with %s, at its path", (_what, body, path) => {
     const parsed = BulkRequestSchema.safeParse(body);

@@ -18,6 +18,7 @@ const FILTER_FLAGS: Record<string, FlagSpec> = {
   "created-before": { type: "string", value: "<time>", description: "only workflows created before this time (epoch ms or ISO 8601)" },
   parent: { type: "string", value: "<id>", description: "only the child workflows of this workflow" },
   ids: { type: "string", value: "<id,id,...>", description: "only these workflows (at most 1000, comma-separated)" },
+  "id-prefix": { type: "string", value: "<text>", description: "only workflows whose id starts with this" },
 };
 
 const ACTION_FLAGS: Record<string, FlagSpec> = {
@@ -44,7 +45,7 @@ function filterOf(flags: FlagValues, usage: string): BulkRequest["filter"] {
   const before = text("created-before");
   const ids = text("ids");
   const filter = {
-    ...definedOnly({ status: text("status"), name: text("name"), parentId: text("parent") }),
+    ...definedOnly({ status: text("status"), name: text("name"), parentId: text("parent"), idPrefix: text("id-prefix") }),
     ...(after === undefined ? {} : { createdAfter: timeFlag("created-after", after, usage) }),
     ...(before === undefined ? {} : { createdBefore: timeFlag("created-before", before, usage) }),
     ...(ids === undefined ? {} : { ids: ids.split(",").map((id) => id.trim()).filter(Boolean) }),

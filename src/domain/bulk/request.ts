@@ -27,10 +27,12 @@ export const BulkFilterSchema = z
     parentId: IdSchema.optional(),
     /** Only these workflows (at most MAX_BULK_IDS); one the tenant does not have is not matched. */
     ids: z.array(IdSchema).min(1).max(MAX_BULK_IDS).optional(),
+    /** Only workflows whose id starts with this, as the list's `idPrefix` (a prefix of an id is itself an id). */
+    idPrefix: IdSchema.optional(),
   })
   .superRefine((filter, ctx) => {
     if (Object.values(filter).every((value) => value === undefined)) {
-      ctx.addIssue({ code: "custom", message: "must name at least one of status, name, createdBefore, createdAfter, parentId or ids (an empty filter is never read as every workflow)" });
+      ctx.addIssue({ code: "custom", message: "must name at least one of status, name, createdBefore, createdAfter, parentId, ids or idPrefix (an empty filter is never read as every workflow)" });
     }
     if (filter.createdAfter !== undefined && filter.createdBefore !== undefined && filter.createdAfter >= filter.createdBefore) {
       ctx.addIssue({ code: "custom", path: ["createdAfter"], message: "must be before createdBefore (the range would be empty)" });
