@@ -146,6 +146,70 @@ describe("the workflows list", () => {
   });
 });
 
+describe("the workflows list triages", () => {
+  const family = `triage-${RUN}`;
+  const ids = { retrying: `${family}-retrying`, stuck: `${family}-stuck`, waiting: `${family}-waiting`, done: `${family}-done` };
+  const summaryOf = (page: Page, id: string) => row(page, id).getByTestId("summary");
+
+  it("says why each open workflow is worth a look: a retry after a 503, a stuck job, a wait for approval; nothing for one that ended", async () => {
+    await start(ids.retrying, definition(family, { action: { type: "http", url: `${REMOTE_URL}/unavailable` }, retry: { maxAttempts: 8, initialIntervalMs: 600_000, maxIntervalMs: 600_000, jitter: 0 } }));
+    // The remote's first /render job heartbeats "47 %" for ever: the progress stall ends it, and no retry is left.
+    const stuck = { action: { type: "http", url: `${REMOTE_URL}/render` }, retry: { maxAttempts: 1 }, timeouts: { progressMs: 2_000 } };
+    await start(ids.stuck, definition(family, stuck, { onFailure: "escalate" }));
+    await start(ids.waiting, definition(family, { waitForEvent: { event: "approved", timeoutMs: 3_600_000 } }));
+    await start(ids.done, definition(family, { action: ship }));
+    const { page } = await openDashboard({ path: `/#/workflows?idPrefix=${family}` });
+
+    await expect.poll(() => summaryOf(page, ids.retrying).textContent(), SEEN_WITHIN).toBe("retrying only 2/8 after 503");
+    expect(await row(page, ids.retrying).getAttribute("data-status")).toBe("running");
+    expect(await row(page, ids.retrying).getAttribute("data-attention")).toBe("retrying");
+    expect(await row(page, ids.retrying).getByTestId("attempts").textContent()).toBe("attempt 2 of 8");
+    expect(await row(page, ids.retrying).getByTestId("next-deadline").textContent()).toMatch(/^\d\d:\d\d:\d\din (9|10) min$/);
+    expect(await summaryOf(page, ids.waiting).textContent()).toBe("waiting for event approved");
+    expect(await row(page, ids.waiting).getAttribute("data-attention")).toBe("waiting");
+    await expect.poll(() => summaryOf(page, ids.stuck).textContent(), SEEN_WITHIN).toBe("needs attention: only failed (stalled at 47 %)");
+    expect(await row(page, ids.stuck).getAttribute("data-attention")).toBe("failed");
+
+    await expect.poll(() => row(page, ids.done).getAttribute("data-status"), SEEN_WITHIN).toBe("completed");
+    expect(await row(page, ids.done).getByTestId("summary").count()).toBe(0);
+    expect(await row(page, ids.done).getByTestId("ended-at").textContent()).toMatch(/^\d\d:\d\d:\d\d$/);
+    await saveScreenshot(page, "workflows-triage");
+
+    // The line goes once the workflow is no longer worth a look.
+    await api("POST", `/v1/workflows/${ids.waiting}/events`, { event: "approved" });
+    await expect.poll(() => row(page, ids.waiting).getAttribute("data-status"), SEEN_WITHIN).toBe("completed");
+    expect(await summaryOf(page, ids.waiting).count()).toBe(0);
+    await api("POST", `/v1/workflows/${ids.retrying}/terminate`, { reason: "test over" });
+    await api("POST", `/v1/workflows/${ids.stuck}/compensate`, { reason: "test over" });
+  });
+
+  it("narrows to the workflows whose id starts with the text typed, and back to all when cleared", async () => {
+    const { page } = await openDashboard({ path: "/#/workflows" });
+    await row(page, ids.done).waitFor(SEEN_WITHIN);
+
+    await page.getByRole("searchbox", { name: "Id starts with" }).fill(`${family}-d`);
+    await page.getByRole("button", { name: "Filter", exact: true }).click();
+    await expect.poll(() => listedIds(page), SEEN_WITHIN).toEqual([ids.done]);
+    expect(page.url()).toContain(`idPrefix=${family}-d`);
+
+    await page.getByRole("button", { name: "Clear filters" }).click();
+    await expect.poll(async () => (await listedIds(page)).length, SEEN_WITHIN).toBeGreaterThan(1);
+    expect(page.url()).not.toContain("idPrefix=");
+  });
+
+  it("narrows to a created range, typed or the last hour, and says when none was created then", async () => {
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const { page } = await openDashboard({ path: `/#/workflows?idPrefix=${family}&createdAfter=${later}` });
+
+    await expect.poll(() => page.getByRole("status").textContent(), SEEN_WITHIN).toContain(`whose id starts with “${family}” created from`);
+    expect(await page.locator('input[name="createdAfter"]').inputValue()).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/);
+
+    await page.getByRole("button", { name: "Last hour" }).click();
+    await expect.poll(async () => (await listedIds(page)).sort(), SEEN_WITHIN).toEqual(Object.values(ids).sort());
+    expect(page.url()).toContain("createdAfter=");
+  });
+});
+
 describe("the schedules page", () => {
   const id = `nightly-${RUN}`;
   const doomed = `doomed-${RUN}`;

@@ -3,6 +3,7 @@
 // job's page, where its progress shows.
 import { api } from "../api.js";
 import { ConfirmButton } from "../confirm.js";
+import { clock } from "../format.js";
 import { html } from "../html.js";
 import { href, navigate } from "../router.js";
 import { statusLabel } from "../statuses.js";
@@ -25,16 +26,27 @@ const ACTIONS = [
  */
 export function bulkFilterOf(selection, query, now = Date.now()) {
   if (!selection.allMatching) return { ids: selection.ids };
-  const filter = { ...(query.status ? { status: query.status } : {}), ...(query.q ? { name: query.q } : {}) };
+  const filter = {
+    ...(query.status ? { status: query.status } : {}),
+    ...(query.q ? { name: query.q } : {}),
+    ...(query.idPrefix ? { idPrefix: query.idPrefix } : {}),
+    // The bulk filter takes epoch ms where the list's query took ISO 8601.
+    ...(query.createdAfter ? { createdAfter: Date.parse(query.createdAfter) } : {}),
+    ...(query.createdBefore ? { createdBefore: Date.parse(query.createdBefore) } : {}),
+  };
   return Object.keys(filter).length > 0 ? filter : { createdBefore: now };
 }
 
-/** "3 selected workflows", or "every running workflow of orders". */
+/** "3 selected workflows", or "every running workflow of orders whose id starts with eu-, created from 12:00:00". */
 export function selectionWords(selection, query) {
   if (!selection.allMatching) return `${selection.size} selected workflow${selection.size === 1 ? "" : "s"}`;
   const status = query.status ? `${statusLabel(query.status)} ` : "";
   const name = query.q ? ` of definition ${query.q}` : "";
-  return status || name ? `every ${status}workflow${name}, on every page` : "every workflow, on every page";
+  const prefix = query.idPrefix ? ` whose id starts with ${query.idPrefix}` : "";
+  const from = query.createdAfter ? ` from ${clock(Date.parse(query.createdAfter))}` : "";
+  const to = query.createdBefore ? ` before ${clock(Date.parse(query.createdBefore))}` : "";
+  const range = from || to ? `, created${from}${to}` : "";
+  return `every ${status}workflow${name}${prefix}${range}, on every page`;
 }
 
 /** `pageIds`: the rows on this page; when all of them are selected, the bar offers every matching workflow. */

@@ -99,6 +99,7 @@ function filterWords(filter) {
   if (filter.status) parts.push(`status ${filter.status}`);
   if (filter.name) parts.push(`definition ${filter.name}`);
   if (filter.parentId) parts.push(`children of ${filter.parentId}`);
+  if (filter.idPrefix) parts.push(`ids starting with ${filter.idPrefix}`);
   if (filter.createdAfter !== undefined) parts.push(`created from ${clock(filter.createdAfter)}`);
   if (filter.createdBefore !== undefined) parts.push(`created before ${clock(filter.createdBefore)}`);
   return parts.join(", ");

@@ -1,6 +1,7 @@
-// The default page: the tenant's workflows, filtered by status, searched by id or definition name, paged
-// with the API's cursor, and kept current while any workflow on the page is still open. Rows can be selected
-// (or every workflow the filter matches) and acted on at once, as a bulk job.
+// The default page: the tenant's workflows, filtered by status, id prefix and created range, searched by id or
+// definition name, paged with the API's cursor, and kept current while any workflow on the page is still open. Each
+// open one worth a look says why in a line. Rows can be selected (or every workflow the filter matches) and acted on
+// at once, as a bulk job.
 import { clock } from "../format.js";
 import { html } from "../html.js";
 import { REFRESH_MS, useLive } from "../live.js";
@@ -12,7 +13,8 @@ import { StatusFilter } from "../list/status-filter.js";
 import { WorkflowTable } from "../list/workflow-table.js";
 import { BulkBar } from "../list/bulk-bar.js";
 import { useSelection } from "../list/selection.js";
-import { listHref, loadWorkflowPage, PAGE_SIZES, readListQuery } from "../list/workflow-query.js";
+import { ListFilters } from "../list/list-filters.js";
+import { hasFilters, listHref, loadWorkflowPage, PAGE_SIZES, readListQuery } from "../list/workflow-query.js";
 
 const hasOpenRows = (data) => data?.rows.some((row) => !isTerminal(row.status)) ?? false;
 
@@ -33,11 +35,12 @@ export function WorkflowsPage({ route }) {
       <${SearchBox} q=${current.q} onSearch=${(q) => navigate(to({ q }))} />
       <${PageSize} limit=${current.limit} onChange=${(limit) => navigate(to({ limit }))} />
     </div>
+    <${ListFilters} query=${current} onApply=${(changes) => navigate(to(changes))} />
     <${StatusFilter} current=${current.status} counts=${data?.counts} linkTo=${(status) => to({ status })} />
     ${error && html`<p class="error" role="alert">${error.message}</p>`}
     ${fresh && html`<${BulkBar} selection=${selection} query=${current} pageIds=${data.rows.map((row) => row.id)} />`}
     ${data && data.rows.length > 0 && html`<${WorkflowTable} rows=${data.rows} busy=${!fresh} nameHref=${(q) => to({ q })} now=${data.loadedAt} selection=${selection} />`}
-    ${fresh && data.rows.length === 0 && html`<${EmptyList} query=${current} invalidSearch=${data.invalidSearch} clearHref=${to({ q: undefined, status: undefined })} />`}
+    ${fresh && data.rows.length === 0 && html`<${EmptyList} query=${current} data=${data} clearHref=${to({ q: undefined, status: undefined, idPrefix: undefined, createdAfter: undefined, createdBefore: undefined })} />`}
     ${!data && loading && html`<p class="muted">Loading workflows…</p>`}
     <${Pager} trail=${current.trail} nextCursor=${fresh ? data.nextCursor : undefined} linkTo=${(trail) => to({ trail })} label="Workflow pages" />
   `;
@@ -61,14 +64,26 @@ function LiveNote({ data }) {
   return html`<span class="muted live-note" data-testid="live-note">${text} · as of ${clock(data.loadedAt)}</span>`;
 }
 
-function EmptyList({ query, invalidSearch, clearHref }) {
-  if (invalidSearch) {
+function EmptyList({ query, data, clearHref }) {
+  if (data.invalidSearch) {
     return html`<p class="empty" role="status">“${query.q}” cannot be a workflow id or a definition name: those use letters, digits and <code>_ . : -</code>, starting with a letter or digit.</p>`;
   }
-  if (query.q === undefined && query.status === undefined) {
+  if (data.invalidPrefix) {
+    return html`<p class="empty" role="status">No workflow id starts with “${query.idPrefix}”: ids use letters, digits and <code>_ . : -</code>, starting with a letter or digit. <a href=${clearHref}>Show all workflows</a></p>`;
+  }
+  if (!hasFilters(query) && query.status === undefined) {
     return html`<p class="empty" role="status">No workflows yet. Start one with <code>POST /v1/workflows</code> (see the <a href="/docs" target="_blank" rel="noopener">API reference</a>); it shows up here.</p>`;
   }
   const what = query.status ? `${statusLabel(query.status)} workflows` : "workflows";
   const match = query.q ? ` with the id or definition name “${query.q}”` : "";
-  return html`<p class="empty" role="status">No ${what}${match}${query.trail.length > 0 ? " on this page" : ""}. <a href=${clearHref}>Show all workflows</a></p>`;
+  const prefix = query.idPrefix ? ` whose id starts with “${query.idPrefix}”` : "";
+  const range = rangeWords(query);
+  return html`<p class="empty" role="status">No ${what}${match}${prefix}${range}${query.trail.length > 0 ? " on this page" : ""}. <a href=${clearHref}>Show all workflows</a></p>`;
+}
+
+/** " created from 12:00:00 to 13:00:00", or nothing without a range. */
+function rangeWords({ createdAfter, createdBefore }) {
+  const from = createdAfter ? ` from ${clock(Date.parse(createdAfter))}` : "";
+  const to = createdBefore ? ` before ${clock(Date.parse(createdBefore))}` : "";
+  return from || to ? ` created${from}${to}` : "";
 }
