@@ -211,6 +211,27 @@ describe("the service's figures", () => {
     );
   });
 
+  it("lists workflows by id prefix and created range, each open one with why it is worth a look", async () => {
+    const retrying = { id: "order-7", name: "order", status: "running", createdAt: NOW - 60_000, updatedAt: NOW - 50_000, summary: "retrying notify 2/8 after 503", stepId: "notify", attempts: { used: 2, max: 8 }, nextDeadlineAt: NOW + 590_000 };
+    const done = { id: "order-6", name: "order", status: "completed", createdAt: NOW - 120_000, updatedAt: NOW - 100_000, endedAt: NOW - 100_000 };
+    fake.answer("GET /v1/workflows", { body: { workflows: [retrying, done] } });
+
+    const run = await shepherd("list", "--id-prefix", "order-", "--created-after", "2026-05-01T12:00:00Z", "--created-before", "1777636800000");
+
+    expect(run.status).toBe(0);
+    expect(fake.requests[0]?.query).toEqual({ idPrefix: "order-", createdAfter: "2026-05-01T12:00:00Z", createdBefore: "1777636800000" });
+    const lines = run.stdout.split("\n");
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+STATUS\s+CREATED\s+ENDED\s+WHY$/);
+    expect(lines[1]).toMatch(/^order-7\s+order\s+running\s+\S+Z\s+-\s+retrying notify 2\/8 after 503 · next in 9m \d\ds$/);
+    expect(lines[2]).toMatch(/^order-6\s+order\s+completed\s+\S+Z\s+\S+Z$/);
+  });
+
+  it("shows the service's refusal of a filter, naming it (exit 1)", async () => {
+    fake.answer("GET /v1/workflows", { status: 400, body: { error: { code: "validation_failed", message: "Invalid request: createdAfter must be epoch milliseconds or an ISO 8601 date-time with its time zone, such as 2024-05-01T12:00:00Z." } } });
+    const run = await shepherd("list", "--created-after", "yesterday");
+    expect(run).toMatchObject({ status: 1, stderr: expect.stringContaining("createdAfter must be epoch milliseconds") });
+  });
+
   it("pages a map step's items, filtered by status", async () => {
     fake.answer("GET /v1/workflows/order-7/steps/thumbs/items", { body: { items: [{ index: 2, status: "failed", attempt: 3, error: { message: "declined" } }], nextCursor: "3" } });
     const run = await shepherd("items", "order-7", "thumbs", "--status", "failed");

@@ -58,3 +58,23 @@ describe("a scheduled workflow in `shepherd get` and `shepherd list`", () => {
     expect(workflowListLines({ workflows: [row] })[1]).toMatch(/^later-1 +batch +scheduled, starts 2026-01-01T00:01:00Z +2026/);
   });
 });
+
+describe("why a workflow is worth a look in `shepherd list`", () => {
+  const row = { id: "order-7", name: "order", status: "running" as const, createdAt: NOW - 60_000, updatedAt: NOW - 60_000 };
+
+  it.each([
+    { name: "a retry, and when it starts", fields: { summary: "retrying notify 6/8 after 503", stepId: "notify", attempts: { used: 6, max: 8 }, nextDeadlineAt: NOW + 30_000 }, why: "retrying notify 6/8 after 503 · next in 30.0s" },
+    { name: "a wait for an event, and when it gives up", fields: { summary: "waiting for event approved", stepId: "approve", nextDeadlineAt: NOW + 3_600_000 }, why: "waiting for event approved · next in 1h 00m" },
+    { name: "a failure waiting on an operator, with no deadline", fields: { summary: "needs attention: charge failed (422)", stepId: "charge", attempts: { used: 3, max: 3 } }, why: "needs attention: charge failed (422)" },
+    { name: "nothing for a workflow simply running", fields: {}, why: "" },
+  ])("$name", ({ fields, why }) => {
+    const [header, line] = workflowListLines({ workflows: [{ ...row, ...fields }] }, NOW);
+    expect(header).toMatch(/ENDED +WHY$/);
+    expect(line!.slice(header!.indexOf("WHY"))).toBe(why);
+  });
+
+  it("says when an ended workflow ended", () => {
+    const [, line] = workflowListLines({ workflows: [{ ...row, status: "completed", endedAt: NOW - 1_000 }] }, NOW);
+    expect(line).toMatch(/completed +2025-12-31T23:59:00Z +2025-12-31T23:59:59Z$/);
+  });
+});

@@ -99,13 +99,26 @@ const list: Command = {
   flags: {
     status: { type: "string", value: "<status>", description: `only workflows with this status: ${WORKFLOW_STATUSES.join(", ")}` },
     name: { type: "string", value: "<name>", description: "only workflows of this definition" },
+    "id-prefix": { type: "string", value: "<text>", description: "only workflows whose id starts with this" },
+    "created-after": { type: "string", value: "<time>", description: "only workflows created at or after this time (ISO 8601, e.g. 2026-05-01T12:00:00Z, or epoch ms)" },
+    "created-before": { type: "string", value: "<time>", description: "only workflows created before this time (ISO 8601 or epoch ms)" },
     limit: { type: "string", value: "<n>", description: `workflows per page (default ${LIST_PAGE_DEFAULT}, at most ${LIST_PAGE_MAX})` },
     cursor: { type: "string", value: "<cursor>", description: "the next page, as the previous one said" },
   },
+  notes: ["WHY says why an open workflow is worth a look (a retry, a wait for an event, a failure waiting on an operator …) and when the supervisor next acts on it."],
   async run({ client, out, flags }) {
-    const query = definedOnly({ status: stringFlag(flags, "status"), name: stringFlag(flags, "name"), limit: stringFlag(flags, "limit"), cursor: stringFlag(flags, "cursor") });
+    const text = (name: string) => stringFlag(flags, name);
+    const query = definedOnly({
+      status: text("status"),
+      name: text("name"),
+      idPrefix: text("id-prefix"),
+      createdAfter: text("created-after"),
+      createdBefore: text("created-before"),
+      limit: text("limit"),
+      cursor: text("cursor"),
+    });
     // Query values go out as text whatever their type; the service checks them (400 naming the field).
-    out.result(await client.list(query as ListQuery), workflowListLines);
+    out.result(await client.list(query as ListQuery), (page) => workflowListLines(page, Date.now()));
   },
 };
 

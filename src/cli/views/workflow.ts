@@ -65,11 +65,17 @@ function mapDefined<T>(value: T | undefined, words: (value: T) => string): strin
   return value === undefined ? undefined : words(value);
 }
 
-/** `shepherd list`: one row per workflow, newest first, and how to get the next page. */
-export function workflowListLines(page: WorkflowList): string[] {
+/** `shepherd list`: one row per workflow, newest first, with why an open one is worth a look, and how to get the next page. */
+export function workflowListLines(page: WorkflowList, now: number = Date.now()): string[] {
   if (page.workflows.length === 0) return ["no workflows"];
-  const rows = page.workflows.map((workflow) => [workflow.id, workflow.name, statusWords(workflow), time(workflow.createdAt), time(workflow.updatedAt)]);
-  return [...table(["ID", "NAME", "STATUS", "CREATED", "UPDATED"], rows), ...(page.nextCursor ? [`more: --cursor ${page.nextCursor}`] : [])];
+  const rows = page.workflows.map((workflow) => [workflow.id, workflow.name, statusWords(workflow), time(workflow.createdAt), time(workflow.endedAt), whyWords(workflow, now)]);
+  return [...table(["ID", "NAME", "STATUS", "CREATED", "ENDED", "WHY"], rows), ...(page.nextCursor ? [`more: --cursor ${page.nextCursor}`] : [])];
+}
+
+/** `retrying notify 2/8 after 503 · next in 9m 58s`: the service's line, and when the supervisor next acts on it. */
+function whyWords(workflow: WorkflowList["workflows"][number], now: number): string {
+  if (workflow.summary === undefined) return "";
+  return workflow.nextDeadlineAt === undefined ? workflow.summary : `${workflow.summary} · next ${relative(workflow.nextDeadlineAt, now)}`;
 }
 
 /** A scheduled workflow's status says when it starts. */
