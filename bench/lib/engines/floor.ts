@@ -1,12 +1,9 @@
 // The floor: bench/floor (one Durable Object per workflow, one SQLite row per step, the remote over fetch, no queue)
 // under `wrangler dev` (scripts/lib/wrangler-dev.ts), from a copy in the temp dir with its own persisted state.
 // What Shepherd spends beyond it is Shepherd's overhead.
-import { cpSync } from "node:fs";
-import { join } from "node:path";
 import { requestJson, retryAfterSeconds } from "../../../scripts/lib/http-json.ts";
 import { numberField, stringField } from "../../../scripts/lib/json.ts";
-import { wranglerDev } from "../../../scripts/lib/wrangler-dev.ts";
-import { devLifecycle } from "./dev-lifecycle.ts";
+import { copiedBenchApp } from "./dev-lifecycle.ts";
 import type { Engine, WorkflowStatus } from "./engine.ts";
 import type { EngineOptions } from "./shepherd.ts";
 
@@ -17,17 +14,8 @@ export function floorStatus(status: number, body: unknown, text: string): Workfl
   return { state, terminal: state !== "running", completed: state === "completed", endedAt: numberField(body, "endedAt") };
 }
 
-export function floorEngine({ repo, tmp, port, inspectorPort, verbose }: EngineOptions): Engine {
-  const dir = join(tmp, "floor-app");
-  const dev = wranglerDev({
-    repo, tmp, cwd: dir, port, inspectorPort,
-    persistTo: join(tmp, "floor-state"),
-    logFile: join(tmp, "floor-dev.log"),
-    logLevel: verbose ? "info" : "warn",
-  });
-  // Its tsconfig.json (for `npm run typecheck`) extends the project's, which the copy does not have beside it.
-  const copied = (path: string): boolean => !path.includes(".wrangler") && !path.endsWith("tsconfig.json");
-  const prepare = (): void => cpSync(join(repo, "bench", "floor"), dir, { recursive: true, filter: copied });
+export function floorEngine(options: EngineOptions): Engine {
+  const { dev, lifecycle } = copiedBenchApp(options, { name: "floor", source: "floor" });
   const workflow = (id: string): string => `${dev.url}/workflows/${encodeURIComponent(id)}`;
   return {
     name: "floor",
@@ -36,7 +24,7 @@ export function floorEngine({ repo, tmp, port, inspectorPort, verbose }: EngineO
     supports: { detection: false, supervisor: false, burstAtScale: true, rowsBilled: true },
     source: "bench/floor",
     origin: dev.url,
-    ...devLifecycle(dev, prepare),
+    ...lifecycle,
     async startWorkflow(spec) {
       const body = { id: spec.id, steps: spec.steps, retry: spec.retry, timeoutMs: spec.timeouts.startToCloseMs };
       const { status, text, headers } = await requestJson(`${dev.url}/workflows`, { method: "POST", body });

@@ -1,13 +1,10 @@
 // The baseline: bench/workflows-baseline (Cloudflare Workflows: one step.do per step; for the fan-out case,
 // Promise.all of one step.do per item) under `wrangler dev` (scripts/lib/wrangler-dev.ts), from a copy in the
 // temp dir with its own persisted state.
-import { cpSync } from "node:fs";
-import { join } from "node:path";
 import { requestJson, retryAfterSeconds } from "../../../scripts/lib/http-json.ts";
 import { field, numberField } from "../../../scripts/lib/json.ts";
-import { wranglerDev } from "../../../scripts/lib/wrangler-dev.ts";
 import type { WranglerDev } from "../../../scripts/lib/wrangler-dev.ts";
-import { devLifecycle } from "./dev-lifecycle.ts";
+import { copiedBenchApp } from "./dev-lifecycle.ts";
 import { FAN_OUT_START_TIMEOUT_MS } from "./engine.ts";
 import type { Engine, FanOutApi, RetryPolicy, StartResult, WorkflowStatus } from "./engine.ts";
 import type { EngineOptions } from "./shepherd.ts";
@@ -84,17 +81,8 @@ function fanOutApi(dev: WranglerDev): FanOutApi {
   };
 }
 
-export function workflowsEngine({ repo, tmp, port, inspectorPort, verbose }: EngineOptions): Engine {
-  const dir = join(tmp, "workflows-app");
-  const dev = wranglerDev({
-    repo, tmp, cwd: dir, port, inspectorPort,
-    persistTo: join(tmp, "workflows-state"),
-    logFile: join(tmp, "workflows-dev.log"),
-    logLevel: verbose ? "info" : "warn",
-  });
-  // Its tsconfig.json (for `npm run typecheck`) extends the project's, which the copy does not have beside it.
-  const copied = (path: string): boolean => !path.includes(".wrangler") && !path.endsWith("tsconfig.json");
-  const prepare = (): void => cpSync(join(repo, "bench", "workflows-baseline"), dir, { recursive: true, filter: copied });
+export function workflowsEngine(options: EngineOptions): Engine {
+  const { dev, lifecycle } = copiedBenchApp(options, { name: "workflows", source: "workflows-baseline" });
   const instances = instancesOf(dev, "instances");
   return {
     name: "workflows",
@@ -104,7 +92,7 @@ export function workflowsEngine({ repo, tmp, port, inspectorPort, verbose }: Eng
     supports: { detection: false, supervisor: false, burstAtScale: false },
     source: "bench/workflows-baseline",
     origin: dev.url,
-    ...devLifecycle(dev, prepare),
+    ...lifecycle,
     startWorkflow: (spec) => instances.create({ id: spec.id, steps: spec.steps, retry: toWorkflowsRetry(spec.retry), timeoutMs: spec.timeouts.startToCloseMs }),
     readStatus: instances.readStatus,
     cancel: instances.cancel,
