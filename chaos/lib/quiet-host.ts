@@ -1,6 +1,6 @@
 // The noisy neighbour's remote, in a process of its own. The harness's process also serves the main remote, the
-// burst's 32 clients and the samplers; at the burst's peak its event loop answers seconds late, and the neighbour's
-// start → end measured that delay as much as the engine's. Its own process makes the figure the engine's alone.
+// burst's 32 clients and the samplers; in its own process the neighbour's remote never answers behind that work, so
+// the neighbour's start → end is the engine's alone.
 import { fileURLToPath } from "node:url";
 import { sleep } from "../../scripts/lib/async.ts";
 import { requestJson } from "../../scripts/lib/http-json.ts";
