@@ -72,16 +72,18 @@ const MIGRATIONS: readonly string[] = [
   `ALTER TABLE steps ADD COLUMN exchanges_json TEXT;`,
 ];
 
-export function applySchemaMigrations(sql: SqlStorage): void {
-  sql.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)");
+/** Brings the schema up to date; returns the rows its statements wrote, for the store's counts. */
+export function applySchemaMigrations(sql: SqlStorage): number {
+  const bookkeeping = sql.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)");
   const applied = sql.exec<{ version: number }>("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations").one().version;
   const pending = MIGRATIONS.slice(applied);
-  if (pending.length === 0) return;
+  if (pending.length === 0) return bookkeeping.rowsWritten;
   // One call for everything missing, with its records: a new workflow's object gets its whole schema in one
   // statement batch instead of two calls per entry (a start is the hot path; the caller's transaction holds it).
   const now = Date.now();
   const records = pending.map((_, index) => `(${applied + index + 1}, ${now})`).join(", ");
-  sql.exec(`${pending.join("\n")}\nINSERT INTO schema_migrations (version, applied_at) VALUES ${records};`);
+  // A batch's cursor counts the rows of its last statement only: here the records.
+  return bookkeeping.rowsWritten + sql.exec(`${pending.join("\n")}\nINSERT INTO schema_migrations (version, applied_at) VALUES ${records};`).rowsWritten;
 }
 
 export function schemaExists(sql: SqlStorage): boolean {

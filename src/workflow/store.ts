@@ -82,7 +82,7 @@ export class WorkflowStore {
     this.outbox = new OutboxRows((statement, ...bindings) => this.query(statement, ...bindings), () => this.hasSchema);
     // Synchronous SQL: no request can interleave, so this needs no blockConcurrencyWhile.
     this.hasSchema = schemaExists(storage.sql);
-    if (this.hasSchema) applySchemaMigrations(storage.sql);
+    if (this.hasSchema) this.stats.rowsWritten += applySchemaMigrations(storage.sql);
   }
 
   /** Every statement goes through here, so the counts cover all of this object's SQL. */
@@ -140,7 +140,7 @@ export class WorkflowStore {
     let inboxSeqs: Set<number> | undefined;
     try {
       this.storage.transactionSync(() => {
-        if (!this.hasSchema) applySchemaMigrations(sql);
+        if (!this.hasSchema) this.stats.rowsWritten += applySchemaMigrations(sql);
         this.hasSchema = true;
         const { steps, plan, inbox, input, ...rest } = state;
         if (!this.planStored) this.query("INSERT OR REPLACE INTO plan (singleton, plan_json, input_json) VALUES (1, ?, ?)", JSON.stringify(plan), JSON.stringify(input));
