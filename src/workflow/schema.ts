@@ -1,9 +1,9 @@
 /**
  * The object's own SQLite schema, as an ordered list. Applied in the constructor and recorded in
  * `schema_migrations`, so an object created by an older deployment catches up on its next start.
- * Never edit an applied entry: append a new one.
+ * Never edit an applied entry: append a new one (and fold it into BASELINE below).
  */
-const MIGRATIONS: readonly string[] = [
+export const SCHEMA_MIGRATIONS: readonly string[] = [
   `CREATE TABLE workflow (
      singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
      tenant TEXT NOT NULL,
@@ -72,18 +72,97 @@ const MIGRATIONS: readonly string[] = [
   `ALTER TABLE steps ADD COLUMN exchanges_json TEXT;`,
 ];
 
-/** Brings the schema up to date; returns the rows its statements wrote, for the store's counts. */
-export function applySchemaMigrations(sql: SqlStorage): number {
-  const bookkeeping = sql.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)");
+/**
+ * A new object's schema: the tables the entries up to BASELINE_VERSION build, in one statement. A new object gets it
+ * with one `schema_migrations` row instead of running every entry and recording each (rows written on a workflow's
+ * start); an object an older deployment created still catches up entry by entry. An entry appended later applies to
+ * both; fold it in here and move BASELINE_VERSION with it, so a new object keeps getting one row
+ * (test/workflow/workflow-schema.test.ts holds the baseline to what the entries build).
+ */
+export const BASELINE_VERSION = 6;
+const BASELINE = `CREATE TABLE workflow (
+     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+     tenant TEXT NOT NULL,
+     id TEXT NOT NULL,
+     status TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     request_hash TEXT NOT NULL,
+     next_deadline_at INTEGER,
+     state_json TEXT NOT NULL
+   );
+   CREATE TABLE steps (
+     step_id TEXT PRIMARY KEY,
+     position INTEGER NOT NULL,
+     state_json TEXT NOT NULL,
+     exchanges_json TEXT
+   );
+   CREATE TABLE events (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     at INTEGER NOT NULL,
+     type TEXT NOT NULL,
+     step_id TEXT,
+     attempt INTEGER,
+     data_json TEXT
+   );
+   CREATE TABLE outbox (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     kind TEXT NOT NULL,
+     payload_json TEXT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_attempt_at INTEGER NOT NULL
+   );
+   CREATE TABLE plan (
+     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+     plan_json TEXT NOT NULL,
+     input_json TEXT
+   );
+   CREATE TABLE inbox (
+     seq INTEGER PRIMARY KEY,
+     event_json TEXT NOT NULL
+   );
+   CREATE TABLE event_receipts (
+     id TEXT PRIMARY KEY,
+     answer_json TEXT NOT NULL,
+     at INTEGER NOT NULL
+   );
+   CREATE TABLE map_items (
+     step_id TEXT NOT NULL,
+     idx INTEGER NOT NULL,
+     status TEXT NOT NULL,
+     attempt INTEGER NOT NULL,
+     ended_seq INTEGER,
+     effect INTEGER NOT NULL DEFAULT 0,
+     output_json TEXT,
+     error_json TEXT,
+     PRIMARY KEY (step_id, idx)
+   );
+   CREATE INDEX map_items_by_status ON map_items (step_id, status, idx);
+   CREATE INDEX map_items_by_end ON map_items (step_id, ended_seq);`;
+
+const BOOKKEEPING = "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)";
+
+/**
+ * Brings the schema up to date: a new object's in one batch from the baseline, an older object's by the entries it
+ * lacks. Returns the rows its statements wrote, for the store's counts: a batch's cursor counts the rows of its last
+ * statement only, the records here; the CREATE statements' entries in `sqlite_master` are not counted.
+ */
+export function applySchemaMigrations(sql: SqlStorage, exists = schemaExists(sql)): number {
+  // Inside the caller's transaction, so a crash leaves no object with half a schema.
+  if (!exists) return createFromBaseline(sql);
   const applied = sql.exec<{ version: number }>("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations").one().version;
-  const pending = MIGRATIONS.slice(applied);
-  if (pending.length === 0) return bookkeeping.rowsWritten;
-  // One call for everything missing, with its records: a new workflow's object gets its whole schema in one
-  // statement batch instead of two calls per entry (a start is the hot path; the caller's transaction holds it).
+  const pending = SCHEMA_MIGRATIONS.slice(applied);
+  if (pending.length === 0) return 0;
+  // One call for everything missing, with its records.
   const now = Date.now();
   const records = pending.map((_, index) => `(${applied + index + 1}, ${now})`).join(", ");
-  // A batch's cursor counts the rows of its last statement only: here the records.
-  return bookkeeping.rowsWritten + sql.exec(`${pending.join("\n")}\nINSERT INTO schema_migrations (version, applied_at) VALUES ${records};`).rowsWritten;
+  return sql.exec(`${pending.join("\n")}\nINSERT INTO schema_migrations (version, applied_at) VALUES ${records};`).rowsWritten;
+}
+
+/** The baseline, any entry appended after it, and one record of the version reached: one call, one row. */
+function createFromBaseline(sql: SqlStorage): number {
+  const later = SCHEMA_MIGRATIONS.slice(BASELINE_VERSION).join("\n");
+  const record = `INSERT INTO schema_migrations (version, applied_at) VALUES (${SCHEMA_MIGRATIONS.length}, ${Date.now()});`;
+  return sql.exec(`${BOOKKEEPING};\n${BASELINE}\n${later}\n${record}`).rowsWritten;
 }
 
 export function schemaExists(sql: SqlStorage): boolean {

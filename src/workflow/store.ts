@@ -82,7 +82,7 @@ export class WorkflowStore {
     this.outbox = new OutboxRows((statement, ...bindings) => this.query(statement, ...bindings), () => this.hasSchema);
     // Synchronous SQL: no request can interleave, so this needs no blockConcurrencyWhile.
     this.hasSchema = schemaExists(storage.sql);
-    if (this.hasSchema) this.stats.rowsWritten += applySchemaMigrations(storage.sql);
+    if (this.hasSchema) this.stats.rowsWritten += applySchemaMigrations(storage.sql, true);
   }
 
   /** Every statement goes through here, so the counts cover all of this object's SQL. */

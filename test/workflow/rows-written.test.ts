@@ -11,7 +11,7 @@ afterEach(() => vi.restoreAllMocks());
  * them, and each alarm write, billed as a row.
  */
 const MAX_ROWS_PER_STEP = 11;
-const MAX_ROWS_OF_FIVE_STEPS = 82;
+const MAX_ROWS_OF_FIVE_STEPS = 75;
 
 /** The rows a sequential workflow of `steps` steps writes from its start until its outbox is empty. */
 async function rowsWrittenBy(steps: number): Promise<number> {

@@ -3,7 +3,6 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { api, getWorkflow, start, uniqueId, waitForStep } from "../helpers/api";
 import { hang, json, mockRemote, REMOTE } from "../helpers/remote";
 import { schedulerStub } from "../helpers/scheduler";
-import { applySchemaMigrations } from "../../src/workflow/schema";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -25,30 +24,6 @@ describe("the scheduler's storage", () => {
     mockRemote(() => json({ ok: true }));
     const { id } = await start({ name: "schema", steps: [{ id: "a", action: { type: "http", url: `${REMOTE}/a` } }] });
     expect(await tablesOf(id)).toEqual(expect.arrayContaining(["events", "schema_migrations", "steps", "workflow"]));
-  });
-
-  it("gives a new object its whole schema in one statement batch, and an older one only what it lacks", async () => {
-    const versions = (sql: SqlStorage) => sql.exec<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version").toArray().map((row) => row.version);
-    const { fresh, calls, caughtUp } = await runInDurableObject(schedulerStub(uniqueId()), (_instance, state) => {
-      const sql = state.storage.sql;
-      // Applied inside the probe's own object: a start does the same inside its transaction.
-      sql.exec("DROP TABLE IF EXISTS schema_migrations");
-      const exec = vi.spyOn(sql, "exec");
-      applySchemaMigrations(sql);
-      const calls = exec.mock.calls.length;
-      exec.mockRestore();
-      const fresh = versions(sql);
-      // An object an older deployment created: its last four entries were never applied.
-      sql.exec("DROP TABLE inbox; DROP TABLE event_receipts; DROP TABLE plan; DROP TABLE map_items; ALTER TABLE steps DROP COLUMN exchanges_json; DELETE FROM schema_migrations WHERE version > 2");
-      applySchemaMigrations(sql);
-      const tables = sql.exec<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('plan', 'inbox', 'event_receipts')").one().n;
-      const stepColumns = sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('steps')").toArray().map((row) => row.name);
-      return { fresh, calls, caughtUp: { versions: versions(sql), tables, stepColumns } };
-    });
-    expect(fresh).toEqual([1, 2, 3, 4, 5, 6]);
-    // The bookkeeping table, the version read, then everything missing at once.
-    expect(calls).toBe(3);
-    expect(caughtUp).toEqual({ versions: [1, 2, 3, 4, 5, 6], tables: 3, stepColumns: ["step_id", "position", "state_json", "exchanges_json"] });
   });
 
   it("rewrites only the step rows a transition changed", async () => {
