@@ -78,6 +78,13 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
  * start); an object an older deployment created still catches up entry by entry. An entry appended later applies to
  * both; fold it in here and move BASELINE_VERSION with it, so a new object keeps getting one row
  * (test/workflow/workflow-schema.test.ts holds the baseline to what the entries build).
+ *
+ * It differs from the entries only where that saves rows on every step, in ways the same statements read and write
+ * on either shape:
+ * - `events.seq` is the rowid, without AUTOINCREMENT, whose `sqlite_sequence` row is a second row written with every
+ *   event. A new rowid is the largest + 1, and history is append-only (nothing deletes from `events`), so a seq is
+ *   never reused. The outbox keeps AUTOINCREMENT: its rows are deleted by seq once delivered, and a delivery still
+ *   in flight for a deleted row would delete a new row that reused its seq.
  */
 export const BASELINE_VERSION = 6;
 const BASELINE = `CREATE TABLE workflow (
@@ -97,7 +104,7 @@ const BASELINE = `CREATE TABLE workflow (
      exchanges_json TEXT
    );
    CREATE TABLE events (
-     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     seq INTEGER PRIMARY KEY,
      at INTEGER NOT NULL,
      type TEXT NOT NULL,
      step_id TEXT,

@@ -57,10 +57,11 @@ describe("the workflow object's schema", () => {
     expect(rowsWritten).toBe(1);
   });
 
-  it("builds from the baseline the tables the entries build", async () => {
+  it("builds from the baseline the tables the entries build, but for what saves rows", async () => {
     const fromBaseline = await inProbe((sql) => (applySchemaMigrations(sql), shapeOf(sql)));
     const fromEntries = await inProbe((sql) => (applyEntries(sql, SCHEMA_MIGRATIONS.length), shapeOf(sql)));
-    expect(fromBaseline).toEqual(fromEntries);
+    // Where it saves rows: history's seq is the rowid, without AUTOINCREMENT's sequence row.
+    expect(fromBaseline).toEqual({ ...fromEntries, events: { ...fromEntries.events, autoincrement: false } });
   });
 
   it("gives a new workflow's object the baseline", async () => {
