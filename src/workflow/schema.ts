@@ -85,6 +85,9 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
  *   event. A new rowid is the largest + 1, and history is append-only (nothing deletes from `events`), so a seq is
  *   never reused. The outbox keeps AUTOINCREMENT: its rows are deleted by seq once delivered, and a delivery still
  *   in flight for a deleted row would delete a new row that reused its seq.
+ * - `steps` is WITHOUT ROWID: the table is its primary key's tree, so a step's first insert writes one row, where a
+ *   rowid table writes the row and its `step_id` index entry. Nothing reads a step's rowid. A large row (an attempt's
+ *   exchanges) spills to overflow pages sooner in such a table: more pages read, not more rows.
  */
 export const BASELINE_VERSION = 6;
 const BASELINE = `CREATE TABLE workflow (
@@ -102,7 +105,7 @@ const BASELINE = `CREATE TABLE workflow (
      position INTEGER NOT NULL,
      state_json TEXT NOT NULL,
      exchanges_json TEXT
-   );
+   ) WITHOUT ROWID;
    CREATE TABLE events (
      seq INTEGER PRIMARY KEY,
      at INTEGER NOT NULL,
