@@ -1,6 +1,6 @@
 import type { HistoryEntryFields } from "../domain/machine/history";
 import type { Effect } from "../domain/machine";
-import { StoredStepSchema, withStepKinds, WorkflowFieldsSchema, type WorkflowState } from "../domain/machine/state";
+import { withStepKinds, WorkflowFieldsSchema, type WorkflowState } from "../domain/machine/state";
 import { InboxRows, type EventReceipt } from "./inbox-rows";
 import { ItemRowsSql } from "./item-rows";
 import type { MapItemRow, PendingItems } from "../domain/machine";
@@ -8,6 +8,7 @@ import { OutboxRows } from "./outbox-rows";
 import { ExchangeRows } from "./exchange-rows";
 import type { StepExchange } from "../domain/exchange/exchange";
 import { applySchemaMigrations, schemaExists } from "./schema";
+import { StepRows } from "./step-rows";
 
 export type { EventReceipt } from "./inbox-rows";
 
@@ -46,16 +47,15 @@ export interface StorageStats {
 }
 
 type WorkflowRow = { request_hash: string; state_json: string };
-type StepRow = { step_id: string; state_json: string };
 type EventRow = { seq: number; at: number; type: string; step_id: string | null; attempt: number | null; data_json: string | null };
 
 /**
- * The only module that speaks SQL. A workflow is one row for its own fields plus one row per step, so a
- * transition rewrites only the steps it touched; history is append-only.
+ * The only module that speaks SQL. A workflow is one row for its own fields plus one row per step that has
+ * started, so a transition rewrites only the steps it touched; history is append-only.
  */
 export class WorkflowStore {
-  /** Serialized steps as last read or written, to find what a transition changed. Never authoritative. */
-  private persistedSteps = new Map<string, string>();
+  /** The steps' rows, each written when its step changed (see step-rows.ts). */
+  private readonly stepRows: StepRows;
   private readonly inboxRows: InboxRows;
   private cached?: { state: WorkflowState; requestHash: string };
   /** Whether the plan has its own row; workflows stored before it had one keep it in `state_json` until rewritten. */
@@ -79,6 +79,7 @@ export class WorkflowStore {
     this.inboxRows = new InboxRows((statement, ...bindings) => this.query(statement, ...bindings));
     this.items = new ItemRowsSql((statement, ...bindings) => this.query(statement, ...bindings));
     this.exchanges = new ExchangeRows((statement, ...bindings) => this.query(statement, ...bindings));
+    this.stepRows = new StepRows((statement, ...bindings) => this.query(statement, ...bindings), this.exchanges);
     this.outbox = new OutboxRows((statement, ...bindings) => this.query(statement, ...bindings), () => this.hasSchema);
     // Synchronous SQL: no request can interleave, so this needs no blockConcurrencyWhile.
     this.hasSchema = schemaExists(storage.sql);
@@ -100,14 +101,6 @@ export class WorkflowStore {
     if (!this.hasSchema) return undefined;
     const row = this.query<WorkflowRow>("SELECT request_hash, state_json FROM workflow").toArray()[0];
     if (!row) return undefined;
-    const steps = this.query<StepRow>("SELECT step_id, state_json FROM steps ORDER BY position")
-      .toArray()
-      .map((stepRow) => {
-        const step = StoredStepSchema.parse(JSON.parse(stepRow.state_json));
-        // Compare later writes against the parsed form, whose key order is the schema's.
-        this.persistedSteps.set(stepRow.step_id, JSON.stringify(step));
-        return step;
-      });
     const fields = JSON.parse(row.state_json) as { plan?: unknown; input?: unknown };
     this.planStored = fields.plan === undefined;
     if (this.planStored) {
@@ -121,7 +114,7 @@ export class WorkflowStore {
     const parsed = WorkflowFieldsSchema.parse(fields);
     // Only a workflow that was ever sent an event has inbox rows to read.
     const inbox = parsed.nextEventSeq === undefined ? [] : this.inboxRows.load();
-    const state: WorkflowState = { ...parsed, steps: withStepKinds(parsed.plan, steps), inbox };
+    const state: WorkflowState = { ...parsed, steps: withStepKinds(parsed.plan, this.stepRows.load(parsed.plan)), inbox };
     this.cached = { state, requestHash: row.request_hash };
     return this.cached;
   }
@@ -136,7 +129,7 @@ export class WorkflowStore {
     const sql = this.storage.sql;
     const { nextDeadlineAt, now, claimed, eventReceipt } = writes;
     const hash = writes.requestHash ?? this.cached?.requestHash ?? "";
-    const written = new Map<string, string>();
+    let written = new Map<string, string>();
     let inboxSeqs: Set<number> | undefined;
     try {
       this.storage.transactionSync(() => {
@@ -152,18 +145,7 @@ export class WorkflowStore {
              next_deadline_at = excluded.next_deadline_at, state_json = excluded.state_json`,
           state.tenant, state.id, state.status, state.version, hash, nextDeadlineAt ?? null, JSON.stringify(fields),
         );
-        steps.forEach((step, position) => {
-          const json = JSON.stringify(step);
-          // An exchange rides on a row written anyway: a step whose row did not change gets none (a stale report's).
-          if (this.persistedSteps.get(step.id) === json) return;
-          if (writes.exchange?.stepId === step.id) this.exchanges.writeStepWith({ id: step.id, position, json }, writes.exchange);
-          else this.query(
-            "INSERT INTO steps (step_id, position, state_json) VALUES (?, ?, ?) ON CONFLICT (step_id) DO UPDATE SET state_json = excluded.state_json",
-            step.id, position, json,
-          );
-          written.set(step.id, json);
-        });
-        if (plan.itemSteps) this.deleteLeftSteps(steps);
+        written = this.stepRows.write(steps, plan, writes.exchange);
         if (writes.items) this.items.write(writes.items.pending, writes.items.rows);
         inboxSeqs = this.inboxRows.write(inbox ?? []);
         if (eventReceipt) this.inboxRows.insertReceipt(eventReceipt, now);
@@ -176,20 +158,11 @@ export class WorkflowStore {
       this.hasSchema = schemaExists(sql);
       throw error;
     }
-    for (const [id, json] of written) this.persistedSteps.set(id, json);
+    this.stepRows.committed(written);
     if (inboxSeqs) this.inboxRows.persisted = inboxSeqs;
     if (!this.planStored) this.inputStored = true;
     this.planStored = true;
     this.cached = { state, requestHash: hash };
-  }
-
-  /** A map's item that ended left the state for its row: its step row goes too. */
-  private deleteLeftSteps(steps: WorkflowState["steps"]): void {
-    const kept = new Set(steps.map((step) => step.id));
-    for (const id of [...this.persistedSteps.keys()].filter((known) => !kept.has(known))) {
-      this.query("DELETE FROM steps WHERE step_id = ?", id);
-      this.persistedSteps.delete(id);
-    }
   }
 
   /** Appends history and its effects without a state change, e.g. a rejected stale report. */
@@ -248,7 +221,7 @@ export class WorkflowStore {
     this.planStored = false;
     this.inputStored = false;
     this.outbox.forget();
-    this.persistedSteps.clear();
+    this.stepRows.forget();
     this.inboxRows.persisted.clear();
   }
 }

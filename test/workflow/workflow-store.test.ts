@@ -1,6 +1,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api, getWorkflow, start, uniqueId, waitForStep } from "../helpers/api";
+import { api, getWorkflow, start, uniqueId, waitForStatus, waitForStep } from "../helpers/api";
+import { FAST } from "../helpers/policies";
 import { hang, json, mockRemote, REMOTE } from "../helpers/remote";
 import { schedulerStub } from "../helpers/scheduler";
 
@@ -41,6 +42,33 @@ describe("the scheduler's storage", () => {
     } finally {
       await api("POST", `/v1/workflows/${id}/cancel`);
     }
+  });
+
+  it("writes no row for a step until it starts, and reads a step without one as the start left it", async () => {
+    mockRemote(() => json({ ok: true }));
+    const definition = {
+      name: "unstarted",
+      defaults: FAST,
+      steps: [
+        { id: "go", waitForEvent: { event: "go", timeoutMs: 3_600_000 } },
+        { id: "a", action: { type: "http", url: `${REMOTE}/a` } },
+        { id: "b", action: { type: "http", url: `${REMOTE}/b` } },
+      ],
+    };
+    const { id } = await start(definition);
+    const stepRows = () =>
+      runInDurableObject(schedulerStub(id), (_, state) => state.storage.sql.exec<{ step_id: string }>("SELECT step_id FROM steps ORDER BY position").toArray().map((row) => row.step_id));
+    await waitForStep(id, "go", "waiting");
+    expect(await stepRows()).toEqual(["go"]);
+    await evictDurableObject(schedulerStub(id));
+    expect((await getWorkflow(id)).steps.map((step: { id: string; status: string; attempts: unknown[] }) => [step.id, step.status, step.attempts.length])).toEqual([
+      ["go", "waiting", 0],
+      ["a", "pending", 0],
+      ["b", "pending", 0],
+    ]);
+    expect((await api("POST", `/v1/workflows/${id}/events`, { event: "go" })).status).toBe(202);
+    await waitForStatus(id, "completed");
+    expect(await stepRows()).toEqual(["go", "a", "b"]);
   });
 
   it("writes the plan once, in its own row, and leaves it out of every later transition", async () => {

@@ -1,7 +1,7 @@
 import type { WorkflowPlan } from "../language/plan";
 import type { Notify } from "../language/notify";
 import type { BackPressure, QueueLagSample } from "../admission/back-pressure";
-import type { ParentRef, PinnedDefinition, StepError, WorkflowState } from "./state";
+import { startingStep, type ParentRef, type PinnedDefinition, type StepError, type WorkflowState } from "./state";
 import type { AttemptReport, CircuitOpened } from "./task-message";
 import type { HistoryEntryFields } from "./history";
 import type { ActedBy, CommandReply, OperatorEvent } from "../language/operator-commands";
@@ -243,7 +243,7 @@ export function startWorkflow(args: StartArgs, random: () => number = Math.rando
     ...(startAt === undefined ? {} : { startAt }),
     version: 1,
     completionOrder: [],
-    steps: plan.steps.map((step) => ({ id: step.id, kind: step.kind, status: "pending", attempt: 0, budgetUsed: 0, attempts: [] })),
+    steps: plan.steps.map((step) => startingStep(step)),
   };
   const ctx = new TransitionContext(state, now, random);
   if (startAt === undefined) {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { findStepPlan, WorkflowPlanSchema, type WorkflowPlan } from "../language/plan";
+import { findStepPlan, WorkflowPlanSchema, type StepPlan, type WorkflowPlan } from "../language/plan";
 import { KindStateSchema, STEP_KIND_NAMES } from "../language/steps";
 import { NotifySchema } from "../language/notify";
 import { WorkflowMetricsSchema } from "./metrics";
@@ -99,6 +99,11 @@ export const StepStateSchema = z.intersection(CommonStepStateSchema, KindStateSc
  * (kept here as they are until then).
  */
 export const StoredStepSchema = z.intersection(CommonStepStateSchema, z.looseObject({ kind: z.enum(STEP_KIND_NAMES).optional() }));
+
+/** A step as a workflow's start makes it: pending, no attempt yet (until it leaves this state it has no row). */
+export function startingStep(plan: Pick<StepPlan, "id" | "kind">): StepState {
+  return { id: plan.id, kind: plan.kind, status: "pending", attempt: 0, budgetUsed: 0, attempts: [] };
+}
 
 /** Every step's state with its kind (from the plan for a row stored without one) and its kind's own fields checked. */
 export function withStepKinds(plan: WorkflowPlan, steps: z.output<typeof StoredStepSchema>[]): StepState[] {
