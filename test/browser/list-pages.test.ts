@@ -202,7 +202,8 @@ describe("the workflows list triages", () => {
     const { page } = await openDashboard({ path: `/#/workflows?idPrefix=${family}&createdAfter=${later}` });
 
     await expect.poll(() => page.getByRole("status").textContent(), SEEN_WITHIN).toContain(`whose id starts with “${family}” created from`);
-    expect(await page.locator('input[name="createdAfter"]').inputValue()).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/);
+    // The browser leaves the seconds out of the input's value when they are :00.
+    expect(await page.locator('input[name="createdAfter"]').inputValue()).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?$/);
 
     await page.getByRole("button", { name: "Last hour" }).click();
     await expect.poll(async () => (await listedIds(page)).sort(), SEEN_WITHIN).toEqual(Object.values(ids).sort());
