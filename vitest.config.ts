@@ -30,6 +30,8 @@ export default defineConfig(async () => {
                   // The tests watch first attempts go through the task queue (they spy on it and hold its messages);
                   // test/agents/start-hand-off.test.ts covers the hand-off that skips it, the default elsewhere.
                   START_HAND_OFF: "false",
+                  // Tests start many workflows of one tenant at once; test/admission/starts-in-flight.test.ts sets its own cap.
+                  TENANT_STARTS_IN_FLIGHT: "0",
                   // Tenants of the tests (and alice, a named token of tenant default); test/helpers/api.ts holds the same tokens.
                   API_TOKENS: "default:test-token-default,default:alice:test-token-alice,alpha:test-token-alpha,beta:test-token-beta,gamma:test-token-gamma,lister:test-token-lister",
                   // Only tenant gamma is limited to an allowlist (test/api/allowed-targets.test.ts).

@@ -39,6 +39,15 @@ export function sweepGraceMs(env: Env): number {
   return millisecondsSetting(env.SWEEP_GRACE_MS, DEFAULT_SWEEP_GRACE_MS);
 }
 
+/** Without TENANT_STARTS_IN_FLIGHT: enough to keep a busy runtime busy, few enough that its queue of work stays short. */
+export const DEFAULT_TENANT_STARTS_IN_FLIGHT = 8;
+
+/** How many front-door starts one tenant and workflow name may have in progress at once in one isolate; 0 for no cap. */
+export function tenantStartsInFlight(env: Env): number {
+  const value = Number(env.TENANT_STARTS_IN_FLIGHT);
+  return env.TENANT_STARTS_IN_FLIGHT !== undefined && Number.isInteger(value) && value >= 0 ? value : DEFAULT_TENANT_STARTS_IN_FLIGHT;
+}
+
 /** How much task-queue lag the front door tolerates before it refuses the new starts of those filling the queue. */
 export function backPressureLagMs(env: Env): number {
   return millisecondsSetting(env.BACKPRESSURE_LAG_MS, DEFAULT_BACKPRESSURE_LAG_MS);

@@ -15,6 +15,8 @@ interface ShepherdSettings {
   /** Milliseconds of task-queue lag past which new starts get 503 with Retry-After (default 10000). */
   BACKPRESSURE_LAG_MS?: string;
   START_HAND_OFF?: string;
+  /** Starts of one tenant and workflow name in progress at once in one isolate; past it 429 with Retry-After 1 (default 8, 0: no cap). */
+  TENANT_STARTS_IN_FLIGHT?: string;
   /** The most items one map may run, 1 to 100000 (default 10000; see docs/capacity.md before raising it). */
   MAP_MAX_ITEMS?: string;
   /** AgentHost objects the remote calls are spread over, 1 to 10000 (default 64). */

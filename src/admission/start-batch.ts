@@ -1,10 +1,11 @@
 /**
  * Many starts in one request (`POST /v1/workflows/batch`, as Cloudflare Workflows' `createBatch`): each item is
  * checked and started exactly as `POST /v1/workflows` would start it alone, through the same `startWorkflowRun`
- * (idempotent by id, back-pressure per tenant and name), so one bad item is its own answer and refuses no other.
+ * (idempotent by id, back-pressure and the cap on starts in progress per tenant and name), so one bad item is its own answer and refuses no other.
  */
 import { StartWorkflowSchema } from "../domain/language/definition";
-import { startWorkflowRun, type StartOutcome } from "./start-workflow";
+import type { StartOutcome } from "./start-workflow";
+import { startFromFrontDoor, type StartsInFlightRefusal } from "./starts-in-flight";
 
 /**
  * Items started at once. Each is a D1 read at most and one object's call, so a few in flight fill the wait
@@ -15,6 +16,7 @@ export const BATCH_CONCURRENCY = 8;
 /** What became of one item: a start's outcome, a body that is not a start, or an error a start alone would have thrown. */
 export type BatchItemOutcome =
   | StartOutcome
+  | StartsInFlightRefusal
   | { ok: false; code: "validation_failed"; message: string; details: { path: PropertyKey[]; message: string; code: string }[] }
   | { ok: false; code: "thrown"; error: Error };
 
@@ -49,7 +51,7 @@ async function startItem(env: Env, tenant: string, item: unknown): Promise<Batch
     return { ok: false, code: "validation_failed", message: details[0]?.message ?? "invalid", details };
   }
   try {
-    return await startWorkflowRun(env, tenant, parsed.data);
+    return await startFromFrontDoor(env, tenant, parsed.data);
   } catch (error) {
     return { ok: false, code: "thrown", error: error instanceof Error ? error : new Error(String(error)) };
   }

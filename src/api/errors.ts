@@ -131,6 +131,8 @@ export function rejectionToError(rejection: Rejection): ApiError {
       return new ApiError(410, "gone", rejection.message);
     case "inbox_full":
       return new ApiError(429, "rate_limited", rejection.message);
+    case "starts_in_flight":
+      return new ApiError(429, "rate_limited", rejection.message, undefined, { "Retry-After": String(rejection.retryAfterSeconds ?? 1) });
     default:
       return new ApiError(409, "conflict", rejection.message);
   }

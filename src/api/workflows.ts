@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { schedulerFor } from "../workflow/client";
-import { startWorkflowRun } from "../admission/start-workflow";
+import { startFromFrontDoor } from "../admission/starts-in-flight";
 import { encodeCursor } from "../workflow-index/cursor";
 import { tenantIndexDbs } from "../workflow-index/index-shards";
 import { listTenantWorkflows } from "../workflow-index/tenant-listing";
@@ -65,7 +65,7 @@ const listRoute = createRoute({
 
 export const workflowRoutes = new OpenAPIHono<AppEnv>()
   .openapi(startRoute, async (c) => {
-    const result = await startWorkflowRun(c.env, c.get("tenant"), c.req.valid("json"));
+    const result = await startFromFrontDoor(c.env, c.get("tenant"), c.req.valid("json"));
     if (!result.ok) throw rejectionToError(result);
     return c.json(result.workflow, result.created ? 201 : 200);
   })
