@@ -4,6 +4,7 @@ import { sleep } from "../../scripts/lib/async.ts";
 import type { FakeRemote } from "../../scripts/lib/fake-remote.ts";
 import type { Engine, RetryPolicy, StepTimeouts, WorkflowSpec, WorkflowStatus } from "./engines/engine.ts";
 import { now } from "./remote.ts";
+import { newStartTally, startWithBackPressure } from "./starts.ts";
 
 export const STEPS_PER_WORKFLOW = 5;
 /** Shepherd's defaults, spelled out so both engines get the same policy (Workflows via toWorkflowsRetry). */
@@ -28,10 +29,13 @@ export function stepsFor(remoteUrl: string, count: number, pathFor: (index: numb
   return Array.from({ length: count }, (_, index) => ({ id: `s${index + 1}`, url: `${remoteUrl}${pathFor(index)}` }));
 }
 
-/** Starts one workflow; a start the engine refuses ends the case. */
+/** How long one start of a case may be pushed back (429/503 with Retry-After) before the case ends. */
+const START_BOUND_MS = 60_000;
+
+/** Starts one workflow as a well-behaved client (a 429/503 sent again after its Retry-After); one it cannot start ends the case. */
 export async function startOrThrow(engine: Engine, spec: WorkflowSpec): Promise<void> {
-  const result = await engine.startWorkflow(spec);
-  if (!result.ok) throw new Error(`${engine.label}: start failed: ${result.status} ${result.error}`);
+  const tally = newStartTally();
+  if (!(await startWithBackPressure(engine, spec, tally, Date.now() + START_BOUND_MS))) throw new Error(`${engine.label}: start failed: ${tally.firstError}`);
 }
 
 /** Polls one workflow every POLL_INTERVAL_MS until it ends; returns { status, observedAt }. */
