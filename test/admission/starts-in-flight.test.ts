@@ -1,37 +1,18 @@
-import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createApp } from "../../src/api/app";
 import { DEFAULT_TENANT_STARTS_IN_FLIGHT, tenantStartsInFlight } from "../../src/config";
 import { StartsInFlight } from "../../src/admission/starts-in-flight";
-import { bearer, type TestTenant } from "../helpers/api";
+import { appWithEnv } from "../helpers/app-with-env";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { FAST } from "../helpers/policies";
 
 afterEach(() => vi.restoreAllMocks());
 
 // The Worker with one start in progress allowed per tenant and workflow name (the tests' own configuration lifts the cap).
-const app = createApp();
 const cappedEnv: Env = { ...env, TENANT_STARTS_IN_FLIGHT: "1" };
-
-async function send(method: string, path: string, tenant: TestTenant, body?: unknown) {
-  const response = await app.fetch(
-    new Request(`http://shepherd.test${path}`, {
-      method,
-      headers: { ...bearer(tenant), ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    }),
-    cappedEnv,
-    createExecutionContext(),
-  );
-  return { status: response.status, retryAfter: response.headers.get("Retry-After"), body: (await response.json()) as any };
-}
+const { send, settle } = appWithEnv(cappedEnv);
 
 const startBody = (id: string, name = "capped") => ({ id, definition: { name, defaults: FAST, steps: [{ id: "only", action: { type: "http", url: `${REMOTE}/only` } }] } });
-
-async function settle(tenant: TestTenant, ids: string[]) {
-  for (const id of ids) await vi.waitFor(async () => expect((await send("GET", `/v1/workflows/${id}`, tenant)).body.status).toBe("completed"));
-}
 
 describe("a tenant and workflow name's starts in progress at once", () => {
   it("past the cap, answers 429 rate_limited with Retry-After 1 and stores nothing; another tenant's and another name's starts go in", async () => {

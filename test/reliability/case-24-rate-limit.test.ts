@@ -1,34 +1,14 @@
-import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createApp } from "../../src/api/app";
-import { bearer, type TestTenant } from "../helpers/api";
+import { appWithEnv } from "../helpers/app-with-env";
 import { json, mockRemote, REMOTE } from "../helpers/remote";
 import { FAST } from "../helpers/policies";
 
 afterEach(() => vi.restoreAllMocks());
 
 // The Worker with Miniflare's rate limiter set to 5 writes per 10 s per tenant: the real binding, a tight limit.
-const app = createApp();
 const limitedEnv: Env = { ...env, TENANT_WRITE_LIMIT: env.TEST_STRICT_WRITE_LIMIT };
-
-async function send(method: string, path: string, tenant: TestTenant, body?: unknown) {
-  const response = await app.fetch(
-    new Request(`http://shepherd.test${path}`, {
-      method,
-      headers: { ...bearer(tenant), ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    }),
-    limitedEnv,
-    createExecutionContext(),
-  );
-  return { status: response.status, retryAfter: response.headers.get("Retry-After"), body: (await response.json()) as any };
-}
-
-/** Lets the started workflows finish while the fake remote is still there. */
-async function settle(tenant: TestTenant, ids: string[]) {
-  for (const id of ids) await vi.waitFor(async () => expect((await send("GET", `/v1/workflows/${id}`, tenant)).body.status).toBe("completed"));
-}
+const { send, settle } = appWithEnv(limitedEnv);
 
 /** The binding's period: Miniflare counts in windows aligned to the wall clock (epoch / period). */
 const PERIOD_MS = 10_000;
