@@ -28,10 +28,15 @@ function millisecondsSetting(raw: string | undefined, fallback: number): number 
   return raw !== undefined && raw.trim() !== "" && Number.isFinite(value) && value >= 0 ? value : fallback;
 }
 
+/** A whole number from `min` to `max` from a setting, or the default when it is absent, blank or not one. */
+function wholeNumberSetting(raw: string | undefined, min: number, max: number, fallback: number): number {
+  const value = Number(raw);
+  return raw !== undefined && raw.trim() !== "" && Number.isInteger(value) && value >= min && value <= max ? value : fallback;
+}
+
 /** The most items one map may run: MAP_MAX_ITEMS, 1 to MAP_ITEMS_CEILING, else the contract's default. */
 export function mapMaxItems(env: Env): number {
-  const value = Number(env.MAP_MAX_ITEMS);
-  return Number.isInteger(value) && value >= 1 && value <= MAP_ITEMS_CEILING ? value : MAX_MAP_ITEMS;
+  return wholeNumberSetting(env.MAP_MAX_ITEMS, 1, MAP_ITEMS_CEILING, MAX_MAP_ITEMS);
 }
 
 /** How far past its indexed deadline a workflow must be before the sweep wakes its object. */
@@ -44,8 +49,7 @@ export const DEFAULT_TENANT_STARTS_IN_FLIGHT = 8;
 
 /** How many front-door starts one tenant and workflow name may have in progress at once in one isolate; 0 for no cap. */
 export function tenantStartsInFlight(env: Env): number {
-  const value = Number(env.TENANT_STARTS_IN_FLIGHT);
-  return env.TENANT_STARTS_IN_FLIGHT !== undefined && Number.isInteger(value) && value >= 0 ? value : DEFAULT_TENANT_STARTS_IN_FLIGHT;
+  return wholeNumberSetting(env.TENANT_STARTS_IN_FLIGHT, 0, Number.MAX_SAFE_INTEGER, DEFAULT_TENANT_STARTS_IN_FLIGHT);
 }
 
 /** How much task-queue lag the front door tolerates before it refuses the new starts of those filling the queue. */
@@ -71,8 +75,7 @@ const MAX_AGENT_HOST_SHARDS = 10_000;
  * deployments is safe: an attempt under way finishes where it runs, the next one goes where the new count says.
  */
 export function agentHostShards(env: Env): number {
-  const value = Number(env.AGENT_HOST_SHARDS);
-  return Number.isInteger(value) && value >= 1 && value <= MAX_AGENT_HOST_SHARDS ? value : DEFAULT_AGENT_HOST_SHARDS;
+  return wholeNumberSetting(env.AGENT_HOST_SHARDS, 1, MAX_AGENT_HOST_SHARDS, DEFAULT_AGENT_HOST_SHARDS);
 }
 
 /** Binding `shard` (0, 1, ...) of a sharded resource, as wrangler.toml names them: BASE, then BASE_1, BASE_2 ... */

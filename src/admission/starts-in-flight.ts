@@ -10,7 +10,7 @@
  */
 import { tenantStartsInFlight } from "../config";
 import type { StartWorkflowInput } from "../domain/language/definition";
-import type { FairShareKey } from "../domain/admission/fair-share";
+import { fairShareSlot, type FairShareKey } from "../domain/admission/fair-share";
 import { startWorkflowRun, type StartOutcome } from "./start-workflow";
 
 /** How long a start refused at the cap waits: about as long as a start takes on a busy runtime. */
@@ -30,7 +30,7 @@ export class StartsInFlight {
 
   /** Counts a start of `key` in, unless it already has `cap` in progress (then it must wait). */
   tryEnter(key: FairShareKey, cap: number): boolean {
-    const slot = slotOf(key);
+    const slot = fairShareSlot(key);
     const count = this.counts.get(slot) ?? 0;
     if (count >= cap) return false;
     this.counts.set(slot, count + 1);
@@ -38,18 +38,16 @@ export class StartsInFlight {
   }
 
   leave(key: FairShareKey): void {
-    const slot = slotOf(key);
+    const slot = fairShareSlot(key);
     const count = (this.counts.get(slot) ?? 1) - 1;
     if (count > 0) this.counts.set(slot, count);
     else this.counts.delete(slot);
   }
 
   inProgress(key: FairShareKey): number {
-    return this.counts.get(slotOf(key)) ?? 0;
+    return this.counts.get(fairShareSlot(key)) ?? 0;
   }
 }
-
-const slotOf = ({ tenant, name }: FairShareKey): string => JSON.stringify([tenant, name]);
 
 /** This isolate's starts in progress (module state lives as long as the isolate). */
 const startsInFlight = new StartsInFlight();

@@ -7,6 +7,7 @@ import { performTask } from "./perform-task";
 import { learnBreaker } from "./breaker-guard";
 import type { BreakerNotice } from "../breakers/breaker-rpc";
 import { agentHostShards } from "../config";
+import { fairShareSlot } from "../domain/admission/fair-share";
 import { agentHostName, type AttemptOnHost, type HandOff, type HandOffResult, type TakeOptions } from "./host-shard";
 
 /**
@@ -112,7 +113,7 @@ export class AgentHost extends DurableObject<Env> {
 
 /** Whose attempt this is, for the hosts' fair share: the tenant and, within it, the workflow's name. */
 function fairShareKey(message: Pick<TaskMessage, "tenant" | "name">): string {
-  return JSON.stringify([message.tenant, message.name ?? ""]);
+  return fairShareSlot({ tenant: message.tenant, name: message.name ?? "" });
 }
 
 /** Tells every agent host, and so every isolate that runs agents, that a breaker opened or closed. Rare: one call per host. */

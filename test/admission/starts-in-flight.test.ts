@@ -74,7 +74,7 @@ describe("a tenant and workflow name's starts in progress at once", () => {
     for (const key of [a, a, b, otherA]) starts.leave(key);
     expect([a, b, otherA].map((key) => starts.inProgress(key))).toEqual([0, 0, 0]);
 
-    const settings: [string | undefined, number][] = [[undefined, DEFAULT_TENANT_STARTS_IN_FLIGHT], ["3", 3], ["0", 0], ["-1", 8], ["x", 8], ["2.5", 8]];
+    const settings: [string | undefined, number][] = [[undefined, DEFAULT_TENANT_STARTS_IN_FLIGHT], ["3", 3], ["0", 0], ["-1", 8], ["x", 8], ["2.5", 8], ["", 8], [" ", 8]];
     for (const [raw, cap] of settings) expect(tenantStartsInFlight({ TENANT_STARTS_IN_FLIGHT: raw } as Env)).toBe(cap);
     expect(DEFAULT_TENANT_STARTS_IN_FLIGHT).toBe(8);
   });

@@ -19,6 +19,11 @@ export interface FairShareKey {
   name: string;
 }
 
+/** A key as one map key (a tenant and a name may hold any characters, so they are not joined by a separator). */
+export function fairShareSlot({ tenant, name }: FairShareKey): string {
+  return JSON.stringify([tenant, name]);
+}
+
 /** The counts summed per (tenant, name), dropping empty ones. */
 export function sumDeliveries(counts: Iterable<DeliveryCount>): DeliveryCount[] {
   const sums = new Map<string, Map<string, number>>();
