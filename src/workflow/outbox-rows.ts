@@ -1,4 +1,5 @@
 import type { Effect } from "../domain/machine";
+import { LAST_SEQ_SQL } from "./history-rows";
 
 /** What the outbox holds: a row per promise a commit made (see Effect), delivered by outbox.ts. */
 export type OutboxKind = "handoff" | "task" | "pool" | "pool-withdraw" | "index" | "webhooks" | "schedule" | "child-start" | "child-close" | "parent-notice" | "end-notice";
@@ -90,7 +91,7 @@ export class OutboxRows {
     if (this.mirror && this.ofKind("webhooks").length > 0) return;
     const inserted = this.query<Row>(
       `INSERT INTO outbox (kind, payload_json, next_attempt_at)
-       SELECT 'webhooks', json_object('afterSeq', (SELECT COALESCE(MAX(seq), 0) FROM events) - ?, 'inFlight', json('false')), ?
+       SELECT 'webhooks', json_object('afterSeq', ${LAST_SEQ_SQL} - ?, 'inFlight', json('false')), ?
        WHERE NOT EXISTS (SELECT 1 FROM outbox WHERE kind = 'webhooks')
        RETURNING ${COLUMNS}`,
       appended, due,

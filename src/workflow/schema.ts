@@ -70,6 +70,19 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
   // What each attempt sent and what came back, by attempt number (see domain/exchange): a column of the step's row,
   // which the commit recording an attempt's report writes anyway, so keeping it costs no row.
   `ALTER TABLE steps ADD COLUMN exchanges_json TEXT;`,
+  // History as one row per commit, holding all the events it appended (see history-rows.ts): SQLite bills each row
+  // written, and a step's commit appends about three. An older object's events move over, one row each.
+  `CREATE TABLE history (
+     last_seq INTEGER PRIMARY KEY,
+     first_seq INTEGER NOT NULL,
+     at INTEGER NOT NULL,
+     events_json TEXT NOT NULL
+   );
+   -- An event's seq is its place in the whole history: a row's key (its rowid, so no index is written, and no
+   -- AUTOINCREMENT sequence row) is its last event's. Nothing deletes from history, so a seq is never reused.
+   INSERT INTO history (last_seq, first_seq, at, events_json)
+     SELECT seq, seq, at, json_array(json_object('type', type, 'stepId', step_id, 'attempt', attempt, 'data', json(data_json))) FROM events;
+   DROP TABLE events;`,
 ];
 
 /**
@@ -81,15 +94,11 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
  *
  * It differs from the entries only where that saves rows on every step, in ways the same statements read and write
  * on either shape:
- * - `events.seq` is the rowid, without AUTOINCREMENT, whose `sqlite_sequence` row is a second row written with every
- *   event. A new rowid is the largest + 1, and history is append-only (nothing deletes from `events`), so a seq is
- *   never reused. The outbox keeps AUTOINCREMENT: its rows are deleted by seq once delivered, and a delivery still
- *   in flight for a deleted row would delete a new row that reused its seq.
  * - `steps` is WITHOUT ROWID: the table is its primary key's tree, so a step's first insert writes one row, where a
  *   rowid table writes the row and its `step_id` index entry. Nothing reads a step's rowid. A large row (an attempt's
  *   exchanges) spills to overflow pages sooner in such a table: more pages read, not more rows.
  */
-export const BASELINE_VERSION = 6;
+export const BASELINE_VERSION = 7;
 const BASELINE = `CREATE TABLE workflow (
      singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
      tenant TEXT NOT NULL,
@@ -106,13 +115,11 @@ const BASELINE = `CREATE TABLE workflow (
      state_json TEXT NOT NULL,
      exchanges_json TEXT
    ) WITHOUT ROWID;
-   CREATE TABLE events (
-     seq INTEGER PRIMARY KEY,
+   CREATE TABLE history (
+     last_seq INTEGER PRIMARY KEY,
+     first_seq INTEGER NOT NULL,
      at INTEGER NOT NULL,
-     type TEXT NOT NULL,
-     step_id TEXT,
-     attempt INTEGER,
-     data_json TEXT
+     events_json TEXT NOT NULL
    );
    CREATE TABLE outbox (
      seq INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -9,17 +9,10 @@ import { ExchangeRows } from "./exchange-rows";
 import type { StepExchange } from "../domain/exchange/exchange";
 import { applySchemaMigrations, schemaExists } from "./schema";
 import { StepRows } from "./step-rows";
+import { HistoryRows, type HistoryEvent } from "./history-rows";
 
 export type { EventReceipt } from "./inbox-rows";
-
-export interface HistoryEvent {
-  seq: number;
-  at: number;
-  type: string;
-  stepId?: string;
-  attempt?: number;
-  data?: Record<string, unknown>;
-}
+export type { HistoryEvent } from "./history-rows";
 
 /** What one transition writes besides its state and history. */
 export interface CommitWrites {
@@ -47,7 +40,6 @@ export interface StorageStats {
 }
 
 type WorkflowRow = { request_hash: string; state_json: string };
-type EventRow = { seq: number; at: number; type: string; step_id: string | null; attempt: number | null; data_json: string | null };
 
 /**
  * The only module that speaks SQL. A workflow is one row for its own fields plus one row per step that has
@@ -57,6 +49,7 @@ export class WorkflowStore {
   /** The steps' rows, each written when its step changed (see step-rows.ts). */
   private readonly stepRows: StepRows;
   private readonly inboxRows: InboxRows;
+  private readonly historyRows: HistoryRows;
   private cached?: { state: WorkflowState; requestHash: string };
   /** Whether the plan has its own row; workflows stored before it had one keep it in `state_json` until rewritten. */
   private planStored = false;
@@ -77,6 +70,7 @@ export class WorkflowStore {
 
   constructor(private readonly storage: DurableObjectStorage) {
     this.inboxRows = new InboxRows((statement, ...bindings) => this.query(statement, ...bindings));
+    this.historyRows = new HistoryRows((statement, ...bindings) => this.query(statement, ...bindings));
     this.items = new ItemRowsSql((statement, ...bindings) => this.query(statement, ...bindings));
     this.exchanges = new ExchangeRows((statement, ...bindings) => this.query(statement, ...bindings));
     this.stepRows = new StepRows((statement, ...bindings) => this.query(statement, ...bindings), this.exchanges);
@@ -149,7 +143,7 @@ export class WorkflowStore {
         if (writes.items) this.items.write(writes.items.pending, writes.items.rows);
         inboxSeqs = this.inboxRows.write(inbox ?? []);
         if (eventReceipt) this.inboxRows.insertReceipt(eventReceipt, now);
-        this.insertHistory(history, now);
+        this.historyRows.append(history, now);
         this.writeEffects(writes);
         if (claimed) this.outbox.removeClaimedTask(claimed.stepId, claimed.attempt);
       });
@@ -169,7 +163,7 @@ export class WorkflowStore {
   appendHistory(history: HistoryEntryFields[], writes: Pick<CommitWrites, "now" | "sendBy" | "effects" | "announce">): void {
     if (!this.hasSchema || (history.length === 0 && writes.effects.length === 0)) return;
     this.storage.transactionSync(() => {
-      this.insertHistory(history, writes.now);
+      this.historyRows.append(history, writes.now);
       this.writeEffects(writes);
     });
   }
@@ -183,36 +177,18 @@ export class WorkflowStore {
     }
   }
 
-  private insertHistory(history: HistoryEntryFields[], now: number): void {
-    for (const entry of history) {
-      this.query(
-        "INSERT INTO events (at, type, step_id, attempt, data_json) VALUES (?, ?, ?, ?, ?)",
-        now, entry.type, entry.stepId ?? null, entry.attempt ?? null, entry.data ? JSON.stringify(entry.data) : null,
-      );
-    }
-  }
-
   /** Whether any history follows `seq`. */
   hasHistoryAfter(seq: number): boolean {
-    return this.hasSchema && this.query("SELECT 1 FROM events WHERE seq > ? LIMIT 1", seq).toArray().length > 0;
+    return this.hasSchema && this.historyRows.hasAfter(seq);
   }
 
   history(afterSeq: number, limit: number): HistoryEvent[] {
-    if (!this.hasSchema) return [];
-    return this.query<EventRow>("SELECT seq, at, type, step_id, attempt, data_json FROM events WHERE seq > ? ORDER BY seq LIMIT ?", afterSeq, limit)
-      .toArray()
-      .map(historyEventOf);
+    return this.hasSchema ? this.historyRows.page(afterSeq, limit) : [];
   }
 
   /** The newest events of these types, newest first (the diagnosis' recent decisions; not on any hot path). */
   latestEvents(types: readonly string[], limit: number): HistoryEvent[] {
-    if (!this.hasSchema || types.length === 0) return [];
-    return this.query<EventRow>(
-      `SELECT seq, at, type, step_id, attempt, data_json FROM events WHERE type IN (${types.map(() => "?").join(", ")}) ORDER BY seq DESC LIMIT ?`,
-      ...types, limit,
-    )
-      .toArray()
-      .map(historyEventOf);
+    return this.hasSchema ? this.historyRows.latest(types, limit) : [];
   }
 
   /** Drops what is held in memory, so the next load reads storage again. */
@@ -241,15 +217,4 @@ class QueryRows<T> {
     if (this.rows.length !== 1) throw new Error(`expected exactly one row, got ${this.rows.length}`);
     return this.rows[0]!;
   }
-}
-
-function historyEventOf(row: EventRow): HistoryEvent {
-  return {
-    seq: row.seq,
-    at: row.at,
-    type: row.type,
-    ...(row.step_id === null ? {} : { stepId: row.step_id }),
-    ...(row.attempt === null ? {} : { attempt: row.attempt }),
-    ...(row.data_json === null ? {} : { data: JSON.parse(row.data_json) as Record<string, unknown> }),
-  };
 }

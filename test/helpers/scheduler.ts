@@ -10,6 +10,10 @@ export function schedulerStub(id: string, tenant = "default") {
 export type WorkflowRow = { status: string; version: number; next_deadline_at: number | null; state_json: string };
 export type StepRow = { step_id: string; state_json: string };
 export type EventRow = { seq: number; type: string; step_id: string | null; attempt: number | null };
+/** History's events as one row each (the object keeps one row per commit, holding its events). */
+const EVENTS_SQL = `SELECT history.first_seq + each.key AS seq, json_extract(each.value, '$.type') AS type,
+  json_extract(each.value, '$.stepId') AS step_id, json_extract(each.value, '$.attempt') AS attempt
+  FROM history, json_each(history.events_json) AS each ORDER BY seq`;
 export type OutboxRow = { seq: number; kind: string; payload_json: string; attempts: number; next_attempt_at: number };
 
 /**
@@ -26,7 +30,7 @@ export async function objectRecord(id: string, tenant = "default") {
       exists: workflow !== undefined,
       workflow,
       steps: sql.exec<StepRow>("SELECT step_id, state_json FROM steps ORDER BY position").toArray(),
-      events: sql.exec<EventRow>("SELECT seq, type, step_id, attempt FROM events ORDER BY seq").toArray(),
+      events: sql.exec<EventRow>(EVENTS_SQL).toArray(),
       outbox: sql.exec<OutboxRow>("SELECT seq, kind, payload_json, attempts, next_attempt_at FROM outbox ORDER BY seq").toArray(),
       alarmAt: await state.storage.getAlarm(),
     };

@@ -43,7 +43,7 @@ export async function backdate(id: string, { ms, tenant = "default" }: { ms: num
       for (const row of sql.exec<{ step_id: string; state_json: string }>("SELECT step_id, state_json FROM steps").toArray()) {
         sql.exec("UPDATE steps SET state_json = ? WHERE step_id = ?", shiftedJson(row.state_json, ms, "attempts"), row.step_id);
       }
-      sql.exec("UPDATE events SET at = at - ?", ms);
+      sql.exec("UPDATE history SET at = at - ?", ms);
       for (const row of sql.exec<{ seq: number; kind: string; payload_json: string }>("SELECT seq, kind, payload_json FROM outbox").toArray()) {
         const payload = row.kind === "index" ? shiftedJson(row.payload_json, ms, "triage") : row.payload_json;
         sql.exec("UPDATE outbox SET payload_json = ?, next_attempt_at = next_attempt_at - ? WHERE seq = ?", payload, ms, row.seq);

@@ -60,12 +60,11 @@ describe("the workflow object's schema", () => {
   it("builds from the baseline the tables the entries build, but for what saves rows", async () => {
     const fromBaseline = await inProbe((sql) => (applySchemaMigrations(sql), shapeOf(sql)));
     const fromEntries = await inProbe((sql) => (applyEntries(sql, SCHEMA_MIGRATIONS.length), shapeOf(sql)));
-    // Where it saves rows: history's seq is the rowid, without AUTOINCREMENT's sequence row; a step's row is its
-    // primary key's entry, without a rowid (which makes the key NOT NULL, as the store always wrote it).
+    // Where it saves rows: a step's row is its primary key's entry, without a rowid (which makes the key NOT NULL,
+    // as the store always wrote it).
     const keyNotNull = fromEntries.steps!.columns.map((column) => (column.column === "step_id" ? { ...column, notnull: 1 } : column));
     expect(fromBaseline).toEqual({
       ...fromEntries,
-      events: { ...fromEntries.events, autoincrement: false },
       steps: { ...fromEntries.steps, columns: keyNotNull, withoutRowid: true },
     });
   });
@@ -101,9 +100,34 @@ describe("the workflow object's schema", () => {
     await waitForStatus(id, "completed");
     const stored = await runInDurableObject(schedulerStub(id), (_instance, state) => ({ shape: shapeOf(state.storage.sql), versions: versionsOf(state.storage.sql) }));
     expect(stored.versions).toEqual(SCHEMA_MIGRATIONS.map((_, index) => index + 1));
-    for (const table of ["workflow", "steps", "events", "outbox"]) expect(stored.shape[table]).toMatchObject({ withoutRowid: older[table]!.withoutRowid, autoincrement: older[table]!.autoincrement });
+    expect(stored.shape.events).toBeUndefined();
+    for (const table of ["workflow", "steps", "outbox"]) expect(stored.shape[table]).toMatchObject({ withoutRowid: older[table]!.withoutRowid, autoincrement: older[table]!.autoincrement });
     const history = await historyOf(id);
     expect(history.map((event) => event.seq)).toEqual(history.map((_, index) => index + 1));
     expect(history.at(-1)?.type).toBe("workflow_completed");
+  });
+
+  it("moves an older object's history to one row per commit, each event with its seq and fields, and numbers on from it", async () => {
+    const id = uniqueId("older-history");
+    await runInDurableObject(schedulerStub(id), (_instance, state) => {
+      const sql = state.storage.sql;
+      applyEntries(sql, 6);
+      const insert = "INSERT INTO events (at, type, step_id, attempt, data_json) VALUES (?, ?, ?, ?, ?)";
+      sql.exec(insert, 1_000, "workflow_started", null, null, JSON.stringify({ name: "older", note: null }));
+      sql.exec(insert, 2_000, "step_started", "a", 1, null);
+      sql.exec(insert, 3_000, "step_failed", "a", 1, JSON.stringify({ error: { message: "no" } }));
+    });
+    await evictDurableObject(schedulerStub(id));
+    const { moved, rows } = await runInDurableObject(schedulerStub(id), (instance, state) => ({
+      moved: instance.history(0, 10),
+      rows: state.storage.sql.exec("SELECT count(*) AS n FROM history").one().n,
+    }));
+    expect(moved).toEqual([
+      { seq: 1, at: 1_000, type: "workflow_started", data: { name: "older", note: null } },
+      { seq: 2, at: 2_000, type: "step_started", stepId: "a", attempt: 1 },
+      { seq: 3, at: 3_000, type: "step_failed", stepId: "a", attempt: 1, data: { error: { message: "no" } } },
+    ]);
+    expect(rows).toBe(3);
+    expect(await runInDurableObject(schedulerStub(id), (instance) => instance.history(2, 10).map((event) => event.seq))).toEqual([3]);
   });
 });

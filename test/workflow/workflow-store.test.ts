@@ -24,7 +24,7 @@ describe("the scheduler's storage", () => {
   it("creates its schema with the first workflow it stores", async () => {
     mockRemote(() => json({ ok: true }));
     const { id } = await start({ name: "schema", steps: [{ id: "a", action: { type: "http", url: `${REMOTE}/a` } }] });
-    expect(await tablesOf(id)).toEqual(expect.arrayContaining(["events", "schema_migrations", "steps", "workflow"]));
+    expect(await tablesOf(id)).toEqual(expect.arrayContaining(["history", "schema_migrations", "steps", "workflow"]));
   });
 
   it("rewrites only the step rows a transition changed", async () => {

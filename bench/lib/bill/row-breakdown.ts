@@ -15,7 +15,7 @@ export const SET_ALARM = "setAlarm (billed as one row written)";
 export const SCHEMA = "schema: CREATE TABLE / INDEX";
 
 /**
- * A statement by its verb and table, enough to tell the writes apart: "INSERT INTO events", "INSERT INTO workflow
+ * A statement by its verb and table, enough to tell the writes apart: "INSERT INTO history", "INSERT INTO workflow
  * (upsert)", "DELETE FROM outbox WHERE seq", "INSERT INTO outbox ('webhooks')". Schema statements are one source.
  */
 export function statementLabel(sql: string): string {
