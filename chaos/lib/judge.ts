@@ -75,7 +75,7 @@ export async function judgeSoak(soak: SoakRun, hosts: Hosts, { features, serverF
     checkBreaker(supervisionSeen.breaker),
     ...checkMaps(soak.mapWorkflows, soak.mapRun.records, finals, remoteStats),
     ...(await checkChildren(client, soak.parentFamily, soak.childRun, finals)),
-    ...checkPool(soak.poolWorkflows, soak.poolRun, finals, remoteStats, { outage, runtimeLagMs: soak.alarms?.maxOverdueMs ?? 0 }),
+    ...checkPool(soak.poolWorkflows, soak.poolRun, finals, remoteStats, { outage, runtime: { alarmsOverdueMs: soak.alarms?.maxOverdueMs ?? 0, roundTrips: soak.alarms?.roundTrips ?? [] } }),
     ...checkBulk(soak.bulkWorkflows, soak.bulkRun, finals, { outage, restartAsked: soak.restartAsked }),
     ...checkArrivals(soak.arrivals, soak.arrivalsRun, finals, outage),
     checkServerFaults(features, serverFaults),

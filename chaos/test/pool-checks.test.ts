@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { WorkflowView } from "../lib/api-shapes.ts";
-import { checkPollTimes, checkPoolCompleted, checkPoolEffects, checkPoolHandOuts, killFate, pollOutcome } from "../lib/checks/pool.ts";
+import { checkPollTimes, checkPoolCompleted, checkPoolEffects, checkPoolHandOuts, killFate, longestRoundTripIn, pollAllowance, pollOutcome } from "../lib/checks/pool.ts";
 import type { Final } from "../lib/finals.ts";
 import { buildPoolWorkflows, POOL_STEPS, poolKey } from "../lib/pool.ts";
 import type { TaskRef } from "../lib/pool.ts";
@@ -36,6 +36,7 @@ function final(status = "completed", outputs: Record<string, unknown> = Object.f
 
 const poll = (start: number, tookMs: number, tasks: TaskRef[] = [], status = 200): PollLine => ({ type: "poll", workerId: "w", start, end: start + tookMs, waitMs: 5_000, max: 2, status, tasks });
 const done = (t: TaskRef, workerId: string, end: number): TaskLine => ({ type: "task", workerId, ...t, took: end - 500, end, heartbeats: [200], effect: 200, report: { what: "complete", statuses: [200] } });
+const alarmsOnly = (alarmsOverdueMs: number) => ({ alarmsOverdueMs, roundTrips: [] });
 const log = (workerId: string, polls: PollLine[], tasks: TaskLine[] = []): WorkerLog => ({ workerId, polls: polls.map((p) => ({ ...p, workerId })), tasks, unreadable: 0 });
 
 /** w1 is killed at 2 000 holding fetch#1, which w2 gets as #2; w2 does the rest. */
@@ -88,7 +89,9 @@ describe("the pool checks", () => {
     assert.equal(check.status, "fail");
     assert.deepEqual((check.data?.violations as { task: string }[]).map((v) => v.task), [`${id}:fetch#2`]);
   });
+});
 
+describe("the poll times check (case 30)", () => {
   it("fail a poll answered past its waitMs + 1 s and one left unanswered outside the restart, and count the restart's apart", () => {
     const outage = { from: 10_000, to: 13_000 };
     const slow = [log("w1", [poll(0, 6_001), poll(20_000, 200, [], 0), poll(8_000, 2_100, [], 0), poll(11_000, 5, [], 0), poll(14_000, 5_000)])];
@@ -98,13 +101,42 @@ describe("the pool checks", () => {
     assert.deepEqual(check.data?.counts, { answered: 1, late: 1, "cut by the restart": 2, "no answer": 1 });
   });
 
-  it("count a poll late by no more than the runtime's own timer lateness apart, and fail one later than that", () => {
+  it("count a poll late by no more than the alarms' most overdue apart, and fail one later than that", () => {
     const lateBy1500 = [log("w1", [poll(0, 5_000 + 1_000 + 1_500)])];
-    assert.equal(checkPollTimes(lateBy1500, null, 0).status, "fail");
-    const within = checkPollTimes(lateBy1500, null, 2_000);
+    assert.equal(checkPollTimes(lateBy1500, null, alarmsOnly(0)).status, "fail");
+    const within = checkPollTimes(lateBy1500, null, alarmsOnly(2_000));
     assert.equal(within.status, "pass");
-    assert.match(within.detail, /1 of them within the runtime's own timer lateness/);
-    assert.equal(checkPollTimes(lateBy1500, null, 1_000).status, "fail");
+    assert.match(within.detail, /1 of them within the runtime's own lateness: alarms up to 2000 ms overdue, no read of the sampler in flight at those moments/);
+    assert.equal(checkPollTimes(lateBy1500, null, alarmsOnly(1_000)).status, "fail");
+  });
+
+  // The run that asked for this: an empty poll of waitMs 5 000 answered after 6 816 ms at the burst's peak, alarms at
+  // most 574 ms overdue. Its overtime window is [5 000, 6 816], 816 ms past its waitMs + 1 s.
+  const peakPoll = [log("w1", [poll(0, 6_816)])];
+
+  it("count a late poll apart when a sampler read in flight during its overtime took longer than its lateness", () => {
+    const check = checkPollTimes(peakPoll, null, { alarmsOverdueMs: 574, roundTrips: [[3_000, 3_020], [4_500, 6_200], [6_500, 6_510]] });
+    assert.equal(check.status, "pass");
+    assert.match(check.detail, /1 late \(1 of them within the runtime's own lateness: alarms up to 574 ms overdue, the front door's round trips up to 1700 ms at those moments\)/);
+  });
+
+  it("fail the same poll when the slow reads were all outside its overtime window, naming both figures", () => {
+    const check = checkPollTimes(peakPoll, null, { alarmsOverdueMs: 574, roundTrips: [[1_000, 4_999], [6_817, 9_000], [5_500, 5_520]] });
+    assert.equal(check.status, "fail");
+    assert.deepEqual(check.data?.violations, [{ kind: "poll answered late", workerId: "w1", start: 0, tookMs: 6_816, waitMs: 5_000, status: 200, tasks: 0, error: undefined, alarmsOverdueMs: 574, roundTripMs: 20 }]);
+  });
+
+  it("fail a late poll whose overlapping reads took less than its lateness past waitMs + 1 s", () => {
+    assert.equal(pollAllowance(peakPoll[0]!.polls[0]!, { alarmsOverdueMs: 574, roundTrips: [[5_200, 5_700]] }).allowanceMs, 574);
+    assert.equal(checkPollTimes(peakPoll, null, { alarmsOverdueMs: 574, roundTrips: [[5_000, 5_815]] }).status, "fail");
+    assert.equal(checkPollTimes(peakPoll, null, { alarmsOverdueMs: 574, roundTrips: [[5_000, 5_816]] }).status, "pass");
+  });
+
+  it("take the longest round trip of the reads overlapping a window, touching its ends included", () => {
+    const trips = [[0, 100], [90, 400], [400, 450], [500, 2_000]] as const;
+    assert.equal(longestRoundTripIn(trips, 100, 400), 310);
+    assert.equal(longestRoundTripIn(trips, 2_000, 3_000), 1_500);
+    assert.equal(longestRoundTripIn(trips, 2_001, 3_000), 0);
   });
 
   it("count a poll that had hung past its waitMs + 1 s before the kill as late, not as the restart's", () => {
