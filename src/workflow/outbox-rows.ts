@@ -26,6 +26,8 @@ type Row = { seq: number; kind: OutboxKind; payload_json: string; attempts: numb
 /** Bound parameters per statement, kept well under SQLite's limit. */
 const SQL_LIST_MAX = 50;
 const COLUMNS = "seq, kind, payload_json, attempts, next_attempt_at";
+/** A new row's seq: after the table's largest and after every seq this instance gave (bound as the first parameter). */
+const NEXT_SEQ_SQL = "MAX((SELECT COALESCE(MAX(seq), 0) FROM outbox), ?) + 1";
 
 /**
  * The outbox table's rows, for the store: statements run through its `query` (so they are counted) and, when a
@@ -34,6 +36,13 @@ const COLUMNS = "seq, kind, payload_json, attempts, next_attempt_at";
  */
 export class OutboxRows {
   private mirror: Map<number, OutboxRow> | undefined;
+  /**
+   * The largest seq this instance has written or read. A delivery deletes its row by seq after an await, so a seq must
+   * not come back while one may be in flight: a new row takes the next after both this and the table's largest. Only
+   * this instance's deliveries can be in flight, so it need not outlive it (AUTOINCREMENT's sequence row would be a
+   * second row written with every effect).
+   */
+  private lastSeq = 0;
 
   constructor(
     private readonly query: Query,
@@ -90,13 +99,15 @@ export class OutboxRows {
   announce(appended: number, due: number): void {
     if (this.mirror && this.ofKind("webhooks").length > 0) return;
     const inserted = this.query<Row>(
-      `INSERT INTO outbox (kind, payload_json, next_attempt_at)
-       SELECT 'webhooks', json_object('afterSeq', ${LAST_SEQ_SQL} - ?, 'inFlight', json('false')), ?
+      `INSERT INTO outbox (seq, kind, payload_json, next_attempt_at)
+       SELECT ${NEXT_SEQ_SQL}, 'webhooks', json_object('afterSeq', ${LAST_SEQ_SQL} - ?, 'inFlight', json('false')), ?
        WHERE NOT EXISTS (SELECT 1 FROM outbox WHERE kind = 'webhooks')
        RETURNING ${COLUMNS}`,
-      appended, due,
+      this.lastSeq, appended, due,
     ).toArray()[0];
-    if (inserted) this.mirror?.set(inserted.seq, rowOf(inserted));
+    if (!inserted) return;
+    this.lastSeq = inserted.seq;
+    this.mirror?.set(inserted.seq, rowOf(inserted));
   }
 
   /** Delivered: gone. */
@@ -138,8 +149,9 @@ export class OutboxRows {
   }
 
   private insert(kind: OutboxKind, payload: unknown, nextAttemptAt: number): void {
-    const seq = this.query<{ seq: number }>("INSERT INTO outbox (kind, payload_json, next_attempt_at) VALUES (?, ?, ?) RETURNING seq", kind, JSON.stringify(payload), nextAttemptAt)
+    const seq = this.query<{ seq: number }>(`INSERT INTO outbox (seq, kind, payload_json, next_attempt_at) VALUES (${NEXT_SEQ_SQL}, ?, ?, ?) RETURNING seq`, this.lastSeq, kind, JSON.stringify(payload), nextAttemptAt)
       .toArray()[0]!.seq;
+    this.lastSeq = seq;
     // Not yet read: the first read finds this row in storage with the rest.
     this.mirror?.set(seq, { seq, kind, payload, attempts: 0, nextAttemptAt });
   }
@@ -152,6 +164,7 @@ export class OutboxRows {
     if (!this.mirror) {
       const rows = this.hasSchema() ? this.query<Row>(`SELECT ${COLUMNS} FROM outbox ORDER BY seq`).toArray() : [];
       this.mirror = new Map(rows.map((row) => [row.seq, rowOf(row)]));
+      this.lastSeq = rows.reduce((last, row) => Math.max(last, row.seq), this.lastSeq);
     }
     return this.mirror;
   }

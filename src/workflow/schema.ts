@@ -94,6 +94,9 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
  *
  * It differs from the entries only where that saves rows on every step, in ways the same statements read and write
  * on either shape:
+ * - `outbox.seq` is the rowid, without AUTOINCREMENT, whose `sqlite_sequence` row is a second row written with every
+ *   effect. A delivery deletes its row by seq after an await, so the store gives each new row a seq past every one
+ *   its instance has seen (outbox-rows.ts), which a rowid of the largest + 1 alone would not be.
  * - `steps` is WITHOUT ROWID: the table is its primary key's tree, so a step's first insert writes one row, where a
  *   rowid table writes the row and its `step_id` index entry. Nothing reads a step's rowid. A large row (an attempt's
  *   exchanges) spills to overflow pages sooner in such a table: more pages read, not more rows.
@@ -122,7 +125,7 @@ const BASELINE = `CREATE TABLE workflow (
      events_json TEXT NOT NULL
    );
    CREATE TABLE outbox (
-     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     seq INTEGER PRIMARY KEY,
      kind TEXT NOT NULL,
      payload_json TEXT NOT NULL,
      attempts INTEGER NOT NULL DEFAULT 0,

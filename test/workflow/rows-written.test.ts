@@ -11,7 +11,7 @@ afterEach(() => vi.restoreAllMocks());
  * them, and each alarm write, billed as a row.
  */
 const MAX_ROWS_PER_STEP = 4;
-const MAX_ROWS_OF_FIVE_STEPS = 39;
+const MAX_ROWS_OF_FIVE_STEPS = 36;
 
 /** The rows a sequential workflow of `steps` steps writes from its start until its outbox is empty. */
 async function rowsWrittenBy(steps: number): Promise<number> {

@@ -60,11 +60,12 @@ describe("the workflow object's schema", () => {
   it("builds from the baseline the tables the entries build, but for what saves rows", async () => {
     const fromBaseline = await inProbe((sql) => (applySchemaMigrations(sql), shapeOf(sql)));
     const fromEntries = await inProbe((sql) => (applyEntries(sql, SCHEMA_MIGRATIONS.length), shapeOf(sql)));
-    // Where it saves rows: a step's row is its primary key's entry, without a rowid (which makes the key NOT NULL,
-    // as the store always wrote it).
+    // Where it saves rows: the outbox's seq is the rowid, without AUTOINCREMENT's sequence row; a step's row is its
+    // primary key's entry, without a rowid (which makes the key NOT NULL, as the store always wrote it).
     const keyNotNull = fromEntries.steps!.columns.map((column) => (column.column === "step_id" ? { ...column, notnull: 1 } : column));
     expect(fromBaseline).toEqual({
       ...fromEntries,
+      outbox: { ...fromEntries.outbox, autoincrement: false },
       steps: { ...fromEntries.steps, columns: keyNotNull, withoutRowid: true },
     });
   });
