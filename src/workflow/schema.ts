@@ -83,6 +83,9 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
    INSERT INTO history (last_seq, first_seq, at, events_json)
      SELECT seq, seq, at, json_array(json_object('type', type, 'stepId', step_id, 'attempt', attempt, 'data', json(data_json))) FROM events;
    DROP TABLE events;`,
+  // The plan's open steps ride on the workflow's row, which every commit writes (see step-rows.ts): a step gets its
+  // own row when it ends, or with an attempt's exchange, instead of also when it starts.
+  `ALTER TABLE workflow ADD COLUMN open_steps_json TEXT;`,
 ];
 
 /**
@@ -101,7 +104,7 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
  *   rowid table writes the row and its `step_id` index entry. Nothing reads a step's rowid. A large row (an attempt's
  *   exchanges) spills to overflow pages sooner in such a table: more pages read, not more rows.
  */
-export const BASELINE_VERSION = 7;
+export const BASELINE_VERSION = 8;
 const BASELINE = `CREATE TABLE workflow (
      singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
      tenant TEXT NOT NULL,
@@ -110,7 +113,8 @@ const BASELINE = `CREATE TABLE workflow (
      version INTEGER NOT NULL,
      request_hash TEXT NOT NULL,
      next_deadline_at INTEGER,
-     state_json TEXT NOT NULL
+     state_json TEXT NOT NULL,
+     open_steps_json TEXT
    );
    CREATE TABLE steps (
      step_id TEXT PRIMARY KEY,

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { StepExchange } from "../domain/exchange/exchange";
 import type { WorkflowPlan } from "../domain/language/plan";
+import { ENDED_STEP_STATUSES } from "../domain/contract";
 import { startingStep, StoredStepSchema, type StepState } from "../domain/machine/state";
 import type { ExchangeRows } from "./exchange-rows";
 
@@ -14,6 +15,11 @@ type StoredStep = z.output<typeof StoredStepSchema>;
  * say nothing the plan does not. So a start writes the rows of the steps it dispatches, not one per step, and a step's
  * first row is its first change. A step of the plan read back without a row is its starting state; objects stored
  * before this have a row for every step and read the same.
+ *
+ * A step of the plan that changed but is still open (scheduled, running, waiting…) rides on the workflow's row instead
+ * (`open_steps_json`), which every commit writes anyway: it gets its own row when it ends, or when the commit records
+ * an attempt's exchange (kept on that row). So the commit that ends one step and starts the next writes one step row,
+ * not two. Read back, an open step from the workflow's row wins over its own row, which is older.
  */
 export class StepRows {
   /** Each step as last read or written, serialized, to find what a commit changed. Never authoritative. */
@@ -24,37 +30,50 @@ export class StepRows {
     private readonly exchanges: ExchangeRows,
   ) {}
 
-  /** The steps in the state's order: the plan's (from their rows, or as they started), then map items', by position. */
-  load(plan: WorkflowPlan): StoredStep[] {
+  /** The steps in the state's order: the plan's (open, from their rows, or as they started), then map items', by position. */
+  load(plan: WorkflowPlan, openStepsJson: string | null): StoredStep[] {
     const rows = this.query<StepRow>("SELECT step_id, state_json FROM steps ORDER BY position").toArray();
     const stored = new Map(rows.map((row) => [row.step_id, JSON.parse(row.state_json) as unknown]));
-    const planned = plan.steps.map((step) => stored.get(step.id) ?? startingStep(step));
+    const open = openStepsJson === null ? {} : (JSON.parse(openStepsJson) as Record<string, unknown>);
     const planIds = new Set(plan.steps.map((step) => step.id));
-    const items = rows.filter((row) => !planIds.has(row.step_id)).map((row) => stored.get(row.step_id));
-    return [...planned, ...items].map((value) => {
-      const step = StoredStepSchema.parse(value);
-      // Compare later writes against the parsed form, whose key order is the schema's.
+    const planned = plan.steps.map((step) => {
+      // Later writes are compared with the step's row (or its starting state), parsed, whose key order is the schema's.
+      const row = StoredStepSchema.parse(stored.get(step.id) ?? startingStep(step));
+      this.persisted.set(step.id, JSON.stringify(row));
+      return open[step.id] === undefined ? row : StoredStepSchema.parse(open[step.id]);
+    });
+    const items = rows.filter((row) => !planIds.has(row.step_id)).map((row) => {
+      const step = StoredStepSchema.parse(stored.get(row.step_id));
       this.persisted.set(step.id, JSON.stringify(step));
       return step;
     });
+    return [...planned, ...items];
   }
 
   /**
-   * Writes the rows of the steps the commit changed, and deletes those of map items that left the state. Returns what
-   * it wrote, for `committed` once the transaction has.
+   * Writes the rows of the steps the commit changed that ended or carry its exchange, and deletes those of map items
+   * that left the state. Returns what it wrote, for `committed` once the transaction has, and the plan's other changed
+   * steps, still open, as the workflow row's `open_steps_json` (null: none).
    */
-  write(steps: readonly StepState[], plan: WorkflowPlan, exchange: StepExchange | undefined): Map<string, string> {
+  write(steps: readonly StepState[], plan: WorkflowPlan, exchange: StepExchange | undefined): { written: Map<string, string>; openStepsJson: string | null } {
     const written = new Map<string, string>();
+    const open: string[] = [];
     steps.forEach((step, position) => {
       const json = JSON.stringify(step);
+      const starting = startingJson(plan, step, position);
       // An exchange rides on a row written anyway: a step whose row did not change gets none (a stale report's).
-      if (json === (this.persisted.get(step.id) ?? startingJson(plan, step, position))) return;
-      if (exchange?.stepId === step.id) this.exchanges.writeStepWith({ id: step.id, position, json }, exchange);
+      if (json === (this.persisted.get(step.id) ?? starting)) return;
+      const withExchange = exchange?.stepId === step.id;
+      if (starting !== undefined && !withExchange && !ENDED_STEP_STATUSES.includes(step.status)) {
+        open.push(`${JSON.stringify(step.id)}:${json}`);
+        return;
+      }
+      if (withExchange) this.exchanges.writeStepWith({ id: step.id, position, json }, exchange);
       else this.query("INSERT INTO steps (step_id, position, state_json) VALUES (?, ?, ?) ON CONFLICT (step_id) DO UPDATE SET state_json = excluded.state_json", step.id, position, json);
       written.set(step.id, json);
     });
     if (plan.itemSteps) this.deleteLeft(steps);
-    return written;
+    return { written, openStepsJson: open.length === 0 ? null : `{${open.join(",")}}` };
   }
 
   committed(written: Map<string, string>): void {

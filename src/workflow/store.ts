@@ -39,7 +39,7 @@ export interface StorageStats {
   rowsWritten: number;
 }
 
-type WorkflowRow = { request_hash: string; state_json: string };
+type WorkflowRow = { request_hash: string; state_json: string; open_steps_json: string | null };
 
 /**
  * The only module that speaks SQL. A workflow is one row for its own fields plus one row per step that has
@@ -93,7 +93,7 @@ export class WorkflowStore {
   load(): { state: WorkflowState; requestHash: string } | undefined {
     if (this.cached) return this.cached;
     if (!this.hasSchema) return undefined;
-    const row = this.query<WorkflowRow>("SELECT request_hash, state_json FROM workflow").toArray()[0];
+    const row = this.query<WorkflowRow>("SELECT request_hash, state_json, open_steps_json FROM workflow").toArray()[0];
     if (!row) return undefined;
     const fields = JSON.parse(row.state_json) as { plan?: unknown; input?: unknown };
     this.planStored = fields.plan === undefined;
@@ -108,7 +108,7 @@ export class WorkflowStore {
     const parsed = WorkflowFieldsSchema.parse(fields);
     // Only a workflow that was ever sent an event has inbox rows to read.
     const inbox = parsed.nextEventSeq === undefined ? [] : this.inboxRows.load();
-    const state: WorkflowState = { ...parsed, steps: withStepKinds(parsed.plan, this.stepRows.load(parsed.plan)), inbox };
+    const state: WorkflowState = { ...parsed, steps: withStepKinds(parsed.plan, this.stepRows.load(parsed.plan, row.open_steps_json)), inbox };
     this.cached = { state, requestHash: row.request_hash };
     return this.cached;
   }
@@ -132,14 +132,16 @@ export class WorkflowStore {
         const { steps, plan, inbox, input, ...rest } = state;
         if (!this.planStored) this.query("INSERT OR REPLACE INTO plan (singleton, plan_json, input_json) VALUES (1, ?, ?)", JSON.stringify(plan), JSON.stringify(input));
         const fields = this.planStored && !this.inputStored ? { ...rest, input } : rest;
+        // The steps first: the plan's changed open steps ride on the workflow's row (step-rows.ts).
+        const stepWrites = this.stepRows.write(steps, plan, writes.exchange);
+        written = stepWrites.written;
         this.query(
-          `INSERT INTO workflow (singleton, tenant, id, status, version, request_hash, next_deadline_at, state_json)
-           VALUES (1, ?, ?, ?, ?, ?, ?, ?)
+          `INSERT INTO workflow (singleton, tenant, id, status, version, request_hash, next_deadline_at, state_json, open_steps_json)
+           VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (singleton) DO UPDATE SET status = excluded.status, version = excluded.version,
-             next_deadline_at = excluded.next_deadline_at, state_json = excluded.state_json`,
-          state.tenant, state.id, state.status, state.version, hash, nextDeadlineAt ?? null, JSON.stringify(fields),
+             next_deadline_at = excluded.next_deadline_at, state_json = excluded.state_json, open_steps_json = excluded.open_steps_json`,
+          state.tenant, state.id, state.status, state.version, hash, nextDeadlineAt ?? null, JSON.stringify(fields), stepWrites.openStepsJson,
         );
-        written = this.stepRows.write(steps, plan, writes.exchange);
         if (writes.items) this.items.write(writes.items.pending, writes.items.rows);
         inboxSeqs = this.inboxRows.write(inbox ?? []);
         if (eventReceipt) this.inboxRows.insertReceipt(eventReceipt, now);

@@ -7,7 +7,7 @@ export function schedulerStub(id: string, tenant = "default") {
   return env.WORKFLOW_SCHEDULER.getByName(`${tenant}:${id}`);
 }
 
-export type WorkflowRow = { status: string; version: number; next_deadline_at: number | null; state_json: string };
+export type WorkflowRow = { status: string; version: number; next_deadline_at: number | null; state_json: string; open_steps_json: string | null };
 export type StepRow = { step_id: string; state_json: string };
 export type EventRow = { seq: number; type: string; step_id: string | null; attempt: number | null };
 /** History's events as one row each (the object keeps one row per commit, holding its events). */
@@ -25,7 +25,7 @@ export async function objectRecord(id: string, tenant = "default") {
     const sql = state.storage.sql;
     const hasSchema = sql.exec<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'workflow'").one().n > 0;
     if (!hasSchema) return { exists: false as const, alarmAt: await state.storage.getAlarm() };
-    const workflow = sql.exec<WorkflowRow>("SELECT status, version, next_deadline_at, state_json FROM workflow").toArray()[0];
+    const workflow = sql.exec<WorkflowRow>("SELECT status, version, next_deadline_at, state_json, open_steps_json FROM workflow").toArray()[0];
     return {
       exists: workflow !== undefined,
       workflow,

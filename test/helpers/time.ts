@@ -37,8 +37,10 @@ export async function backdate(id: string, { ms, tenant = "default" }: { ms: num
   await runInDurableObject(schedulerStub(id, tenant), (_instance, state) => {
     const sql = state.storage.sql;
     state.storage.transactionSync(() => {
-      for (const row of sql.exec<{ state_json: string }>("SELECT state_json FROM workflow").toArray()) {
-        sql.exec("UPDATE workflow SET state_json = ?, next_deadline_at = next_deadline_at - ?", shiftedJson(row.state_json, ms), ms);
+      for (const row of sql.exec<{ state_json: string; open_steps_json: string | null }>("SELECT state_json, open_steps_json FROM workflow").toArray()) {
+        // The plan's open steps ride on the workflow's row (step-rows.ts): each is moved as a step's row is.
+        const open = row.open_steps_json === null ? null : Object.fromEntries(Object.entries(JSON.parse(row.open_steps_json) as Record<string, unknown>).map(([id, step]) => [id, JSON.parse(shiftedJson(JSON.stringify(step), ms, "attempts"))]));
+        sql.exec("UPDATE workflow SET state_json = ?, open_steps_json = ?, next_deadline_at = next_deadline_at - ?", shiftedJson(row.state_json, ms), open && JSON.stringify(open), ms);
       }
       for (const row of sql.exec<{ step_id: string; state_json: string }>("SELECT step_id, state_json FROM steps").toArray()) {
         sql.exec("UPDATE steps SET state_json = ? WHERE step_id = ?", shiftedJson(row.state_json, ms, "attempts"), row.step_id);

@@ -10,8 +10,8 @@ afterEach(() => vi.restoreAllMocks());
  * Measured with the object's own counters (the dev route): every statement's `rowsWritten`, the schema's batch among
  * them, and each alarm write, billed as a row.
  */
-const MAX_ROWS_PER_STEP = 4;
-const MAX_ROWS_OF_FIVE_STEPS = 36;
+const MAX_ROWS_PER_STEP = 3;
+const MAX_ROWS_OF_FIVE_STEPS = 30;
 
 /** The rows a sequential workflow of `steps` steps writes from its start until its outbox is empty. */
 async function rowsWrittenBy(steps: number): Promise<number> {

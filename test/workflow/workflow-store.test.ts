@@ -27,24 +27,30 @@ describe("the scheduler's storage", () => {
     expect(await tablesOf(id)).toEqual(expect.arrayContaining(["history", "schema_migrations", "steps", "workflow"]));
   });
 
-  it("rewrites only the step rows a transition changed", async () => {
+  it("writes no step row for a change to an open step: it rides on the workflow's row, which the commit writes anyway", async () => {
     mockRemote((call) => hang(call));
     const steps = ["a", "b", "c"].map((step) => ({ id: step, dependsOn: [], action: { type: "http", url: `${REMOTE}/${step}` } }));
     const { id } = await start({ name: "rows", steps });
     try {
       await waitForStep(id, "c", "running");
-      const statements = await runInDurableObject(schedulerStub(id), async (instance, state) => {
+      const { statements, open } = await runInDurableObject(schedulerStub(id), async (instance, state) => {
         const exec = vi.spyOn(state.storage.sql, "exec");
         await instance.heartbeat("b", 1, { value: { percent: 10 } });
-        return exec.mock.calls.map((call) => String(call[0]).trim().split(/\s+/).slice(0, 3).join(" "));
+        const statements = exec.mock.calls.map((call) => String(call[0]).trim().split(/\s+/).slice(0, 3).join(" "));
+        exec.mockRestore();
+        const open = JSON.parse(state.storage.sql.exec<{ open: string }>("SELECT open_steps_json AS open FROM workflow").one().open) as Record<string, { progress?: unknown }>;
+        return { statements, open };
       });
-      expect(statements.filter((statement) => statement === "INSERT INTO steps")).toHaveLength(1);
+      expect(statements.filter((statement) => statement === "INSERT INTO steps")).toHaveLength(0);
+      expect(statements.filter((statement) => statement === "INSERT INTO workflow")).toHaveLength(1);
+      expect(Object.keys(open).sort()).toEqual(["a", "b", "c"]);
+      expect(open.b!.progress).toEqual({ percent: 10 });
     } finally {
       await api("POST", `/v1/workflows/${id}/cancel`);
     }
   });
 
-  it("writes no row for a step until it starts, and reads a step without one as the start left it", async () => {
+  it("writes no row for a step until it ends (an open one rides on the workflow's row), and reads one without a row as the start left it", async () => {
     mockRemote(() => json({ ok: true }));
     const definition = {
       name: "unstarted",
@@ -59,7 +65,7 @@ describe("the scheduler's storage", () => {
     const stepRows = () =>
       runInDurableObject(schedulerStub(id), (_, state) => state.storage.sql.exec<{ step_id: string }>("SELECT step_id FROM steps ORDER BY position").toArray().map((row) => row.step_id));
     await waitForStep(id, "go", "waiting");
-    expect(await stepRows()).toEqual(["go"]);
+    expect(await stepRows()).toEqual([]);
     await evictDurableObject(schedulerStub(id));
     expect((await getWorkflow(id)).steps.map((step: { id: string; status: string; attempts: unknown[] }) => [step.id, step.status, step.attempts.length])).toEqual([
       ["go", "waiting", 0],
