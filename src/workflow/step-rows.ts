@@ -10,6 +10,12 @@ type StepRow = { step_id: string; state_json: string };
 type StoredStep = z.output<typeof StoredStepSchema>;
 
 /**
+ * Characters the open steps may take on the workflow's row. A definition may hold 200 steps of 100 attempts each:
+ * past this, the commit writes each open step to its own row instead, so the row stays far under the runtime's limit.
+ */
+export const OPEN_STEPS_MAX_CHARS = 256_000;
+
+/**
  * The steps table's rows, for the store: statements run through its `query`, inside its commit's transaction. A step
  * of the plan has a row only once it has left the state a start gives it (`startingStep`): until then the row would
  * say nothing the plan does not. So a start writes the rows of the steps it dispatches, not one per step, and a step's
@@ -57,23 +63,26 @@ export class StepRows {
    */
   write(steps: readonly StepState[], plan: WorkflowPlan, exchange: StepExchange | undefined): { written: Map<string, string>; openStepsJson: string | null } {
     const written = new Map<string, string>();
-    const open: string[] = [];
+    const open: { id: string; position: number; json: string }[] = [];
+    const writeRow = (id: string, position: number, json: string): void => {
+      if (exchange?.stepId === id) this.exchanges.writeStepWith({ id, position, json }, exchange);
+      else this.query("INSERT INTO steps (step_id, position, state_json) VALUES (?, ?, ?) ON CONFLICT (step_id) DO UPDATE SET state_json = excluded.state_json", id, position, json);
+      written.set(id, json);
+    };
     steps.forEach((step, position) => {
       const json = JSON.stringify(step);
       const starting = startingJson(plan, step, position);
       // An exchange rides on a row written anyway: a step whose row did not change gets none (a stale report's).
       if (json === (this.persisted.get(step.id) ?? starting)) return;
-      const withExchange = exchange?.stepId === step.id;
-      if (starting !== undefined && !withExchange && !ENDED_STEP_STATUSES.includes(step.status)) {
-        open.push(`${JSON.stringify(step.id)}:${json}`);
-        return;
-      }
-      if (withExchange) this.exchanges.writeStepWith({ id: step.id, position, json }, exchange);
-      else this.query("INSERT INTO steps (step_id, position, state_json) VALUES (?, ?, ?) ON CONFLICT (step_id) DO UPDATE SET state_json = excluded.state_json", step.id, position, json);
-      written.set(step.id, json);
+      const rides = starting !== undefined && exchange?.stepId !== step.id && !ENDED_STEP_STATUSES.includes(step.status);
+      if (rides) open.push({ id: step.id, position, json });
+      else writeRow(step.id, position, json);
     });
     if (plan.itemSteps) this.deleteLeft(steps);
-    return { written, openStepsJson: open.length === 0 ? null : `{${open.join(",")}}` };
+    const openStepsJson = open.length === 0 ? null : `{${open.map(({ id, json }) => `${JSON.stringify(id)}:${json}`).join(",")}}`;
+    if (openStepsJson === null || openStepsJson.length <= OPEN_STEPS_MAX_CHARS) return { written, openStepsJson };
+    for (const { id, position, json } of open) writeRow(id, position, json);
+    return { written, openStepsJson: null };
   }
 
   committed(written: Map<string, string>): void {

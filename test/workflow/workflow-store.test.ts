@@ -50,6 +50,26 @@ describe("the scheduler's storage", () => {
     }
   });
 
+  it("writes the open steps to their own rows instead when they would make the workflow's row too large, and reads them back", async () => {
+    mockRemote((call) => hang(call));
+    const steps = ["a", "b", "c"].map((step) => ({ id: step, dependsOn: [], action: { type: "http", url: `${REMOTE}/${step}` } }));
+    const { id } = await start({ name: "large-open", steps });
+    const progress = (step: string) => ({ step, text: "x".repeat(100_000) });
+    try {
+      await waitForStep(id, "c", "running");
+      const open = await runInDurableObject(schedulerStub(id), async (instance, state) => {
+        for (const step of ["a", "b", "c"]) await instance.heartbeat(step, 1, { value: progress(step) });
+        return state.storage.sql.exec<{ open: string | null }>("SELECT open_steps_json AS open FROM workflow").one().open;
+      });
+      expect(open).toBeNull();
+      await evictDurableObject(schedulerStub(id));
+      const view = await getWorkflow(id);
+      for (const step of view.steps as { id: string; status: string; progress: unknown }[]) expect(step).toMatchObject({ status: "running", progress: progress(step.id) });
+    } finally {
+      await api("POST", `/v1/workflows/${id}/cancel`);
+    }
+  });
+
   it("writes no row for a step until it ends (an open one rides on the workflow's row), and reads one without a row as the start left it", async () => {
     mockRemote(() => json({ ok: true }));
     const definition = {
