@@ -84,7 +84,8 @@ function route(engine: Engine, method: string, url: URL, body: unknown, res: Ser
   if (tail === "history") return json(res, 200, { events: engine.history(m) });
   if (tail !== "result") return json(res, 200, engine.view(id, m));
   const until = Date.now() + Number(url.searchParams.get("waitMs"));
-  const answer = (): void => (Date.now() >= m.endsAt ? json(res, 200, { id, status: "completed", output: OUTPUT }) : json(res, 202, { id, status: engine.statusOf(m) }));
+  // One reading of the clock: two could fall either side of the end and answer 202 with an ended status.
+  const answer = (now = Date.now()): void => (now >= m.endsAt ? json(res, 200, { id, status: "completed", output: OUTPUT }) : json(res, 202, { id, status: engine.statusOf(m, now) }));
   setTimeout(answer, Math.max(0, Math.min(until, m.endsAt) - Date.now()));
 }
 
