@@ -10,10 +10,11 @@ type StepRow = { step_id: string; state_json: string };
 type StoredStep = z.output<typeof StoredStepSchema>;
 
 /**
- * Characters the open steps may take on the workflow's row. A definition may hold 200 steps of 100 attempts each:
- * past this, the commit writes each open step to its own row instead, so the row stays far under the runtime's limit.
+ * Characters the open steps may take on the workflow's row. A definition may hold 200 steps, each with up to 128 KiB
+ * of progress and 100 attempts: past this, the commit writes each open step to its own row instead, so the row stays
+ * far under the runtime's limit.
  */
-export const OPEN_STEPS_MAX_CHARS = 256_000;
+const OPEN_STEPS_MAX_CHARS = 256_000;
 
 /**
  * The steps table's rows, for the store: statements run through its `query`, inside its commit's transaction. A step

@@ -42,11 +42,12 @@ export interface StorageStats {
 type WorkflowRow = { request_hash: string; state_json: string; open_steps_json: string | null };
 
 /**
- * The only module that speaks SQL. A workflow is one row for its own fields plus one row per step that has
- * started, so a transition rewrites only the steps it touched; history is append-only.
+ * The only module that speaks SQL. A workflow is one row for its own fields, carrying its plan's open steps, plus one
+ * row per step that has ended, so a transition rewrites only the rows it touched; history is append-only, one row per
+ * commit.
  */
 export class WorkflowStore {
-  /** The steps' rows, each written when its step changed (see step-rows.ts). */
+  /** The steps' rows, each written when its step ended (see step-rows.ts). */
   private readonly stepRows: StepRows;
   private readonly inboxRows: InboxRows;
   private readonly historyRows: HistoryRows;
